@@ -1,0 +1,217 @@
+"""Deterministische Auswahl des Volltexts: welcher Extraktor steht für ein Item.
+
+Die Regeln (Quelle 000, §3) in ``waehle``; der Aufruf von der Kommandozeile
+(Stapelbetrieb über JSON und die Datenbankmodi) in ``cli``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from normalisierung import shingles, tokens
+from version import PRIORITAET, TOLERANZ, K
+
+NUTZBAR = "nutzbar"
+BEEINTRAECHTIGT = "beeintraechtigt"
+NICHT_VERFUEGBAR = "nicht_verfuegbar"
+
+# Welche Regel entschied. Reihenfolge = Reihenfolge der Prüfung.
+RUECKFALL = "rueckfall"  # kein aktiver Kandidat: newspaper4k
+EINZIGER = "einziger"  # genau ein aktiver Kandidat
+BESTER_SCORE = "bester_score"  # Konsens, allein vorn
+GLEICHSTAND_KUERZESTER = "gleichstand_kuerzester"  # Konsens, Gleichstand, wenigste Shingles
+GLEICHSTAND_RANG = "gleichstand_rang"  # … und auch darin gleich: Rangfolge
+OHNE_KONSENS_MEDIAN = "ohne_konsens_median"  # kein Konsens, drei aktiv
+OHNE_KONSENS_GROESSTER = "ohne_konsens_groesster"  # kein Konsens, zwei aktiv
+REGELN = (
+    RUECKFALL,
+    EINZIGER,
+    BESTER_SCORE,
+    GLEICHSTAND_KUERZESTER,
+    GLEICHSTAND_RANG,
+    OHNE_KONSENS_MEDIAN,
+    OHNE_KONSENS_GROESSTER,
+)
+
+# Gleitkomma-Spielraum der Spezifikation: 0,97 gegen 1,0 ist ein Gleichstand,
+# obwohl 1.0 - 0.97 in double knapp über 0,03 liegt.
+EPSILON = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Kandidat:
+    """Ein bekannter Extraktor in einer Entscheidung."""
+
+    extraktor: str
+    klasse: str
+    shingles: int = 0
+    aktiv: bool = False
+    abdeckung: float | None = None
+    stuetzung: float | None = None
+    score: float | None = None
+
+    def als_dict(self) -> dict:
+        return {
+            "klasse": self.klasse,
+            "aktiv": self.aktiv,
+            "shingles": self.shingles,
+            "abdeckung": self.abdeckung,
+            "stuetzung": self.stuetzung,
+            "score": self.score,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Entscheidung:
+    """Ergebnis von ``waehle``: Wahl, Regel, Konsensgröße und je Kandidat die Maße."""
+
+    extraktor: str
+    regel: str
+    konsens: int
+    kandidaten: tuple[Kandidat, ...]  # alle bekannten, in Rangfolge
+    unbekannt: tuple[str, ...] = ()  # übergangene Extraktornamen
+
+    def kandidat(self, extraktor: str) -> Kandidat:
+        return next(k for k in self.kandidaten if k.extraktor == extraktor)
+
+    @property
+    def marge(self) -> float | None:
+        """Score der Wahl minus bester Score der übrigen aktiven Kandidaten.
+
+        None, wo kein Score entschied (Rückfall, einziger, ohne Konsens).
+        Negativ, wenn der Gleichstand einen knapp schwächeren wählte.
+        """
+        if self.regel not in (BESTER_SCORE, GLEICHSTAND_KUERZESTER, GLEICHSTAND_RANG):
+            return None
+        gewaehlt = self.kandidat(self.extraktor).score
+        andere = [k.score for k in self.kandidaten if k.aktiv and k.extraktor != self.extraktor]
+        return gewaehlt - max(andere)
+
+    def metriken(self) -> dict[str, dict]:
+        """Je Kandidat die Maße, wie sie als jsonb gespeichert werden."""
+        return {k.extraktor: k.als_dict() for k in self.kandidaten}
+
+
+def zweifel(entscheidung: Entscheidung) -> tuple:
+    """Sortierschlüssel „am zweifelhaftesten zuerst“ für die Stichprobe.
+
+    Erst Rückfälle, dann Entscheidungen ohne Konsens, dann nach der kleinsten
+    Marge (Betrag) zwischen Wahl und Zweitem; einzige Kandidaten zuletzt, weil
+    es dort nichts zu wählen gab.
+    """
+    regel = entscheidung.regel
+    if regel == RUECKFALL:
+        return (0, 0.0)
+    if regel in (OHNE_KONSENS_MEDIAN, OHNE_KONSENS_GROESSTER):
+        return (1, 0.0)
+    if regel == EINZIGER:
+        return (3, 0.0)
+    return (2, abs(entscheidung.marge))
+
+
+_RANG = {name: rang for rang, name in enumerate(PRIORITAET)}
+
+
+def einordnen(eintrag: object, k: int = K) -> tuple[str, set]:
+    """Klasse eines Eintrags und seine Shingle-Menge (leer, wenn nicht verfügbar)."""
+    if not isinstance(eintrag, Mapping):
+        return NICHT_VERFUEGBAR, set()
+    text = eintrag.get("text")
+    if not isinstance(text, str):
+        return NICHT_VERFUEGBAR, set()
+    menge = shingles(tokens(text), k)
+    if not menge:
+        return NICHT_VERFUEGBAR, menge
+    fehler = eintrag.get("error")
+    if fehler is None or fehler == "":
+        return NUTZBAR, menge
+    return BEEINTRAECHTIGT, menge
+
+
+def _treffer_im_konsens(mengen: list[set]) -> tuple[list[int], int]:
+    """|C ∩ K| je Kandidat und |K|, K = Shingles in mindestens zwei Kandidaten.
+
+    Für zwei und drei Kandidaten genügen die paarweisen Schnitte und der
+    dreifache (Inklusion–Exklusion); K selbst wird nie gebaut.
+    """
+    if len(mengen) == 2:
+        gemeinsam = len(mengen[0] & mengen[1])
+        return [gemeinsam, gemeinsam], gemeinsam
+    a, b, c = mengen
+    ab = a & b
+    n_ab, n_ac, n_bc = len(ab), len(a & c), len(b & c)
+    n_abc = len(ab & c)
+    treffer = [n_ab + n_ac - n_abc, n_ab + n_bc - n_abc, n_ac + n_bc - n_abc]
+    return treffer, n_ab + n_ac + n_bc - 2 * n_abc
+
+
+def f1(treffer: int, konsens: int, eigene: int) -> tuple[float, float, float]:
+    """Abdeckung, Stützung und ihr harmonisches Mittel (0, wo die Summe 0 ist)."""
+    abdeckung = treffer / konsens
+    stuetzung = treffer / eigene
+    summe = abdeckung + stuetzung
+    score = 2 * abdeckung * stuetzung / summe if summe else 0.0
+    return abdeckung, stuetzung, score
+
+
+def waehle(extraktionen: object, *, k: int = K, toleranz: float = TOLERANZ) -> Entscheidung:
+    """Wähle den Extraktor, dessen Text für das Item steht.
+
+    ``extraktionen`` bildet Extraktornamen auf ``{"text": …, "error": …}`` ab.
+    Unbekannte Namen werden übergangen; alles, was kein Mapping ist, gilt als
+    leer. Das Ergebnis hängt nicht von der Reihenfolge der Schlüssel ab.
+    """
+    if not isinstance(extraktionen, Mapping):
+        extraktionen = {}
+    unbekannt = tuple(sorted(str(name) for name in extraktionen if name not in _RANG))
+
+    eingeordnet = [(name, *einordnen(extraktionen.get(name), k)) for name in PRIORITAET]
+    nutzbar = [e for e in eingeordnet if e[1] == NUTZBAR]
+    aktive = nutzbar or [e for e in eingeordnet if e[1] == BEEINTRAECHTIGT]
+    aktive_namen = {e[0] for e in aktive}
+
+    def kandidaten(maße: dict[str, tuple[float, float, float]]) -> tuple[Kandidat, ...]:
+        return tuple(
+            Kandidat(name, klasse, len(menge), name in aktive_namen, *maße.get(name, ()))
+            for name, klasse, menge in eingeordnet
+        )
+
+    if not aktive:
+        return Entscheidung(PRIORITAET[0], RUECKFALL, 0, kandidaten({}), unbekannt)
+    if len(aktive) == 1:
+        return Entscheidung(aktive[0][0], EINZIGER, 0, kandidaten({}), unbekannt)
+
+    treffer, konsens = _treffer_im_konsens([menge for _, _, menge in aktive])
+    if konsens == 0:
+        zaehlung = sorted(len(menge) for _, _, menge in aktive)
+        if len(aktive) == 3:
+            ziel, regel = zaehlung[1], OHNE_KONSENS_MEDIAN
+        else:
+            ziel, regel = zaehlung[-1], OHNE_KONSENS_GROESSTER
+        # aktive stehen in Rangfolge: der erste mit dieser Zahl ist der ranghöchste
+        wahl = next(name for name, _, menge in aktive if len(menge) == ziel)
+        return Entscheidung(wahl, regel, 0, kandidaten({}), unbekannt)
+
+    maße = {name: f1(t, konsens, len(menge)) for (name, _, menge), t in zip(aktive, treffer, strict=True)}
+    spitze = max(m[2] for m in maße.values())
+    gruppe = [(name, len(menge)) for name, _, menge in aktive if spitze - maße[name][2] <= toleranz + EPSILON]
+    if len(gruppe) == 1:
+        wahl, regel = gruppe[0][0], BESTER_SCORE
+    else:
+        wenigste = min(anzahl for _, anzahl in gruppe)
+        kuerzeste = [name for name, anzahl in gruppe if anzahl == wenigste]
+        wahl = kuerzeste[0]  # gruppe steht in Rangfolge
+        regel = GLEICHSTAND_KUERZESTER if len(kuerzeste) == 1 else GLEICHSTAND_RANG
+    return Entscheidung(wahl, regel, konsens, kandidaten(maße), unbekannt)
+
+
+if __name__ == "__main__":
+    # Als Skript gestartet heißt dieses Modul __main__; die Datenbankmodule
+    # importieren es als „auswahl“. Beide Namen zeigen auf dasselbe Modul,
+    # damit es nur eine Klasse Entscheidung gibt.
+    sys.modules.setdefault("auswahl", sys.modules[__name__])
+    from cli import cli
+
+    cli()
