@@ -158,4 +158,4 @@ def shingles(toks: Sequence[str], k: int = 5) -> set[tuple[str, ...]]:
     """
     if len(toks) < k:
         return {tuple(toks)} if toks else set()
-    return set(zip(*(toks[i:] for i in range(k))))
+    return set(zip(*(toks[i:] for i in range(k)), strict=False))
