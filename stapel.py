@@ -1,0 +1,423 @@
+"""Stapelbetrieb: eine JSON-Datei mit Artikeln rein, dieselbe Datei mit
+``selected_extractor`` je Artikel raus – ohne Datenbank.
+
+Ablauf: Ziel prüfen, Eingabe ganz lesen und prüfen, je Artikel entscheiden und
+gleich zu einer Ausgabezeile serialisieren, erst dann schreiben. Jeder Fehler
+fällt also, bevor ein Byte geschrieben ist; die Datei selbst entsteht als
+temporäre Datei im Zielverzeichnis und wird mit ``os.replace`` an ihren Platz
+gesetzt. Eine bestehende Ausgabe bleibt bei jedem Fehler unberührt.
+
+Die Ausgabe hat einen Artikel je Zeile (``[``, Zeilen mit Komma, ``]``):
+schnell zu schreiben, mit grep und diff lesbar, und jede Zeile ist für sich
+gültiges JSON.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+import stichprobe as stichprobe_modul
+from auswahl import REGELN, Entscheidung, waehle
+from fehler import Abgebrochen, EingabeFehler
+from version import CODER_VERSION, PRIORITAET
+
+STDIO = "-"
+FELD = "selected_extractor"
+# Ab dieser Eingabegröße lohnt ein Fortschrittsbalken (grob eine Sekunde Rechenzeit).
+BALKEN_AB_BYTES = 4 * 2**20
+
+# Die Meldungen des json-Moduls auf Deutsch; Unbekanntes bleibt im Original stehen.
+JSON_MELDUNGEN = {
+    "Expecting value": "Wert erwartet",
+    "Expecting ',' delimiter": "Komma erwartet",
+    "Expecting ':' delimiter": "Doppelpunkt erwartet",
+    "Expecting property name enclosed in double quotes": "Schlüssel in doppelten Anführungszeichen erwartet",
+    "Unterminated string starting at": "Zeichenkette ohne Ende",
+    "Invalid control character at": "Steuerzeichen in einer Zeichenkette (als \\u00XX schreiben)",
+    "Invalid \\escape": "ungültige Escape-Folge",
+    "Invalid \\uXXXX escape": "ungültige \\uXXXX-Folge",
+    "Extra data": "weitere Daten nach dem Ende des JSON-Werts",
+}
+
+JSON_TYPEN = {dict: "ein Objekt", list: "eine Liste", str: "eine Zeichenkette", bool: "ein Wahrheitswert"}
+
+
+@dataclass
+class Bilanz:
+    """Was ein Lauf entschied – Grundlage der Zusammenfassung."""
+
+    artikel: int = 0
+    je_extraktor: Counter = field(default_factory=Counter)
+    je_regel: Counter = field(default_factory=Counter)
+    unbekannt: Counter = field(default_factory=Counter)  # Name → Zahl der Artikel
+    ohne_extractions: int = 0
+    ziel: str = STDIO
+    stichprobe: Path | None = None
+    sekunden: float = 0.0
+
+
+# --- Pfade ------------------------------------------------------------------------
+
+
+def anzeigename(pfad: str) -> str:
+    return "stdin" if pfad == STDIO else pfad
+
+
+def ausgabepfad(datei: str, ausgabe: str | None) -> str:
+    """``-o`` gilt; sonst ``<stamm>_selected.json`` neben der Eingabe, bei stdin stdout."""
+    if ausgabe is not None:
+        return ausgabe
+    if datei == STDIO:
+        return STDIO
+    eingabe = Path(datei)
+    return str(eingabe.with_name(f"{eingabe.stem}_selected.json"))
+
+
+def ziel_pruefen(ziel: str, datei: str) -> None:
+    """Vor aller Arbeit: gibt es das Zielverzeichnis, und ist das Ziel nicht die Eingabe?"""
+    if ziel == STDIO:
+        return
+    verzeichnis = Path(ziel).parent
+    if not verzeichnis.is_dir():
+        raise EingabeFehler(f"Das Verzeichnis der Ausgabe {ziel} gibt es nicht: {verzeichnis}")
+    if datei != STDIO and Path(ziel).exists() and Path(datei).exists() and os.path.samefile(ziel, datei):
+        # Die Eingabe wird nie verändert – auch nicht auf ausdrücklichen Wunsch.
+        raise EingabeFehler(
+            f"Die Ausgabe {ziel} ist die Eingabedatei selbst; bitte einen anderen Pfad wählen."
+        )
+
+
+# --- Lesen und prüfen ------------------------------------------------------------------
+
+
+def lesen(datei: str) -> bytes:
+    if datei == STDIO:
+        return sys.stdin.buffer.read()
+    try:
+        with open(datei, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise EingabeFehler(f"Die Eingabedatei {datei} gibt es nicht.") from None
+    except IsADirectoryError:
+        raise EingabeFehler(f"{datei} ist ein Verzeichnis, keine JSON-Datei.") from None
+    except OSError as e:
+        raise EingabeFehler(f"Die Eingabedatei {datei} ist nicht lesbar: {e.strerror}.") from None
+
+
+def dekodieren(roh: bytes, name: str) -> str:
+    """UTF-8, ein Byte-Order-Mark am Anfang ist erlaubt (Windows-Werkzeuge schreiben ihn)."""
+    try:
+        return roh.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        zeile = roh.count(b"\n", 0, e.start) + 1
+        raise EingabeFehler(
+            f"{name} ist kein gültiges UTF-8: Byte {e.start} (Zeile {zeile}) "
+            f"ist 0x{roh[e.start]:02x} ({e.reason})."
+        ) from None
+
+
+class _Doppelte:
+    """object_pairs_hook: baut Objekte wie json selbst (der letzte Wert gilt) und
+    merkt sich die, in denen ein Schlüssel doppelt stand."""
+
+    def __init__(self) -> None:
+        self.objekte: dict[int, tuple[dict, list[str]]] = {}
+
+    def __call__(self, paare: list[tuple[str, object]]) -> dict:
+        objekt = dict(paare)
+        if len(objekt) != len(paare):
+            schluessel = [s for s, n in Counter(s for s, _ in paare).items() if n > 1]
+            # das Objekt selbst mit ablegen, damit seine id nicht neu vergeben wird
+            self.objekte[id(objekt)] = (objekt, schluessel)
+        return objekt
+
+    def fundstellen(self, wert: object, pfad: str = "") -> Iterator[tuple[str, list[str]]]:
+        """(Pfad im Artikel, doppelte Schlüssel) für jedes betroffene Objekt darin."""
+        if isinstance(wert, dict):
+            if id(wert) in self.objekte:
+                yield pfad or "(Artikel)", self.objekte[id(wert)][1]
+            for s, w in wert.items():
+                yield from self.fundstellen(w, f"{pfad}.{s}" if pfad else s)
+        elif isinstance(wert, list):
+            for i, w in enumerate(wert):
+                yield from self.fundstellen(w, f"{pfad}[{i}]")
+
+
+def typname(wert: object) -> str:
+    if wert is None:
+        return "null"
+    return JSON_TYPEN.get(type(wert), "eine Zahl")
+
+
+def parsen(text: str, name: str) -> list[dict]:
+    """JSON-Liste von Objekten; jede Abweichung wird ein Satz mit Ort."""
+    if not text.strip():
+        raise EingabeFehler(f"{name} ist leer; erwartet wird eine JSON-Liste von Artikeln.")
+    doppelte = _Doppelte()
+    try:
+        artikel = json.loads(text, object_pairs_hook=doppelte)
+    except json.JSONDecodeError as e:
+        meldung = JSON_MELDUNGEN.get(e.msg, e.msg)
+        raise EingabeFehler(
+            f"{name} ist kein gültiges JSON: Zeile {e.lineno}, Spalte {e.colno}: {meldung}."
+        ) from None
+    except RecursionError:
+        raise EingabeFehler(
+            f"{name} ist zu tief verschachtelt (mehr als etwa {sys.getrecursionlimit()} Ebenen); "
+            "so tiefe Artikel werden nicht verarbeitet."
+        ) from None
+    if not isinstance(artikel, list):
+        raise EingabeFehler(
+            f"{name}: oben steht {typname(artikel)}; erwartet wird eine JSON-Liste von Artikeln."
+        )
+    for index, eintrag in enumerate(artikel):
+        if not isinstance(eintrag, dict):
+            raise EingabeFehler(f"{name}: Artikel [{index}] ist kein Objekt, sondern {typname(eintrag)}.")
+    if doppelte.objekte:
+        warnen_doppelte(artikel, doppelte)
+    return artikel
+
+
+def warnen_doppelte(artikel: list[dict], doppelte: _Doppelte) -> None:
+    """Doppelte Schlüssel sind gültiges JSON, aber fast immer ein Fehler beim Erzeugen."""
+    for index, eintrag in enumerate(artikel):
+        for pfad, schluessel in doppelte.fundstellen(eintrag):
+            namen = ", ".join(f"„{s}“" for s in schluessel)
+            click.echo(
+                f"Warnung: Artikel [{index}], {pfad}: Schlüssel {namen} doppelt – der letzte Wert gilt.",
+                err=True,
+            )
+
+
+# --- Entscheiden und serialisieren -------------------------------------------------------
+
+
+def zeile(eintrag: dict) -> bytes:
+    """Ein Artikel als eine Zeile UTF-8.
+
+    Ein einzelnes Surrogat (``"\\ud800"`` ist gültiges JSON) lässt sich nicht
+    als UTF-8 schreiben; solche Artikel gehen mit \\u-Escapes hinaus – derselbe
+    Wert, nur anders geschrieben.
+    """
+    try:
+        return json.dumps(eintrag, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(eintrag, ensure_ascii=True).encode("ascii")
+
+
+def schluessel(eintrag: dict, index: int) -> str:
+    for name in ("id", "item_id"):
+        if isinstance(eintrag.get(name), str | int) and not isinstance(eintrag.get(name), bool):
+            return str(eintrag[name])
+    return f"[{index}]"
+
+
+def fall(eintrag: dict, index: int, entscheidung: Entscheidung) -> stichprobe_modul.Fall:
+    extraktionen = eintrag.get("extractions")
+    texte: dict[str, str | None] = {}
+    if isinstance(extraktionen, Mapping):
+        for name in PRIORITAET:
+            kandidat = extraktionen.get(name)
+            text = kandidat.get("text") if isinstance(kandidat, Mapping) else None
+            texte[name] = text if isinstance(text, str) else None
+    info = {name: eintrag[name] for name in ("url", "titel") if isinstance(eintrag.get(name), str)}
+    return stichprobe_modul.Fall(schluessel(eintrag, index), entscheidung, texte, info)
+
+
+def entscheiden(
+    artikel: list, bilanz: Bilanz, stichprobe: stichprobe_modul.Stichprobe | None, balken: bool
+) -> None:
+    """Setzt ``selected_extractor`` und ersetzt jeden Artikel durch seine fertige Zeile.
+
+    So liegt jeder Artikel nur einmal im Speicher – erst als Objekt, dann als
+    Bytes –, und das Schreiben danach kann nicht mehr an einem Artikel scheitern.
+    """
+    with click.progressbar(
+        length=len(artikel), label="Auswahl", file=sys.stderr, hidden=not balken, show_pos=True
+    ) as fortschritt:
+        for index in range(len(artikel)):
+            eintrag = artikel[index]
+            extraktionen = eintrag.get("extractions")
+            entscheidung = waehle(extraktionen)
+            eintrag[FELD] = entscheidung.extraktor  # überschreibt an seiner Stelle, sonst hinten an
+            bilanz.je_extraktor[entscheidung.extraktor] += 1
+            bilanz.je_regel[entscheidung.regel] += 1
+            bilanz.unbekannt.update(entscheidung.unbekannt)
+            bilanz.ohne_extractions += not isinstance(extraktionen, Mapping)
+            if stichprobe is not None:
+                stichprobe.beachte(fall(eintrag, index, entscheidung))
+            try:
+                artikel[index] = zeile(eintrag)
+            except RecursionError:
+                raise EingabeFehler(
+                    f"Artikel [{index}] ist zu tief verschachtelt, um ihn zu schreiben."
+                ) from None
+            fortschritt.update(1)
+    bilanz.artikel = len(artikel)
+
+
+def teile(zeilen: list[bytes]) -> Iterator[bytes]:
+    if not zeilen:
+        yield b"[]\n"
+        return
+    yield b"[\n"
+    for i, z in enumerate(zeilen):
+        yield z
+        yield b",\n" if i < len(zeilen) - 1 else b"\n"
+    yield b"]\n"
+
+
+# --- Schreiben -----------------------------------------------------------------------
+
+
+def dateirechte(ziel: Path) -> int:
+    """Eine bestehende Ausgabe behält ihre Rechte, eine neue bekommt die der umask
+    (mkstemp legt sonst 0600 an)."""
+    try:
+        return ziel.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def schreiben_atomar(ziel: str, daten: Iterable[bytes]) -> None:
+    """Temporäre Datei im Zielverzeichnis, fsync, os.replace – die Ausgabe ist
+    danach ganz neu oder ganz alt, nie halb. Die temporäre Datei verschwindet
+    bei jedem Fehler, auch bei Strg-C."""
+    pfad = Path(ziel)
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{pfad.name}.", suffix=".tmp", dir=pfad.parent)
+    except OSError as e:
+        raise EingabeFehler(
+            f"Im Verzeichnis {pfad.parent} kann nicht geschrieben werden: {e.strerror}."
+        ) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for teil in daten:
+                f.write(teil)
+            f.flush()
+            os.fchmod(f.fileno(), dateirechte(pfad))
+            os.fsync(f.fileno())
+        os.replace(temp, pfad)
+    except BaseException as e:
+        Path(temp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise EingabeFehler(
+                f"Die Ausgabe {ziel} konnte nicht geschrieben werden: {e.strerror}."
+            ) from None
+        raise
+    _verzeichnis_sichern(pfad.parent)
+
+
+def _verzeichnis_sichern(verzeichnis: Path) -> None:
+    # Erst das fsync des Verzeichnisses macht die Umbenennung nach einem Absturz dauerhaft.
+    try:
+        fd = os.open(verzeichnis, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # manche Dateisysteme erlauben es nicht; die Datei ist trotzdem vollständig
+    finally:
+        os.close(fd)
+
+
+def schreiben_stdout(daten: Iterable[bytes]) -> None:
+    sys.stdout.flush()
+    ausgabe = sys.stdout.buffer
+    for teil in daten:
+        ausgabe.write(teil)
+    ausgabe.flush()
+
+
+# --- Zusammenfassung -----------------------------------------------------------------
+
+
+def hinweis(name: str) -> str:
+    """„gemeint: trafilatura?“ für anders geschriebene oder vertippte bekannte Namen."""
+    aehnlich = difflib.get_close_matches(name.strip().lower(), PRIORITAET, n=1, cutoff=0.8)
+    return f" (gemeint: {aehnlich[0]}?)" if aehnlich else ""
+
+
+def prozent(teil: int, ganzes: int) -> str:
+    return f"{100 * teil / ganzes:5.1f} %".replace(".", ",") if ganzes else ""
+
+
+def zusammenfassung(bilanz: Bilanz) -> str:
+    n = bilanz.artikel
+    dauer = f"{bilanz.sekunden:.2f}".replace(".", ",")
+    zeilen = [f"{n} Artikel entschieden in {dauer} s (coder_version {CODER_VERSION})", "Je Extraktor:"]
+    zeilen += [
+        f"  {name:<24}{bilanz.je_extraktor[name]:>8}  {prozent(bilanz.je_extraktor[name], n)}"
+        for name in PRIORITAET
+    ]
+    zeilen.append("Je Regel:")
+    zeilen += [
+        f"  {regel:<24}{bilanz.je_regel[regel]:>8}  {prozent(bilanz.je_regel[regel], n)}" for regel in REGELN
+    ]
+    if bilanz.unbekannt:
+        zeilen.append("Übergangene Extraktornamen (Zahl der Artikel):")
+        zeilen += [f"  „{name}“: {zahl}{hinweis(name)}" for name, zahl in sorted(bilanz.unbekannt.items())]
+    if bilanz.ohne_extractions:
+        zeilen.append(f"Ohne extractions-Objekt (Rückfall newspaper4k): {bilanz.ohne_extractions} Artikel")
+    zeilen.append(f"Ausgabe: {'stdout' if bilanz.ziel == STDIO else bilanz.ziel}")
+    if bilanz.stichprobe is not None:
+        zeilen.append(f"Stichprobe: {bilanz.stichprobe}")
+    return "\n".join(zeilen)
+
+
+# --- Einstieg ----------------------------------------------------------------------
+
+
+def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) -> Bilanz:
+    """Liest ``datei``, entscheidet je Artikel, schreibt die Ausgabe atomar.
+
+    Alles, was Menschen lesen (Warnungen, Zusammenfassung, Pfad der
+    Stichprobe), geht nach stderr; stdout trägt nur das JSON, wenn die Ausgabe
+    ``-`` ist.
+    """
+    start = time.perf_counter()
+    bilanz = Bilanz(ziel=ausgabepfad(datei, ausgabe))
+    geschrieben = False
+    try:
+        ziel_pruefen(bilanz.ziel, datei)
+        roh = lesen(datei)
+        balken = len(roh) >= BALKEN_AB_BYTES
+        text = dekodieren(roh, anzeigename(datei))
+        del roh  # den Speicher nicht zweimal belegen
+        artikel = parsen(text, anzeigename(datei))
+        del text
+        auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
+        entscheiden(artikel, bilanz, auswahl, balken)
+        if bilanz.ziel == STDIO:
+            schreiben_stdout(teile(artikel))
+        else:
+            schreiben_atomar(bilanz.ziel, teile(artikel))
+        geschrieben = True
+        del artikel
+        if auswahl is not None:
+            bilanz.stichprobe = stichprobe_modul.schreiben(auswahl, CODER_VERSION)
+    except KeyboardInterrupt:
+        if geschrieben:
+            raise Abgebrochen(
+                f"Abgebrochen vor der Stichprobe; die Ausgabe {bilanz.ziel} ist vollständig."
+            ) from None
+        raise Abgebrochen(
+            "Abgebrochen; nichts geschrieben, eine bestehende Ausgabe bleibt unverändert."
+        ) from None
+    bilanz.sekunden = time.perf_counter() - start
+    click.echo(zusammenfassung(bilanz), err=True)
+    return bilanz
