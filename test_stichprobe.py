@@ -1,0 +1,314 @@
+"""Stichprobe: Heap, CSV, HTML-Seite – und die Seite in einem echten Browser.
+
+Die Browsertests (Marke ``browser``) starten headless Chromium aus den
+Debian-Paketen. Mit gesetztem ``CI`` müssen sie laufen; anderswo werden sie
+mit Grund übersprungen, wenn kein chromium installiert ist.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import os
+import re
+import shutil
+import struct
+import subprocess
+from datetime import datetime
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import auswahl
+from auswahl import waehle, zweifel
+from stichprobe import Fall, Stichprobe, konsens_menge, markieren, schreiben, seite, text_mit_marken
+
+ZEIT = datetime(2026, 11, 29, 12, 0, 0)
+VERSION = "auswahl-1+norm-1+rein-1+k5+t0.03+n4k>rd>tf"
+GRUND = (
+    "Der Stadtrat hat am Dienstagabend nach langer Debatte beschlossen, die alte Brücke über den Fluss "
+    "im kommenden Frühjahr abzureißen und durch einen breiteren Neubau mit Radweg zu ersetzen."
+)
+SKRIPT = "<script>document.title='PWNED'</script>"
+
+
+def fall(schluessel: str, texte: dict[str, str | None], **info: str) -> Fall:
+    extraktionen = {name: {"text": text, "error": None} for name, text in texte.items()}
+    return Fall(schluessel, waehle(extraktionen), texte, info)
+
+
+def faelle() -> list[Fall]:
+    """Je ein Fall für Rückfall, ohne Konsens, knappe Marge, klare Wahl, einziger Kandidat."""
+    anders = "Völlig anderer Text über Fußball am Wochenende mit vielen Toren und einem Elfmeter."
+    drittes = "Noch ein dritter Text ganz ohne Gemeinsamkeit mit den beiden anderen hier."
+    return [
+        fall("einziger", {"newspaper4k": None, "readability": GRUND, "trafilatura": ""}),
+        fall(
+            "klar",
+            {
+                "newspaper4k": GRUND,
+                "readability": GRUND + "\n" + SKRIPT + "\nMehr &lt;b&gt; Werbung hier unten und so weiter.",
+                "trafilatura": "Navigation Start Suche\n" + GRUND,
+            },
+            url="https://example.org/bruecke?a=1&b=2",
+            titel="Brücke <wird> abgerissen",
+        ),
+        fall("rueckfall", {"newspaper4k": "", "readability": None, "trafilatura": "  "}),
+        fall("ohne-konsens", {"newspaper4k": GRUND, "readability": anders, "trafilatura": drittes}),
+    ]
+
+
+def stichprobe_aus(liste: list[Fall], n: int = 10) -> Stichprobe:
+    probe = Stichprobe(n)
+    for f in liste:
+        probe.beachte(f)
+    return probe
+
+
+# --- Heap und Ordnung --------------------------------------------------------
+
+
+def test_zweifelhafteste_zuerst_und_nur_n():
+    liste = faelle()
+    ordnung = [f.schluessel for f in stichprobe_aus(liste).faelle()]
+    assert ordnung == ["rueckfall", "ohne-konsens", "klar", "einziger"]
+    # Mit n = 2 bleiben genau die zwei zweifelhaftesten
+    assert [f.schluessel for f in stichprobe_aus(liste, 2).faelle()] == ["rueckfall", "ohne-konsens"]
+
+
+@given(st.lists(st.sampled_from(range(4)), max_size=30), st.integers(1, 6))
+def test_heap_behaelt_die_n_kleinsten_zweifelsschluessel(auswahl_indizes, n):
+    basis = faelle()
+    liste = [basis[i] for i in auswahl_indizes]
+    behalten = stichprobe_aus(liste, n).faelle()
+    erwartet = sorted(zweifel(f.entscheidung) for f in liste)[:n]
+    assert [zweifel(f.entscheidung) for f in behalten] == erwartet
+
+
+# --- Markierung ----------------------------------------------------------------
+
+
+def test_konsens_menge_hat_die_groesse_aus_waehle():
+    for f in faelle():
+        if f.entscheidung.konsens:
+            assert len(konsens_menge(f.entscheidung, f.texte)) == f.entscheidung.konsens
+
+
+def test_markiert_nur_konsensteile():
+    f = faelle()[1]
+    konsens = konsens_menge(f.entscheidung, f.texte)
+    text = f.texte["trafilatura"]
+    laeufe, markiert, gesamt = markieren(text, konsens)
+    # „Navigation Start Suche“ steht nur bei trafilatura, der Rest überall
+    assert laeufe == [(text.index("Der Stadtrat"), len(text) - 1)]  # ohne den Schlusspunkt
+    assert (markiert, gesamt) == (gesamt - 3, len(re.findall(r"\w+", text)))
+
+
+def test_woerter_in_tags_und_entitaeten_bleiben_unmarkiert():
+    konsens = {("script", "document", "title", "pwned", "script")}
+    laeufe, markiert, _ = markieren(SKRIPT, konsens)
+    # tokens() macht aus dem Tag Leerraum: nur document, title, PWNED sind Wörter
+    assert (laeufe, markiert) == ([], 0)
+    assert markieren("a &amp; b", {("a", "amp", "b")})[1] == 0
+
+
+def test_kurzer_text_ist_ein_shingle():
+    assert markieren("Nur drei Wörter", {("nur", "drei", "wörter")}) == ([(0, 15)], 3, 3)
+    assert markieren("Nur drei Wörter", {("nur", "drei")})[1] == 0
+
+
+@given(st.text(max_size=200), st.sets(st.tuples(*[st.sampled_from(["a", "b", "<", "&"])] * 5), max_size=5))
+def test_marken_veraendern_den_text_nicht(text, konsens):
+    laeufe, markiert, gesamt = markieren(text, konsens)
+    assert 0 <= markiert <= gesamt
+    ausgabe = text_mit_marken(text, laeufe)
+    # Ohne die <mark>-Tags und nach einmaligem Dekodieren: genau der Eingabetext
+    assert html.unescape(re.sub(r"</?mark>", "", ausgabe)) == text
+    assert "<" not in re.sub(r"</?mark>", "", ausgabe)
+
+
+# --- Dateien -------------------------------------------------------------------
+
+
+def test_schreiben_legt_csv_und_html_mit_gleichem_stamm_an(tmp_path):
+    pfad = schreiben(
+        stichprobe_aus(faelle()), VERSION, verzeichnis=tmp_path, zeitpunkt=ZEIT, zaehlung={"Artikel": 4}
+    )
+    assert pfad.suffix == ".csv" and pfad.parent == tmp_path
+    seite_pfad = pfad.with_suffix(".html")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([pfad.name, seite_pfad.name])
+    with pfad.open(encoding="utf-8") as datei:
+        assert [z["schluessel"] for z in csv.DictReader(datei)] == [
+            "rueckfall",
+            "ohne-konsens",
+            "klar",
+            "einziger",
+        ]
+    text = seite_pfad.read_text(encoding="utf-8")
+    assert '<html lang="de">' in text and html.escape(VERSION) in text and "Artikel" in text
+
+
+def test_schreiben_ohne_zaehlung_wie_bisher(tmp_path):
+    pfad = schreiben(Stichprobe(3), VERSION, verzeichnis=tmp_path, zeitpunkt=ZEIT)
+    assert pfad.read_text(encoding="utf-8").startswith("rang,schluessel,extraktor")
+    assert "Keine Fälle" in pfad.with_suffix(".html").read_text(encoding="utf-8")
+
+
+def test_seite_escaped_jeden_text():
+    text = seite(stichprobe_aus(faelle()).faelle(), "v<1>", zeitpunkt=ZEIT, zaehlung={"<b>": 1})
+    assert "<script" not in text.lower()  # die Seite braucht und enthält kein Skript
+    assert html.escape(SKRIPT) in text
+    assert "Mehr &amp;lt;b&amp;gt; Werbung" in text  # &lt; bleibt als Zeichenfolge sichtbar
+    assert "v&lt;1&gt;" in text and "&lt;b&gt;</td>" in text
+    assert "Brücke &lt;wird&gt; abgerissen" in text
+    assert 'href="https://example.org/bruecke?a=1&amp;b=2"' in text
+    assert "http" not in re.sub(r'href="https://example\.org[^"]*"|https://example\.org\S*', "", text)
+
+
+def test_seite_ein_block_je_fall_in_zweifelsordnung():
+    liste = stichprobe_aus(faelle()).faelle()
+    text = seite(liste, VERSION, zeitpunkt=ZEIT)
+    bloecke = re.findall(r'<section class="fall" id="fall-(\d+)" data-schluessel="([^"]*)"', text)
+    assert bloecke == [(str(i), f.schluessel) for i, f in enumerate(liste, 1)]
+
+
+# --- im Browser ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    pfad = shutil.which("chromium") or shutil.which("chromium-browser")
+    if pfad:
+        return pfad
+    if os.environ.get("CI"):
+        pytest.fail("CI gesetzt, aber chromium fehlt (apt-get install -y chromium)")
+    pytest.skip("chromium nicht installiert (Debian: apt-get install -y chromium); in CI läuft der Test")
+
+
+def browser(chromium: str, tmp_path: Path, *argumente: str) -> subprocess.CompletedProcess:
+    befehl = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profil'}",
+        *argumente,
+    ]
+    return subprocess.run(befehl, capture_output=True, text=True, timeout=120, check=True)
+
+
+@pytest.fixture
+def seitenpfad(tmp_path) -> Path:
+    csv_pfad = schreiben(
+        stichprobe_aus(faelle()), VERSION, verzeichnis=tmp_path, zeitpunkt=ZEIT, zaehlung={"Artikel": 4}
+    )
+    return csv_pfad.with_suffix(".html")
+
+
+class Knoten:
+    def __init__(self, tag: str, attribute: dict[str, str], eltern: Knoten | None) -> None:
+        self.tag, self.attribute, self.eltern = tag, attribute, eltern
+        self.kinder: list[Knoten] = []
+        self.text: list[str] = []
+
+    @property
+    def klassen(self) -> set[str]:
+        return set(self.attribute.get("class", "").split())
+
+    def alle(self, tag: str | None = None, klasse: str | None = None) -> list[Knoten]:
+        treffer = []
+        for kind in self.kinder:
+            if (tag is None or kind.tag == tag) and (klasse is None or klasse in kind.klassen):
+                treffer.append(kind)
+            treffer += kind.alle(tag, klasse)
+        return treffer
+
+    def inhalt(self) -> str:
+        return "".join(self.text)
+
+
+LEER = {"meta", "br", "img", "link", "hr", "input"}
+
+
+class Baum(HTMLParser):
+    """Ein kleiner DOM aus der Ausgabe von --dump-dom; Text zählt zu allen Vorfahren."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.wurzel = self.aktuell = Knoten("#", {}, None)
+
+    def handle_starttag(self, tag, attrs):
+        knoten = Knoten(tag, {k: v or "" for k, v in attrs}, self.aktuell)
+        self.aktuell.kinder.append(knoten)
+        if tag not in LEER:
+            self.aktuell = knoten
+
+    def handle_endtag(self, tag):
+        knoten = self.aktuell
+        while knoten is not None and knoten.tag != tag:
+            knoten = knoten.eltern
+        if knoten is not None and knoten.eltern is not None:
+            self.aktuell = knoten.eltern
+
+    def handle_data(self, data):
+        knoten = self.aktuell
+        while knoten is not None:
+            knoten.text.append(data)
+            knoten = knoten.eltern
+
+
+@pytest.mark.browser
+def test_browser_rendert_die_seite_als_png(chromium, seitenpfad, tmp_path):
+    png = tmp_path / "seite.png"
+    browser(chromium, tmp_path, f"--screenshot={png}", "--window-size=1400,2000", seitenpfad.as_uri())
+    daten = png.read_bytes()
+    assert daten[:8] == b"\x89PNG\r\n\x1a\n"
+    breite, hoehe = struct.unpack(">II", daten[16:24])
+    assert (breite, hoehe) == (1400, 2000)
+    # Eine leere weiße Fläche dieser Größe komprimiert auf wenige KB
+    assert len(daten) > 50_000
+
+
+@pytest.mark.browser
+def test_browser_dom_bloecke_marken_wahl_und_kein_skript(chromium, seitenpfad, tmp_path):
+    ergebnis = browser(chromium, tmp_path, "--dump-dom", seitenpfad.as_uri())
+    baum = Baum()
+    baum.feed(ergebnis.stdout)
+    dom = baum.wurzel
+
+    # Nichts ausgeführt: Titel unverändert, kein script-Element im DOM
+    assert [t.inhalt() for t in dom.alle("title")] == [f"Stichprobe {VERSION}"]
+    assert dom.alle("script") == []
+
+    erwartet = stichprobe_aus(faelle()).faelle()
+    bloecke = dom.alle("section", "fall")
+    assert [b.attribute["id"] for b in bloecke] == [f"fall-{i}" for i in range(1, len(erwartet) + 1)]
+    assert [b.attribute["data-schluessel"] for b in bloecke] == [f.schluessel for f in erwartet]
+
+    for block, f in zip(bloecke, erwartet, strict=True):
+        gewaehlt = block.alle("article", "gewaehlt")
+        assert [a.attribute["data-extraktor"] for a in gewaehlt] == [f.entscheidung.extraktor]
+        assert len(block.alle("article", "kandidat")) == 3
+        marken = block.alle("mark")
+        if f.entscheidung.regel in (
+            auswahl.BESTER_SCORE,
+            auswahl.GLEICHSTAND_KUERZESTER,
+            auswahl.GLEICHSTAND_RANG,
+        ):
+            assert marken, f"{f.schluessel}: Konsens, aber keine Markierung"
+            assert all(m.inhalt() in GRUND for m in marken)
+        else:
+            assert marken == []
+
+    klar = bloecke[[f.schluessel for f in erwartet].index("klar")]
+    rd = next(a for a in klar.alle("article") if a.attribute["data-extraktor"] == "readability")
+    text = rd.alle("div", "text")[0].inhalt()
+    assert SKRIPT in text  # als Text sichtbar, wörtlich
+    assert "Mehr &lt;b&gt; Werbung" in text  # nicht dekodiert
