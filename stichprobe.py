@@ -220,6 +220,8 @@ header, section.fall { background: #fff; border: 1px solid var(--rand); border-r
 dl.kopf { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .5rem 0; }
 dl.kopf dt { color: var(--grau); }
 .entscheidung { display: flex; flex-wrap: wrap; gap: .5rem 3rem; align-items: flex-start; }
+.entscheidung > * { flex: none; margin: .25rem 0; }
+.entscheidung > dl { max-width: 28rem; }
 dl.kopf dd { margin: 0; }
 code { font-size: .9em; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: .5rem 0; }
