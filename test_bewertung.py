@@ -1,0 +1,241 @@
+"""Bewertung gegen eine Handreferenz: das Maß, die Zeilen, die Kommandozeile."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bewertung
+from bewertung import (
+    AUSWAHL,
+    LAENGSTER,
+    ORAKEL,
+    Seite,
+    bootstrap,
+    guete,
+    intervall,
+    messen,
+    ohne_erste_zeile,
+    shingles,
+    zeilen_messen,
+)
+
+BENCH = Path(__file__).resolve().parent.parent / "shared" / "bench" / "aeb"
+
+
+def p_r(seite: Seite) -> tuple[float, float]:
+    return seite.praezision, seite.recall
+
+
+# --- das Maß je Seite ----------------------------------------------------------
+
+
+def test_shingles_multimenge_und_kurze_texte():
+    assert shingles("") == Counter() and shingles(" ,. ") == Counter()
+    assert shingles("Ja, nein!") == Counter({("Ja", "nein"): 1})
+    assert shingles("a b c d a b c d") == Counter(
+        {("a", "b", "c", "d"): 2, ("b", "c", "d", "a"): 1, ("c", "d", "a", "b"): 1, ("d", "a", "b", "c"): 1}
+    )
+
+
+def test_teilweise_treffer():
+    # Referenz: abcd, bcde; Ausgabe: abcd, bcdx → tp 1, fp 1, fn 1
+    assert p_r(messen("a b c d x", "a b c d e")) == (0.5, 0.5)
+
+
+def test_wiederholung_zaehlt_als_fehler():
+    # Ausgabe: abcd ×2, bcda, cdab, dabc → tp = min(2, 1) = 1, fp = 4
+    assert p_r(messen("a b c d a b c d", "a b c d")) == (0.2, 1.0)
+
+
+def test_gross_und_klein_zaehlen():
+    assert p_r(messen("A b c d", "a b c d")) == (0.0, 0.0)
+
+
+def test_leere_ausgabe_und_leere_referenz():
+    leer = messen("", "a b c d")
+    assert p_r(leer) == (0.0, 0.0) and (leer.mit_ausgabe, leer.mit_referenz) == (False, True)
+    ohne_ref = messen("a b c d", "")
+    assert p_r(ohne_ref) == (0.0, 0.0) and (ohne_ref.mit_ausgabe, ohne_ref.mit_referenz) == (True, False)
+    beide = messen("", "")
+    assert p_r(beide) == (1.0, 1.0) and (beide.mit_ausgabe, beide.mit_referenz) == (False, False)
+    # Nur Leerraum und Satzzeichen: kein Token, also leer
+    assert messen(" \n – . ", "a b c d").mit_ausgabe is False
+
+
+def test_weniger_als_vier_tokens():
+    assert p_r(messen("Ja.", "Ja")) == (1.0, 1.0)
+    assert p_r(messen("Ja nein", "Ja")) == (0.0, 0.0)  # ein Shingle je Seite, verschieden
+    assert p_r(messen("Ja", "Ja sagt er heute")) == (0.0, 0.0)
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_masse_liegen_zwischen_null_und_eins(ausgabe, referenz):
+    seite = messen(ausgabe, referenz)
+    assert 0 <= seite.praezision <= 1 and 0 <= seite.recall <= 1
+    assert p_r(messen(referenz, referenz)) == (1.0, 1.0)
+
+
+# --- Mittel, Zeilen, Bootstrap ---------------------------------------------------
+
+
+def test_mittel_ueber_seiten_mit_ausgabe_und_mit_referenz():
+    seiten = [
+        messen("a b c d", "a b c d"),  # 1 / 1
+        messen("", "a b c d"),  # keine Ausgabe: nur im Recall (0)
+        messen("a b c d x", ""),  # keine Referenz: nur in der Präzision (0)
+        messen("a b c d x", "a b c d e"),  # 0,5 / 0,5
+    ]
+    g = guete(seiten)
+    assert (g.mit_ausgabe, g.mit_referenz) == (3, 3)
+    assert g.praezision == pytest.approx(1.5 / 3) and g.recall == pytest.approx(1.5 / 3)
+    assert g.f1 == pytest.approx(0.5)
+
+
+def artikel(id_: str, texte: dict[str, str], wahl: str) -> dict:
+    return {
+        "id": id_,
+        "extractions": {n: {"text": t, "error": None} for n, t in texte.items()},
+        "selected_extractor": wahl,
+    }
+
+
+def test_zeilen_orakel_und_laengster():
+    ref = ["a b c d e f", "x y z w"]
+    arts = [
+        artikel(
+            "1",
+            {"newspaper4k": "a b c d", "readability": "a b c d e f", "trafilatura": "a b c d e f g h i"},
+            "newspaper4k",
+        ),
+        artikel("2", {"newspaper4k": "x y z w", "readability": "x y z w", "trafilatura": ""}, "trafilatura"),
+    ]
+    zeilen = zeilen_messen(arts, ref)
+    assert [p_r(s) for s in zeilen[ORAKEL]] == [(1.0, 1.0), (1.0, 1.0)]
+    assert zeilen[LAENGSTER][0] == zeilen["trafilatura"][0]
+    assert zeilen[LAENGSTER][1] == zeilen["newspaper4k"][1]  # Gleichstand: Rangfolge
+    assert zeilen[AUSWAHL] == [zeilen["newspaper4k"][0], zeilen["trafilatura"][1]]
+    assert guete(zeilen[AUSWAHL]).mit_ausgabe == 1  # die leere Wahl zählt nur im Recall
+
+
+def test_bootstrap_fest_mit_seed_und_gepaart():
+    seiten = {"a": [messen("a b c d", "a b c d"), messen("a b c d x", "a b c d e")] * 5}
+    seiten["b"] = list(seiten["a"])
+    eins, zwei = bootstrap(seiten, 200, 7), bootstrap(seiten, 200, 7)
+    assert eins == zwei
+    assert eins["a"] == eins["b"]  # dieselben Stichproben für jede Zeile
+    unten, oben = intervall(eins["a"])
+    assert unten <= guete(seiten["a"]).f1 <= oben and unten < oben
+    assert intervall([0.5] * 50) == (0.5, 0.5)
+
+
+def test_ohne_erste_zeile():
+    assert ohne_erste_zeile("Titel\nErster Absatz\nZweiter") == "Erster Absatz\nZweiter"
+    assert ohne_erste_zeile("nur eine Zeile") == ""
+
+
+# --- Kommandozeile -------------------------------------------------------------
+
+
+def schreiben(pfad: Path, daten: object) -> str:
+    pfad.write_text(json.dumps(daten, ensure_ascii=False), encoding="utf-8")
+    return str(pfad)
+
+
+@pytest.fixture
+def dateien(tmp_path) -> tuple[str, str]:
+    text = "Der Rat beschloss am Abend den Neubau der Brücke über den Fluss."
+    arts = [
+        artikel("a", {"newspaper4k": text, "readability": "Menü " + text, "trafilatura": ""}, "newspaper4k"),
+        artikel("b", {"newspaper4k": "", "readability": text, "trafilatura": text}, "readability"),
+    ]
+    wahrheit = {"a": {"articleBody": "Brücke gebaut\n" + text}, "b": {"articleBody": "Rat tagte\n" + text}}
+    return schreiben(tmp_path / "auswahl.json", arts), schreiben(tmp_path / "wahrheit.json", wahrheit)
+
+
+def aufruf(*argumente: str):
+    return CliRunner().invoke(bewertung.cli, list(argumente))
+
+
+def test_cli_tabelle(dateien):
+    ergebnis = aufruf(*dateien, "--bootstrap", "50")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    zeilen = {z.split("  ")[0]: z for z in ergebnis.stdout.splitlines()}
+    assert set(zeilen) >= {"newspaper4k", "readability", "trafilatura", "Auswahl", ORAKEL, LAENGSTER}
+    assert "Bootstrap: 50 Stichproben" in ergebnis.stdout
+    # Mit Titel fehlt jeder Ausgabe die Überschrift: Recall < 1; ohne Titel ist die Auswahl perfekt
+    assert "1,000  1,000  1,000" not in zeilen["Auswahl"]
+    ohne = aufruf(*dateien, "--ohne-titel", "--bootstrap", "0")
+    assert ohne.exit_code == 0, ohne.output
+    auswahl_zeile = next(z for z in ohne.stdout.splitlines() if z.startswith("Auswahl"))
+    assert auswahl_zeile.split()[1:4] == ["1,000", "1,000", "1,000"]
+    assert "Bootstrap" not in ohne.stdout
+
+
+def test_cli_waehlt_selbst_ohne_selected_extractor(tmp_path, dateien):
+    arts = json.loads(Path(dateien[0]).read_text(encoding="utf-8"))
+    for a in arts:
+        del a["selected_extractor"]
+    ergebnis = aufruf(schreiben(tmp_path / "roh.json", arts), dateien[1], "--bootstrap", "0")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert "2 Artikel ohne selected_extractor" in ergebnis.stderr
+
+
+@pytest.mark.parametrize(
+    ("auswahl_inhalt", "wahrheit_inhalt", "meldung"),
+    [
+        ("[", None, "kein gültiges JSON (Zeile 1, Spalte 2"),
+        ('{"a": 1}', None, "erwartet ein JSON-Array"),
+        ('[{"id": "a"}, 3]', None, "Artikel 1 ist kein Objekt"),
+        ('[{"extractions": {}}]', None, "Artikel 0 hat keine id"),
+        ('[{"id": "fehlt", "extractions": {}}]', None, "keine Referenz für Artikel 0 (id fehlt)"),
+        (None, '{"a": {"articleBody": 5}, "b": {}}', "id a hat kein articleBody"),
+        (None, "[]", "erwartet ein JSON-Objekt"),
+    ],
+)
+def test_cli_fehler_klar_und_ohne_traceback(tmp_path, dateien, auswahl_inhalt, wahrheit_inhalt, meldung):
+    auswahl_datei, wahrheit_datei = dateien
+    if auswahl_inhalt is not None:
+        auswahl_datei = str(tmp_path / "kaputt.json")
+        Path(auswahl_datei).write_text(auswahl_inhalt, encoding="utf-8")
+    if wahrheit_inhalt is not None:
+        wahrheit_datei = str(tmp_path / "kaputt_wahrheit.json")
+        Path(wahrheit_datei).write_text(wahrheit_inhalt, encoding="utf-8")
+    ergebnis = aufruf(auswahl_datei, wahrheit_datei, "--bootstrap", "0")
+    assert ergebnis.exit_code == 1, ergebnis.output
+    assert meldung in ergebnis.stderr and "Traceback" not in ergebnis.output
+    assert ergebnis.stdout == ""
+
+
+def test_cli_fehlende_datei(tmp_path, dateien):
+    ergebnis = aufruf(str(tmp_path / "gibtsnicht.json"), dateien[1])
+    assert ergebnis.exit_code == 1 and "nicht lesbar" in ergebnis.stderr
+
+
+# --- die veröffentlichten Zahlen des Benchmarks ---------------------------------
+
+
+@pytest.mark.skipif(not (BENCH / "candidates.json").exists(), reason=f"Benchmark fehlt: {BENCH}")
+def test_benchmark_zahlen_reproduzieren():
+    from auswahl import waehle
+
+    arts = bewertung.artikel_laden(str(BENCH / "candidates.json"), lambda ex: waehle(ex).extraktor)
+    refs = bewertung.referenzen_laden(str(BENCH / "ground-truth.json"), arts, ohne_titel=False)
+    zeilen = zeilen_messen(arts, refs)
+
+    def gerundet(name: str) -> tuple[float, float, float]:
+        g = guete(zeilen[name])
+        return round(g.f1, 3), round(g.praezision, 3), round(g.recall, 3)
+
+    # ../shared/bench/README.md
+    assert gerundet("trafilatura") == (0.953, 0.928, 0.978)
+    assert gerundet("newspaper4k") == (0.949, 0.964, 0.934)
+    assert gerundet("readability") == (0.952, 0.936, 0.968)
+    assert gerundet(ORAKEL)[0] == 0.979
+    assert gerundet(LAENGSTER)[0] == 0.936
