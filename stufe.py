@@ -1,0 +1,698 @@
+"""Datenbankmodi: --backfill, --slot, --trocken, --stichprobe, --teil, --einlesen.
+
+Ablauf eines Laufs
+------------------
+* Eine Leseverbindung liest je Item seine Kandidaten (als Arrays) und die
+  Prüfsumme seiner bisherigen Kodierung über einen serverseitigen Cursor,
+  Stapel für Stapel – nie den ganzen Bestand.
+* Worker-Prozesse entscheiden (``waehle``), bilden die Prüfsumme und
+  bereinigen den Text nur dort, wo sich die Zeile ändert. Höchstens
+  ``2 × Prozesse`` Stapel sind gleichzeitig unterwegs: der Speicher bleibt
+  flach, wie groß der Bestand auch ist (``Pool.imap`` läse die Eingabe gierig).
+* Eine Schreibverbindung hält die Sperre des Laufs und schreibt je Stapel in
+  einer Transaktion: COPY in eine temporäre Tabelle, ein ``INSERT … ON
+  CONFLICT … DO UPDATE … WHERE prüfsumme IS DISTINCT FROM …`` und das Löschen
+  von Kodierungen, deren Item keine Kandidaten mehr hat. Ein abgebrochener Lauf
+  hinterlässt jede Zeile alt oder neu; ein zweiter Lauf macht den Rest.
+* ``--trocken`` vergleicht nur Prüfsummen (lesend) und schreibt nichts.
+
+Sperren (Session-Advisory-Locks auf der Schreibverbindung): ein ganzer Lauf
+(``--backfill``, ``--slot``) hält die Sperre seiner coder_version exklusiv; ein
+``--teil K/N`` hält sie geteilt und dazu die Sperre seines Teils exklusiv. So
+laufen die N Teile nebeneinander, aber nie neben einem ganzen Lauf.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import click
+import psycopg
+from psycopg import sql
+
+import check_db
+import db
+import stichprobe as stichprobe_modul
+from auswahl import waehle
+from fehler import Abgebrochen, EingabeFehler, LaufGesperrt, VoraussetzungFehlt
+from normalisierung import bereinigen
+from version import CODER_VERSION, PRIORITAET
+
+BERLIN = ZoneInfo("Europe/Berlin")
+STAPEL = 200  # Items je Stapel = je Schreibtransaktion
+STAPEL_JE_PROZESS = 2  # so viele Stapel je Worker gleichzeitig unterwegs
+SPERR_PRAEFIX = "wurzelwerk-auswahl"
+
+# --- SQL ---------------------------------------------------------------------------
+# Je Item der Auswahl: Kandidaten als Arrays (nach Extraktorname geordnet) und
+# die Prüfsumme der bisherigen Kodierung dieser Version (NULL: keine). Items
+# ohne Kandidaten kommen mit namen = NULL und werden gezählt (und ggf. entfernt).
+SQL_LESEN = """
+select r.id, s.pruefsumme, k.namen, k.texte, k.fehler
+from raw_items r
+left join lateral (
+    select array_agg(e.extraktor order by e.extraktor) as namen,
+           array_agg(e.text order by e.extraktor) as texte,
+           array_agg(e.fehler order by e.extraktor) as fehler
+    from extraktionen e
+    where e.item_id = r.id
+) k on true
+left join selected_extractor s on s.item_id = r.id and s.coder_version = %(version)s
+where {bedingung}
+order by r.id
+"""
+# Wie viele Items der Lauf ansieht (für den Fortschrittsbalken und „Slot leer“).
+SQL_ZAHL = "select count(*) from raw_items r where {bedingung}"
+# Die Bedingungen der Betriebsarten; werden mit " and " verbunden.
+BEDINGUNG_ALLE = sql.SQL("true")
+BEDINGUNG_SLOT = sql.SQL("r.slot = %(slot)s")
+# mod() ist bei negativen ids negativ; so landet jede id in genau einem Teil.
+BEDINGUNG_TEIL = sql.SQL("mod(mod(r.id, %(n)s) + %(n)s, %(n)s) = %(k)s")
+
+# Zwischenablage eines Stapels auf der Schreibverbindung; leert sich bei jedem Commit.
+SQL_TEMP = """
+create temp table if not exists aw_stapel (
+    item_id bigint primary key,
+    extraktor text not null,
+    regel text not null,
+    konsens integer not null,
+    metriken jsonb not null,
+    text text,
+    pruefsumme bytea not null
+) on commit delete rows
+"""
+SQL_COPY = "copy aw_stapel (item_id, extraktor, regel, konsens, metriken, text, pruefsumme) from stdin"
+# Schreibt nur, was sich unterscheidet: eine gleiche Prüfsumme lässt die Zeile
+# unberührt (keine neue Zeilenversion, kodiert_am bleibt). xmax = 0: neu eingefügt.
+SQL_UPSERT = """
+insert into selected_extractor as s
+    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme)
+select item_id, %(version)s, extraktor, regel, konsens, metriken, text, pruefsumme from aw_stapel
+on conflict (item_id, coder_version) do update set
+    extraktor = excluded.extraktor,
+    regel = excluded.regel,
+    konsens = excluded.konsens,
+    metriken = excluded.metriken,
+    text = excluded.text,
+    pruefsumme = excluded.pruefsumme,
+    kodiert_am = now()
+where s.pruefsumme is distinct from excluded.pruefsumme
+returning (s.xmax = 0) as neu
+"""
+# Entfernt Kodierungen dieser Version, deren Item keine Kandidaten mehr hat –
+# mit erneuter Prüfung, falls inzwischen wieder Kandidaten kamen.
+SQL_ENTFERNEN = """
+delete from selected_extractor s
+where s.coder_version = %(version)s and s.item_id = any(%(ids)s)
+  and not exists (select 1 from extraktionen e where e.item_id = s.item_id)
+"""
+SQL_SPERRE = "select pg_try_advisory_lock(hashtextextended(%s, 0))"
+SQL_SPERRE_GETEILT = "select pg_try_advisory_lock_shared(hashtextextended(%s, 0))"
+# Wer hält die Sperre? (für die Meldung; sichtbar für dieselbe Rolle)
+SQL_SPERRE_WER = """
+with s as (select hashtextextended(%s, 0) as k)
+select a.pid, a.application_name, a.backend_start
+from pg_locks l join pg_stat_activity a on a.pid = l.pid, s
+where l.locktype = 'advisory' and l.objsubid = 1 and l.granted
+  and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
+order by a.backend_start
+limit 1
+"""
+
+
+# --- Eingaben ----------------------------------------------------------------------
+
+
+def slot_parsen(text: str) -> datetime:
+    """``2026-09-07T08:00`` (Europe/Berlin) oder mit Offset ``…+02:00``/``…Z``."""
+    try:
+        zeitpunkt = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise EingabeFehler(
+            f"--slot „{text}“ ist kein Zeitpunkt; erwartet z. B. 2026-09-07T08:00 "
+            "(Europe/Berlin) oder 2026-09-07T08:00+02:00."
+        ) from None
+    if zeitpunkt.tzinfo is None:
+        # In der Stunde der Zeitumstellung im Herbst gilt das erste Auftreten
+        # (fold=0, Sommerzeit); wer die zweite meint, gibt den Offset an.
+        zeitpunkt = zeitpunkt.replace(tzinfo=BERLIN)
+    return zeitpunkt
+
+
+def teil_parsen(text: str) -> tuple[int, int]:
+    """``K/N`` mit 1 ≤ K ≤ N."""
+    try:
+        k_text, n_text = text.split("/")
+        k, n = int(k_text), int(n_text)
+    except ValueError:
+        raise EingabeFehler(f"--teil „{text}“: erwartet K/N, z. B. 1/4.") from None
+    if not 1 <= k <= n:
+        raise EingabeFehler(f"--teil „{text}“: K muss zwischen 1 und N liegen.")
+    return k, n
+
+
+# --- Rechnen (in den Worker-Prozessen) -----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Zeile:
+    """Eine zu schreibende Kodierung (alles außer coder_version und kodiert_am)."""
+
+    item_id: int
+    extraktor: str
+    regel: str
+    konsens: int
+    metriken: str  # JSON
+    text: str | None
+    pruefsumme: bytes
+
+
+def pruefsumme(extraktor: str, regel: str, konsens: int, metriken: str, roh: str | None) -> bytes:
+    """SHA-256 über alles, was die Zeile bestimmt.
+
+    Über den Rohtext der Wahl statt über den bereinigten: der bereinigte folgt
+    daraus eindeutig (bereinigen ist deterministisch, seine Fassung steckt in
+    der coder_version), und so muss ein Lauf nur dort bereinigen, wo sich
+    etwas geändert hat.
+    """
+    kopf = json.dumps([extraktor, regel, konsens, metriken, roh is None], ensure_ascii=False)
+    h = hashlib.sha256(kopf.encode())
+    if roh:
+        h.update(b"\n")
+        h.update(roh.encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+def kodieren(item: tuple) -> tuple[Zeile | None, bytes, int, Counter, object]:
+    """Ein Item: (zu schreibende Zeile oder None, Prüfsumme, unbekannte Zeilen, Namen, Entscheidung)."""
+    item_id, alt, namen, texte, fehler = item
+    extraktionen = {n: {"text": t, "error": f} for n, t, f in zip(namen, texte, fehler, strict=True)}
+    entscheidung = waehle(extraktionen)
+    gewaehlt = extraktionen.get(entscheidung.extraktor)
+    roh = gewaehlt["text"] if gewaehlt else None
+    metriken = json.dumps(entscheidung.metriken(), sort_keys=True, separators=(",", ":"))
+    summe = pruefsumme(entscheidung.extraktor, entscheidung.regel, entscheidung.konsens, metriken, roh)
+    zeile = None
+    if alt is None or bytes(alt) != summe:
+        text = bereinigen(roh) if isinstance(roh, str) else None
+        zeile = Zeile(
+            item_id, entscheidung.extraktor, entscheidung.regel, entscheidung.konsens, metriken, text, summe
+        )
+    unbekannt = Counter(n for n in namen if n not in PRIORITAET)
+    return zeile, summe, sum(unbekannt.values()), unbekannt, entscheidung
+
+
+@dataclass
+class Stapelergebnis:
+    zeilen: list[Zeile] = field(default_factory=list)  # neu oder geändert
+    neu: int = 0
+    geaendert: int = 0
+    unveraendert: int = 0
+    entfernen: list[int] = field(default_factory=list)  # Items ohne Kandidaten, mit alter Zeile
+    ohne_kandidaten: int = 0
+    unbekannte_zeilen: Counter = field(default_factory=Counter)
+    faelle: list = field(default_factory=list)  # die zweifelhaftesten Fälle dieses Stapels
+
+
+def stapel_kodieren(zeilen: Sequence[tuple], stichprobe_n: int | None) -> Stapelergebnis:
+    """Ein Stapel aus SQL_LESEN; läuft im Worker (oder im Hauptprozess bei --prozesse 1)."""
+    ergebnis = Stapelergebnis()
+    auswahl = stichprobe_modul.Stichprobe(stichprobe_n) if stichprobe_n else None
+    for item_id, alt, namen, texte, fehler in zeilen:
+        if namen is None:
+            ergebnis.ohne_kandidaten += 1
+            if alt is not None:
+                ergebnis.entfernen.append(item_id)
+            continue
+        zeile, _, _, unbekannt, entscheidung = kodieren((item_id, alt, namen, texte, fehler))
+        ergebnis.unbekannte_zeilen.update(unbekannt)
+        if zeile is None:
+            ergebnis.unveraendert += 1
+        else:
+            ergebnis.zeilen.append(zeile)
+            if alt is None:
+                ergebnis.neu += 1
+            else:
+                ergebnis.geaendert += 1
+        if auswahl is not None:
+            # Nur die Anfänge der Texte reisen mit zurück; mehr zeigt die CSV nicht.
+            anfaenge = {
+                n: t[: stichprobe_modul.ANFANG_ZEICHEN]
+                for n, t in zip(namen, texte, strict=True)
+                if n in PRIORITAET and isinstance(t, str)
+            }
+            auswahl.beachte(stichprobe_modul.Fall(str(item_id), entscheidung, anfaenge))
+    if auswahl is not None:
+        ergebnis.faelle = auswahl.faelle()
+    return ergebnis
+
+
+def _worker_start() -> None:
+    # Strg-C trifft die ganze Prozessgruppe; nur der Hauptprozess entscheidet,
+    # wann Schluss ist (nach dem laufenden Stapel).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+# --- Bilanz ------------------------------------------------------------------------
+
+
+@dataclass
+class Bilanz:
+    neu: int = 0
+    geaendert: int = 0
+    unveraendert: int = 0
+    entfernt: int = 0
+    ohne_kandidaten: int = 0
+    unbekannte_zeilen: Counter = field(default_factory=Counter)
+    stapel: int = 0
+    sekunden: float = 0.0
+
+    def zeile(self) -> str:
+        dauer = f"{self.sekunden:.1f}".replace(".", ",")
+        return (
+            f"neu {self.neu}, geändert {self.geaendert}, unverändert {self.unveraendert}, "
+            f"entfernt {self.entfernt}, ohne Kandidaten {self.ohne_kandidaten} in {dauer} s"
+        )
+
+
+# --- Datenbank ---------------------------------------------------------------------
+
+
+def voraussetzungen(conn: psycopg.Connection) -> None:
+    """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt."""
+    if not conn.execute(check_db.SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
+        raise VoraussetzungFehlt(
+            "Die Tabelle raw_items fehlt (sie gehört Ingest). Prüfen mit: python check_db.py"
+        )
+    schon = check_db.angewandt(conn)
+    fehlt = [d.stem for d in check_db.migrationsdateien() if d.stem not in schon]
+    if fehlt:
+        raise VoraussetzungFehlt(
+            f"Migration(en) fehlen: {', '.join(fehlt)}. Anwenden mit: python check_db.py --migrieren"
+        )
+
+
+def sperren(conn: psycopg.Connection, version: str, teil: tuple[int, int] | None) -> None:
+    """Session-Advisory-Locks nehmen oder sofort mit LaufGesperrt abbrechen."""
+    ganz = f"{SPERR_PRAEFIX} {version}"
+    if teil is None:
+        schluessel = [(SQL_SPERRE, ganz)]
+    else:
+        schluessel = [(SQL_SPERRE_GETEILT, ganz), (SQL_SPERRE, f"{ganz} teil {teil[0]}/{teil[1]}")]
+    for anfrage, name in schluessel:
+        if not conn.execute(anfrage, (name,)).fetchone()[0]:
+            wer = conn.execute(SQL_SPERRE_WER, (name,)).fetchone()
+            halter = f" – gehalten von PID {wer[0]} ({wer[1]}, seit {wer[2]:%H:%M:%S})" if wer else ""
+            raise LaufGesperrt(
+                f"Ein anderer Lauf von {version} hält die Sperre „{name}“{halter}. "
+                "Dieser Lauf bricht ab, ohne etwas zu schreiben."
+            )
+
+
+def stapel_schreiben(
+    conn: psycopg.Connection, version: str, ergebnis: Stapelergebnis
+) -> tuple[int, int, int]:
+    """Schreibt einen Stapel in einer Transaktion; gibt (neu, geändert, entfernt) zurück."""
+    neu = geaendert = entfernt = 0
+    with conn.transaction(), conn.cursor() as cur:
+        if ergebnis.zeilen:
+            with cur.copy(SQL_COPY) as copy:
+                for z in ergebnis.zeilen:
+                    copy.write_row(
+                        (z.item_id, z.extraktor, z.regel, z.konsens, z.metriken, z.text, z.pruefsumme)
+                    )
+            cur.execute(SQL_UPSERT, {"version": version})
+            for (ist_neu,) in cur.fetchall():
+                if ist_neu:
+                    neu += 1
+                else:
+                    geaendert += 1
+        if ergebnis.entfernen:
+            cur.execute(SQL_ENTFERNEN, {"version": version, "ids": ergebnis.entfernen})
+            entfernt = cur.rowcount
+    return neu, geaendert, entfernt
+
+
+def stapel_lesen(conn: psycopg.Connection, bedingung: sql.Composable, params: dict) -> Iterator[list[tuple]]:
+    """Die Items in Stapeln über einen serverseitigen Cursor (binär: schneller zu laden)."""
+    with conn.cursor(name="aw_lesen", binary=True) as cur:
+        cur.itersize = STAPEL
+        cur.execute(sql.SQL(SQL_LESEN).format(bedingung=bedingung), params)
+        while zeilen := cur.fetchmany(STAPEL):
+            yield zeilen
+
+
+class _Balken:
+    """Fortschritt auf stderr, nur an einem Terminal."""
+
+    def __init__(self, gesamt: int) -> None:
+        self.balken = None
+        if sys.stderr.isatty() and gesamt:
+            self.balken = click.progressbar(length=gesamt, label="Kodieren", file=sys.stderr, show_pos=True)
+            self.balken.__enter__()
+
+    def weiter(self, n: int) -> None:
+        if self.balken is not None:
+            self.balken.update(n)
+
+    def ende(self) -> None:
+        if self.balken is not None:
+            self.balken.__exit__(None, None, None)
+            self.balken = None
+
+
+class _Abbruch:
+    """Merkt sich SIGINT/SIGTERM; der Lauf hört nach dem laufenden Stapel auf."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._alt: dict[int, object] = {}
+
+    def __enter__(self) -> _Abbruch:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._alt[sig] = signal.signal(sig, self._merken)
+        return self
+
+    def _merken(self, sig, _frame) -> None:
+        self.signal = sig
+
+    def __exit__(self, *_) -> None:
+        for sig, alt in self._alt.items():
+            signal.signal(sig, alt)
+
+
+# --- Einstieg: Lauf ------------------------------------------------------------------
+
+
+def lauf(
+    slot: str | None,
+    trocken: bool,
+    stichprobe: int | None,
+    teil: str | None,
+    prozesse: int | None,
+) -> Bilanz:
+    """Ein Lauf: ``slot=None`` heißt --backfill."""
+    start = time.perf_counter()
+    version = CODER_VERSION
+    bedingungen: list[sql.Composable] = [BEDINGUNG_ALLE]
+    params: dict[str, object] = {"version": version}
+    if slot is not None:
+        params["slot"] = slot_parsen(slot)
+        bedingungen.append(BEDINGUNG_SLOT)
+    teil_kn = teil_parsen(teil) if teil else None
+    if teil_kn:
+        params["k"], params["n"] = teil_kn[0] - 1, teil_kn[1]
+        bedingungen.append(BEDINGUNG_TEIL)
+    bedingung = sql.SQL(" and ").join(bedingungen)
+    url = db.datenbank_url()
+    prozesse = prozesse or os.cpu_count() or 1
+
+    # Der Pool entsteht vor den Verbindungen: geforkte Worker sollen keine
+    # Verbindung erben (ein geerbter Socket, den ein Kind schließt, träfe den Lauf).
+    pool = multiprocessing.get_context("fork").Pool(prozesse, _worker_start) if prozesse > 1 else None
+    bilanz = Bilanz()
+    auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
+    try:
+        with db.fehler_uebersetzen(url), _Abbruch() as abbruch:
+            leser = db.verbinden(url, "lesen")
+            schreiber = None if trocken else db.verbinden(url, "schreiben", autocommit=True)
+            try:
+                voraussetzungen(leser)
+                if schreiber is not None:
+                    sperren(schreiber, version, teil_kn)
+                    schreiber.execute(SQL_TEMP)
+                gesamt = leser.execute(sql.SQL(SQL_ZAHL).format(bedingung=bedingung), params).fetchone()[0]
+                if slot is not None and gesamt == 0:
+                    click.echo(
+                        f"Hinweis: Slot {params['slot'].isoformat()} hat keine Items in raw_items "
+                        f"{'(in diesem Teil) ' if teil_kn else ''}– nichts zu tun.",
+                        err=True,
+                    )
+                _verarbeiten(
+                    leser, schreiber, pool, bedingung, params, prozesse, bilanz, auswahl, abbruch, gesamt
+                )
+                leser.rollback()  # nur gelesen
+            finally:
+                leser.close()
+                if schreiber is not None:
+                    schreiber.close()
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    bilanz.sekunden = time.perf_counter() - start
+    _berichten(bilanz, trocken, auswahl, version)
+    if abbruch.signal is not None:
+        raise Abgebrochen(
+            f"Abgebrochen ({signal.Signals(abbruch.signal).name}) nach {bilanz.stapel} Stapeln; "
+            "jede Zeile ist alt oder neu, ein erneuter Lauf macht den Rest."
+        )
+    return bilanz
+
+
+def _verarbeiten(
+    leser, schreiber, pool, bedingung, params, prozesse, bilanz, auswahl, abbruch, gesamt
+) -> None:
+    version = params["version"]
+    n = auswahl.n if auswahl is not None else None
+    balken = _Balken(gesamt)
+    unterwegs: collections.deque = collections.deque()
+
+    def abschliessen(ergebnis: Stapelergebnis, anzahl: int) -> None:
+        if schreiber is not None:
+            neu, geaendert, entfernt = stapel_schreiben(schreiber, version, ergebnis)
+        else:
+            neu, geaendert, entfernt = ergebnis.neu, ergebnis.geaendert, len(ergebnis.entfernen)
+        # Was die Datenbank nicht schrieb, war schon so (oder kam ihr zuvor).
+        bilanz.neu += neu
+        bilanz.geaendert += geaendert
+        bilanz.unveraendert += ergebnis.unveraendert + len(ergebnis.zeilen) - neu - geaendert
+        bilanz.entfernt += entfernt
+        bilanz.ohne_kandidaten += ergebnis.ohne_kandidaten
+        bilanz.unbekannte_zeilen.update(ergebnis.unbekannte_zeilen)
+        bilanz.stapel += 1
+        if auswahl is not None:
+            for fall in ergebnis.faelle:
+                auswahl.beachte(fall)
+        balken.weiter(anzahl)
+
+    try:
+        for zeilen in stapel_lesen(leser, bedingung, params):
+            if abbruch.signal is not None:
+                break
+            if pool is None:
+                abschliessen(stapel_kodieren(zeilen, n), len(zeilen))
+                continue
+            unterwegs.append((pool.apply_async(stapel_kodieren, (zeilen, n)), len(zeilen)))
+            del zeilen
+            # Höchstens so viele Stapel unterwegs, wie die Worker gerade brauchen.
+            while len(unterwegs) >= prozesse * STAPEL_JE_PROZESS:
+                auftrag, anzahl = unterwegs.popleft()
+                abschliessen(auftrag.get(), anzahl)
+                if abbruch.signal is not None:
+                    break
+        while unterwegs and abbruch.signal is None:
+            auftrag, anzahl = unterwegs.popleft()
+            abschliessen(auftrag.get(), anzahl)
+    finally:
+        balken.ende()
+
+
+def _berichten(bilanz: Bilanz, trocken: bool, auswahl, version: str) -> None:
+    if bilanz.unbekannte_zeilen:
+        namen = ", ".join(f"„{n}“ {z}" for n, z in sorted(bilanz.unbekannte_zeilen.items()))
+        click.echo(
+            f"Hinweis: {sum(bilanz.unbekannte_zeilen.values())} Kandidatenzeilen unbekannter "
+            f"Extraktoren übergangen ({namen}).",
+            err=True,
+        )
+    if trocken:
+        click.echo(f"trocken, nichts geschrieben – würde: {bilanz.zeile()}")
+    else:
+        click.echo(bilanz.zeile())
+    if auswahl is not None:
+        pfad = stichprobe_modul.schreiben(auswahl, version)
+        click.echo(f"Stichprobe: {pfad}")
+
+
+# --- Einstieg: Einlesen ----------------------------------------------------------------
+
+# Zwischenablage für --einlesen; eine Transaktion für die ganze Datei.
+SQL_TEMP_EINLESEN = """
+create temp table aw_einlesen (
+    item_id bigint not null,
+    extraktor text not null,
+    text text,
+    fehler text,
+    primary key (item_id, extraktor)
+) on commit drop
+"""
+SQL_COPY_EINLESEN = "copy aw_einlesen (item_id, extraktor, text, fehler) from stdin"
+# Welche der genannten Items gibt es in raw_items?
+SQL_BEKANNTE_ITEMS = "select id from raw_items where id = any(%s)"
+# Kandidaten eintragen; gleiche Zeilen bleiben unberührt (extrahiert_am bleibt).
+SQL_UPSERT_EINLESEN = """
+insert into extraktionen as e (item_id, extraktor, text, fehler)
+select item_id, extraktor, text, fehler from aw_einlesen
+on conflict (item_id, extraktor) do update set
+    text = excluded.text, fehler = excluded.fehler, extrahiert_am = now()
+where (e.text, e.fehler) is distinct from (excluded.text, excluded.fehler)
+returning (e.xmax = 0) as neu
+"""
+ERSATZ = "\ufffd"  # für NUL und einzelne Surrogate, die PostgreSQL in text nicht annimmt
+
+
+@dataclass
+class Einlesebilanz:
+    artikel: int = 0
+    zeilen: int = 0
+    neu: int = 0
+    geaendert: int = 0
+    unbekannte_items: list[int] = field(default_factory=list)
+    ersetzt: int = 0  # Kandidaten mit NUL oder einzelnem Surrogat
+    doppelt: int = 0
+    namen: Counter = field(default_factory=Counter)
+
+
+def _fuer_postgres(wert: str, bilanz: Einlesebilanz) -> str:
+    """NUL und einzelne Surrogate durch U+FFFD ersetzen (und zählen).
+
+    U+FFFD verhält sich in beiden Normalisierungen wie das ersetzte Zeichen:
+    kein Wortzeichen, kein Leerraum. Die Entscheidung bleibt also dieselbe wie
+    im Stapelbetrieb über dieselbe Datei.
+    """
+    neu = wert.replace("\x00", ERSATZ)
+    try:
+        neu.encode("utf-8")
+    except UnicodeEncodeError:
+        neu = "".join(ERSATZ if 0xD800 <= ord(z) <= 0xDFFF else z for z in neu)
+    if neu != wert:
+        bilanz.ersetzt += 1
+    return neu
+
+
+def _fehlertext(wert: object) -> str | None:
+    # Wie die Regeln: null und "" heißen „kein Fehler“; alles andere ist einer.
+    if wert is None or isinstance(wert, str):
+        return wert
+    return json.dumps(wert, ensure_ascii=False)
+
+
+def kandidatenzeilen(artikel: list[dict], name: str, bilanz: Einlesebilanz) -> dict[tuple[int, str], tuple]:
+    """(item_id, extraktor) -> (text, fehler); Formfehler brechen mit Ort ab."""
+    zeilen: dict[tuple[int, str], tuple] = {}
+    for index, eintrag in enumerate(artikel):
+        item_id = eintrag.get("item_id")
+        if not isinstance(item_id, int) or isinstance(item_id, bool) or not -(2**63) <= item_id < 2**63:
+            raise EingabeFehler(
+                f"{name}: Artikel [{index}] hat keine ganzzahlige item_id (gefunden: {item_id!r:.40}); "
+                "nichts eingelesen."
+            )
+        extraktionen = eintrag.get("extractions")
+        if not isinstance(extraktionen, dict):
+            raise EingabeFehler(
+                f"{name}: Artikel [{index}] (item_id {item_id}) hat kein Objekt „extractions“; nichts eingelesen."
+            )
+        for extraktor, kandidat in extraktionen.items():
+            extraktor = _fuer_postgres(extraktor, bilanz)
+            if isinstance(kandidat, dict):
+                text = kandidat.get("text")
+                text = _fuer_postgres(text, bilanz) if isinstance(text, str) else None
+                fehler = _fehlertext(kandidat.get("error"))
+                fehler = _fuer_postgres(fehler, bilanz) if fehler else fehler
+            else:  # die Regeln nennen das „nicht verfügbar“; text NULL sagt dasselbe
+                text, fehler = None, f"kein Objekt: {_fehlertext(kandidat)}"[:200]
+            if (item_id, extraktor) in zeilen:
+                bilanz.doppelt += 1
+            zeilen[(item_id, extraktor)] = (text, fehler)
+            bilanz.namen[extraktor] += 1
+    return zeilen
+
+
+def einlesen(datei: str) -> Einlesebilanz:
+    """Kandidaten aus einer Datei im Stapelformat nach extraktionen (Upsert).
+
+    Die ganze Datei geht in einer Transaktion hinein: ein Fehler lässt
+    extraktionen unverändert. Unbekannte item_ids werden gemeldet, nicht eingefügt.
+    """
+    import stapel
+
+    start = time.perf_counter()
+    name = stapel.anzeigename(datei)
+    artikel = stapel.parsen(stapel.dekodieren(stapel.lesen(datei), name), name)
+    bilanz = Einlesebilanz(artikel=len(artikel))
+    zeilen = kandidatenzeilen(artikel, name, bilanz)
+    del artikel
+    url = db.datenbank_url()
+    with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
+        voraussetzungen(conn)
+        ids = sorted({item_id for item_id, _ in zeilen})
+        bekannt = {i for (i,) in conn.execute(SQL_BEKANNTE_ITEMS, (ids,))}
+        bilanz.unbekannte_items = [i for i in ids if i not in bekannt]
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute(SQL_TEMP_EINLESEN)
+            with cur.copy(SQL_COPY_EINLESEN) as copy:
+                for (item_id, extraktor), (text, fehler) in zeilen.items():
+                    if item_id in bekannt:
+                        copy.write_row((item_id, extraktor, text, fehler))
+                        bilanz.zeilen += 1
+            cur.execute(SQL_UPSERT_EINLESEN)
+            for (ist_neu,) in cur.fetchall():
+                if ist_neu:
+                    bilanz.neu += 1
+                else:
+                    bilanz.geaendert += 1
+    _einlesen_berichten(bilanz, name, time.perf_counter() - start)
+    return bilanz
+
+
+def _einlesen_berichten(bilanz: Einlesebilanz, name: str, sekunden: float) -> None:
+    import stapel
+
+    if bilanz.unbekannte_items:
+        zeige = ", ".join(map(str, bilanz.unbekannte_items[:20]))
+        mehr = (
+            f" und {len(bilanz.unbekannte_items) - 20} weitere" if len(bilanz.unbekannte_items) > 20 else ""
+        )
+        click.echo(
+            f"Warnung: {len(bilanz.unbekannte_items)} item_id(s) aus {name} gibt es nicht in raw_items "
+            f"und wurden übergangen: {zeige}{mehr}.",
+            err=True,
+        )
+    if bilanz.ersetzt:
+        click.echo(
+            f"Hinweis: {bilanz.ersetzt} Werte enthielten NUL-Zeichen oder einzelne Surrogate, die "
+            f"PostgreSQL nicht speichert; sie wurden durch U+FFFD ersetzt.",
+            err=True,
+        )
+    if bilanz.doppelt:
+        click.echo(
+            f"Warnung: {bilanz.doppelt} Kandidaten standen doppelt in {name}; der letzte gilt.", err=True
+        )
+    fremde = sorted(n for n in bilanz.namen if n not in PRIORITAET)
+    if fremde:
+        click.echo(
+            "Hinweis: unbekannte Extraktornamen werden eingelesen, von der Auswahl aber übergangen: "
+            + ", ".join(f"„{n}“{stapel.hinweis(n)}" for n in fremde),
+            err=True,
+        )
+    unveraendert = bilanz.zeilen - bilanz.neu - bilanz.geaendert
+    dauer = f"{sekunden:.1f}".replace(".", ",")
+    click.echo(
+        f"eingelesen: {bilanz.artikel} Artikel, {bilanz.zeilen} Kandidaten – neu {bilanz.neu}, "
+        f"geändert {bilanz.geaendert}, unverändert {unveraendert}, "
+        f"unbekannte Items {len(bilanz.unbekannte_items)} in {dauer} s"
+    )
