@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import click
 
 from fehler import EingabeFehler
-from version import PRIORITAET
+from version import PRIORITAET, coder_version
 
 SHINGLE_LAENGE = 4
 _WORT = re.compile(r"\w+")
@@ -154,6 +154,25 @@ def zeilen_messen(
     return zeilen
 
 
+def variante_name(k: int, toleranz: float) -> str:
+    return f"Auswahl k{k} t{toleranz:g}".replace(".", ",")
+
+
+def varianten_messen(
+    artikel: Sequence[Mapping], referenzen: Sequence[str], varianten: Sequence[tuple[int, float]]
+) -> dict[str, list[Seite]]:
+    """Die Auswahl mit anderem k oder anderer Toleranz, neu entschieden mit waehle."""
+    from auswahl import waehle
+
+    zeilen = {}
+    for k, toleranz in varianten:
+        zeilen[variante_name(k, toleranz)] = [
+            messen(text_von(art, waehle(art.get("extractions"), k=k, toleranz=toleranz).extraktor), ref)
+            for art, ref in zip(artikel, referenzen, strict=True)
+        ]
+    return zeilen
+
+
 # --- Einlesen ----------------------------------------------------------------
 
 
@@ -239,24 +258,43 @@ def tabelle(zeilen: Mapping[str, Sequence[Seite]], streuung: Mapping[str, list[f
     return "\n".join(linien)
 
 
-def differenzen(zeilen: Mapping[str, Sequence[Seite]], streuung: Mapping[str, list[float]]) -> str:
-    """Auswahl minus jeder Extraktor, gepaart über dieselben Stichproben."""
+def differenzen(
+    zeilen: Mapping[str, Sequence[Seite]],
+    streuung: Mapping[str, list[float]],
+    paare: Sequence[tuple[str, str]],
+) -> str:
+    """F1 von a minus F1 von b je Paar, gepaart über dieselben Stichproben."""
     linien = []
-    for name in zeilen:
-        if name in (AUSWAHL, ORAKEL, LAENGSTER):
-            continue
-        punkt = guete(zeilen[AUSWAHL]).f1 - guete(zeilen[name]).f1
-        diff = [a - b for a, b in zip(streuung[AUSWAHL], streuung[name], strict=True)]
+    for a, b in paare:
+        punkt = guete(zeilen[a]).f1 - guete(zeilen[b]).f1
+        diff = [x - y for x, y in zip(streuung[a], streuung[b], strict=True)]
         unten, oben = intervall(diff)
-        linien.append(f"Auswahl − {name}: {punkt:+.3f} (95 %: {unten:+.3f} … {oben:+.3f})".replace(".", ","))
+        linien.append(f"{a} − {b}: {punkt:+.3f} (95 %: {unten:+.3f} … {oben:+.3f})".replace(".", ","))
     return "\n".join(linien)
+
+
+def variante_lesen(ctx, param, werte: tuple[str, ...]) -> list[tuple[int, float]]:
+    """``K:TOLERANZ`` → (k, toleranz); click meldet Unsinn als Aufruffehler."""
+    varianten = []
+    for wert in werte:
+        try:
+            k_text, toleranz_text = wert.split(":")
+            k, toleranz = int(k_text), float(toleranz_text.replace(",", "."))
+        except ValueError:
+            raise click.BadParameter(f"{wert!r}: erwartet K:TOLERANZ, z. B. 4:0.03") from None
+        if k < 1 or not 0 <= toleranz < 1:
+            raise click.BadParameter(f"{wert!r}: k ab 1, Toleranz zwischen 0 und 1")
+        varianten.append((k, toleranz))
+    return varianten
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("auswahl_datei", metavar="AUSWAHL.json", type=click.Path(dir_okay=False))
 @click.argument("wahrheit_datei", metavar="WAHRHEIT.json", type=click.Path(dir_okay=False))
 @click.option(
-    "--ohne-titel", is_flag=True, help="Die erste Zeile jeder Referenz (die Überschrift) weglassen."
+    "--ohne-titel",
+    is_flag=True,
+    help="Die erste Zeile jeder Referenz weglassen (für Referenzen, die mit der Überschrift beginnen).",
 )
 @click.option(
     "--bootstrap",
@@ -268,15 +306,24 @@ def differenzen(zeilen: Mapping[str, Sequence[Seite]], streuung: Mapping[str, li
     help="Stichproben für das 95-%-Intervall des F1 (0: ohne).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Startwert des Zufalls (Bootstrap).")
-def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed):
+@click.option(
+    "--variante",
+    "varianten",
+    multiple=True,
+    metavar="K:TOLERANZ",
+    callback=variante_lesen,
+    help="Zusätzlich die Auswahl mit anderer Shingle-Länge und Toleranz neu entscheiden und messen "
+    "(mehrfach möglich), z. B. --variante 4:0.03.",
+)
+def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed, varianten):
     """Bewertet ein Stapelergebnis gegen eine Handreferenz.
 
     AUSWAHL.json ist die Ausgabe des Stapelbetriebs (Artikel mit id,
     extractions und selected_extractor; fehlt selected_extractor, wählt
     bewertung.py selbst). WAHRHEIT.json ist {id: {"articleBody": …}}.
 
-    Zeilen: jeder Extraktor, die Auswahl, der beste Kandidat je Seite (Orakel)
-    und immer der längste. Maß wie im article-extraction-benchmark:
+    Zeilen: jeder Extraktor, die Auswahl, der beste Kandidat je Seite (Orakel),
+    immer der längste und je --variante die neu entschiedene Auswahl. Maß wie im article-extraction-benchmark:
     4-Token-Shingles, Präzision über Seiten mit Ausgabe, Recall über Seiten mit
     Referenz, F1 aus den Mitteln.
     """
@@ -285,12 +332,17 @@ def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed):
     artikel = artikel_laden(auswahl_datei, lambda ex: waehle(ex).extraktor)
     referenzen = referenzen_laden(wahrheit_datei, artikel, ohne_titel)
     zeilen = zeilen_messen(artikel, referenzen)
+    zeilen.update(varianten_messen(artikel, referenzen, varianten))
     streuung = bootstrap(zeilen, stichproben, seed) if stichproben and artikel else None
     click.echo(f"{len(artikel)} Seiten{', Referenz ohne erste Zeile' if ohne_titel else ''}")
     click.echo(tabelle(zeilen, streuung))
+    for k, toleranz in varianten:
+        click.echo(f"{variante_name(k, toleranz)}: coder_version {coder_version(k=k, toleranz=toleranz)}")
     if streuung:
         click.echo(f"\nBootstrap: {stichproben} Stichproben der Seiten, seed {seed}, gepaart")
-        click.echo(differenzen(zeilen, streuung))
+        paare = [(AUSWAHL, name) for name in PRIORITAET]
+        paare += [(variante_name(k, t), AUSWAHL) for k, t in varianten]
+        click.echo(differenzen(zeilen, streuung, paare))
 
 
 if __name__ == "__main__":

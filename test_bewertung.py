@@ -239,3 +239,30 @@ def test_benchmark_zahlen_reproduzieren():
     assert gerundet("readability") == (0.952, 0.936, 0.968)
     assert gerundet(ORAKEL)[0] == 0.979
     assert gerundet(LAENGSTER)[0] == 0.936
+
+
+def test_cli_variante_neu_entschieden(dateien):
+    ergebnis = aufruf(*dateien, "--variante", "4:0.03", "--variante", "5:0", "--bootstrap", "20")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert "Auswahl k4 t0,03  " in ergebnis.stdout and "Auswahl k5 t0  " in ergebnis.stdout
+    assert "coder_version auswahl-1+norm-1+rein-1+k4+t0.03+n4k>rd>tf" in ergebnis.stdout
+    assert "Auswahl k5 t0 − Auswahl:" in ergebnis.stdout
+
+
+def test_variante_entscheidet_wirklich_neu():
+    # trafilatura trifft den Konsens genau (Score 1,0), readability ist kürzer (0,923):
+    # ohne Toleranz gewinnt trafilatura, mit 0,5 der kürzere im Gleichstand.
+    basis = " ".join(f"w{i}" for i in range(40))
+    texte = {"newspaper4k": basis + " " + " ".join(f"n{i}" for i in range(12)), "readability": basis}
+    texte["trafilatura"] = basis + " " + " ".join(f"n{i}" for i in range(6))
+    arts = [artikel("x", texte, "newspaper4k")]
+    zeilen = bewertung.varianten_messen(arts, [basis], [(5, 0.0), (5, 0.5)])
+    assert p_r(zeilen["Auswahl k5 t0,5"][0]) == (1.0, 1.0)  # readability: genau die Referenz
+    assert zeilen["Auswahl k5 t0"][0].praezision < 1.0
+
+
+@pytest.mark.parametrize("wert", ["4", "x:0.1", "0:0.03", "5:1.5"])
+def test_cli_variante_unsinn_ist_aufruffehler(dateien, wert):
+    ergebnis = aufruf(*dateien, "--variante", wert)
+    assert ergebnis.exit_code == 2, ergebnis.output
+    assert "K:TOLERANZ" in ergebnis.stderr or "k ab 1" in ergebnis.stderr
