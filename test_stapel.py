@@ -1,0 +1,771 @@
+"""Stapelbetrieb: die Kommandozeile über CliRunner und als echter Unterprozess.
+
+Ohne Datenbank. Der Speichertest mit 100 MB ist als ``langsam`` markiert:
+``python -m pytest -q -m langsam test_stapel.py -s`` zeigt die gemessenen Zahlen.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pty
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stapel
+from auswahl import REGELN, waehle
+from cli import cli
+from fehler import EXIT_ABGEBROCHEN, EXIT_AUFRUF, EXIT_EINGABE, EingabeFehler
+from version import PRIORITAET
+
+HIER = Path(__file__).resolve().parent
+BEISPIEL = HIER / "beispiele" / "artikel.json"
+BENCH = HIER.parent / "shared" / "bench" / "aeb" / "candidates.json"
+
+TEXT_A = "Der Stadtrat hat am Montag den neuen Haushalt mit großer Mehrheit beschlossen und vertagt."
+TEXT_B = "Die Brücke über die Moosach bleibt wegen Rissen in zwei Pfeilern bis Oktober gesperrt."
+
+
+def artikel(i: int, **extraktionen) -> dict:
+    return {"id": f"a{i}", "url": f"https://example.org/{i}", "extractions": extraktionen}
+
+
+def kandidat(text, error=None) -> dict:
+    return {"text": text, "error": error}
+
+
+def ablegen(pfad: Path, inhalt) -> Path:
+    """Schreibt Bytes, Text oder (als JSON) ein Objekt."""
+    if isinstance(inhalt, bytes):
+        pfad.write_bytes(inhalt)
+    elif isinstance(inhalt, str):
+        pfad.write_text(inhalt, encoding="utf-8")
+    else:
+        pfad.write_text(json.dumps(inhalt, ensure_ascii=False, indent=1), encoding="utf-8")
+    return pfad
+
+
+def aufrufen(*args: str, eingabe: bytes | None = None):
+    return CliRunner().invoke(cli, list(args), input=eingabe, catch_exceptions=False)
+
+
+def unterprozess(*args: str, cwd: Path, eingabe: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(HIER / "auswahl.py"), *args],
+        cwd=cwd,
+        input=eingabe,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def geordnet(wert):
+    """Dicts als Listen von Paaren: so vergleicht == auch die Schlüsselreihenfolge."""
+    if isinstance(wert, dict):
+        return [(k, geordnet(v)) for k, v in wert.items()]
+    if isinstance(wert, list):
+        return [geordnet(v) for v in wert]
+    return wert
+
+
+def zustand(verzeichnis: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(verzeichnis.iterdir()) if p.is_file()}
+
+
+@pytest.fixture
+def zwei(tmp_path: Path) -> Path:
+    """Eine kleine Eingabe: zwei Artikel, eine Wahl mit Konsens, ein Rückfall."""
+    daten = [
+        artikel(0, newspaper4k=kandidat(TEXT_A), readability=kandidat(TEXT_A), trafilatura=kandidat(TEXT_B)),
+        artikel(1),
+    ]
+    return ablegen(tmp_path / "daten.json", daten)
+
+
+# --- Pfade: Voreinstellung, -o, stdin und stdout -----------------------------------
+
+
+def test_voreinstellung_schreibt_neben_die_eingabe(tmp_path, zwei, monkeypatch):
+    anderswo = tmp_path / "anderswo"
+    anderswo.mkdir()
+    monkeypatch.chdir(anderswo)
+    ergebnis = aufrufen(str(zwei))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    ziel = tmp_path / "daten_selected.json"
+    assert [a["selected_extractor"] for a in json.loads(ziel.read_text("utf-8"))] == [
+        "newspaper4k",
+        "newspaper4k",
+    ]
+    assert ergebnis.stdout == ""
+    assert f"Ausgabe: {ziel}" in ergebnis.stderr
+    assert list(anderswo.iterdir()) == []
+
+
+def test_stamm_ohne_und_mit_mehreren_punkten(tmp_path):
+    assert stapel.ausgabepfad(str(tmp_path / "daten"), None) == str(tmp_path / "daten_selected.json")
+    assert stapel.ausgabepfad(str(tmp_path / "a.v2.json"), None) == str(tmp_path / "a.v2_selected.json")
+    assert stapel.ausgabepfad("-", None) == "-"
+    assert stapel.ausgabepfad("x.json", "y.json") == "y.json"
+
+
+def test_ausgabe_mit_o(tmp_path, zwei):
+    ziel = tmp_path / "unter" / "ergebnis.json"
+    ziel.parent.mkdir()
+    ergebnis = aufrufen(str(zwei), "-o", str(ziel))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert len(json.loads(ziel.read_text("utf-8"))) == 2
+    assert not (tmp_path / "daten_selected.json").exists()
+
+
+def test_stdin_nach_stdout(zwei):
+    ergebnis = aufrufen("-", eingabe=zwei.read_bytes())
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert [a["id"] for a in json.loads(ergebnis.stdout)] == ["a0", "a1"]
+    assert "Ausgabe: stdout" in ergebnis.stderr
+    assert "Je Regel" not in ergebnis.stdout
+
+
+def test_stdin_in_eine_datei(tmp_path, zwei):
+    ziel = tmp_path / "aus.json"
+    ergebnis = aufrufen("-", "-o", str(ziel), eingabe=zwei.read_bytes())
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert ergebnis.stdout == ""
+    assert len(json.loads(ziel.read_text("utf-8"))) == 2
+
+
+def test_datei_nach_stdout_nur_json(tmp_path, zwei):
+    ergebnis = aufrufen(str(zwei), "-o", "-")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    json.loads(ergebnis.stdout)  # stdout ist reines JSON
+    assert not (tmp_path / "daten_selected.json").exists()
+
+
+# --- Inhalt: Felder, Reihenfolge, Überschreiben ------------------------------------------
+
+
+def test_felder_und_reihenfolge_bleiben(tmp_path):
+    daten = [
+        {"zuerst": 1, "extractions": {"trafilatura": kandidat(TEXT_B, ""), "zusatz": [1, {"b": 2, "a": 1}]}},
+        {"selected_extractor": "trafilatura", "z": None, "a": {"y": 1.5, "x": True}},
+        {"extractions": {"readability": kandidat(TEXT_A)}, "selected_extractor": "alt", "danach": "bleibt"},
+        {"titel": "Ölpreis „steigt“ – 😀", "extractions": "kein Objekt"},
+    ]
+    eingabe = ablegen(tmp_path / "d.json", daten)
+    ergebnis = aufrufen(str(eingabe))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    aus = json.loads((tmp_path / "d_selected.json").read_text("utf-8"))
+    erwartet = [dict(a) for a in daten]
+    erwartet[0]["selected_extractor"] = "trafilatura"  # neu: hinten angehängt
+    erwartet[1]["selected_extractor"] = "newspaper4k"  # überschrieben an seiner Stelle (vorn)
+    erwartet[2]["selected_extractor"] = "readability"  # überschrieben an seiner Stelle (Mitte)
+    erwartet[3]["selected_extractor"] = "newspaper4k"
+    assert geordnet(aus) == geordnet(erwartet)
+    assert list(aus[1]) == ["selected_extractor", "z", "a"]
+    assert list(aus[2]) == ["extractions", "selected_extractor", "danach"]
+    roh = (tmp_path / "d_selected.json").read_bytes()
+    assert "„steigt“ – 😀".encode() in roh  # UTF-8, nicht \u-maskiert
+
+
+def test_eingabe_bleibt_unveraendert(tmp_path, zwei):
+    vorher = zwei.read_bytes(), zwei.stat().st_mtime_ns
+    assert aufrufen(str(zwei)).exit_code == 0
+    assert (zwei.read_bytes(), zwei.stat().st_mtime_ns) == vorher
+
+
+def test_ausgabe_ist_ein_artikel_je_zeile(tmp_path, zwei):
+    aufrufen(str(zwei))
+    zeilen = (tmp_path / "daten_selected.json").read_text("utf-8").splitlines()
+    assert zeilen[0] == "[" and zeilen[-1] == "]" and len(zeilen) == 4
+    assert json.loads(zeilen[1].rstrip(","))["id"] == "a0"
+
+
+def test_leere_liste(tmp_path):
+    eingabe = ablegen(tmp_path / "leer.json", [])
+    ergebnis = aufrufen(str(eingabe))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (tmp_path / "leer_selected.json").read_text() == "[]\n"
+    assert "0 Artikel entschieden" in ergebnis.stderr
+
+
+def test_neue_ausgabe_bekommt_umask_rechte_bestehende_behaelt_ihre(tmp_path, zwei):
+    alte_umask = os.umask(0o022)
+    try:
+        aufrufen(str(zwei))
+        ziel = tmp_path / "daten_selected.json"
+        assert ziel.stat().st_mode & 0o777 == 0o644  # nicht die 0600 von mkstemp
+        ziel.chmod(0o640)
+        aufrufen(str(zwei))
+        assert ziel.stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(alte_umask)
+
+
+def test_nul_und_steuerzeichen_als_escape_sind_text(tmp_path):
+    text = "Erste Zeile\u0000mit NUL und \u0007 Glocke, dann noch fünf Wörter mehr hier."
+    eingabe = ablegen(tmp_path / "nul.json", [artikel(0, trafilatura=kandidat(text))])
+    ergebnis = aufrufen(str(eingabe))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    aus = json.loads((tmp_path / "nul_selected.json").read_text("utf-8"))
+    assert aus[0]["extractions"]["trafilatura"]["text"] == text
+    assert aus[0]["selected_extractor"] == "trafilatura"
+
+
+def test_einzelnes_surrogat_wird_maskiert_geschrieben(tmp_path):
+    # "\ud800" ist gültiges JSON, aber kein UTF-8: der Artikel geht mit \u-Escapes hinaus.
+    roh = b'[{"id": 1, "extractions": {"newspaper4k": {"text": "eins zwei \\ud800 drei vier f\xc3\xbcnf"}}}]'
+    eingabe = ablegen(tmp_path / "s.json", roh)
+    ergebnis = aufrufen(str(eingabe))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    aus = (tmp_path / "s_selected.json").read_bytes()
+    aus.decode("utf-8")  # gültiges UTF-8
+    assert json.loads(aus)[0]["extractions"] == json.loads(roh)[0]["extractions"]
+
+
+def test_falsche_typen_sind_kein_fehler(tmp_path):
+    daten = [
+        artikel(0, newspaper4k="Zeichenkette", readability={"text": 42}, trafilatura={"text": ["Liste"]}),
+        artikel(1, newspaper4k={"text": {"a": 1}}, readability=None, trafilatura=kandidat(TEXT_A, 0)),
+        {"id": "ohne"},
+        {"id": "liste", "extractions": [1, 2]},
+    ]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "t.json", daten)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    aus = json.loads((tmp_path / "t_selected.json").read_text("utf-8"))
+    assert [a["selected_extractor"] for a in aus] == [
+        "newspaper4k",
+        "trafilatura",
+        "newspaper4k",
+        "newspaper4k",
+    ]
+    assert "Ohne extractions-Objekt (Rückfall newspaper4k): 2 Artikel" in ergebnis.stderr
+
+
+# --- Zusammenfassung, Warnungen ---------------------------------------------------------
+
+
+def test_zusammenfassung_zaehlt_extraktoren_regeln_und_namen(tmp_path):
+    daten = [
+        artikel(0, newspaper4k=kandidat(TEXT_A), readability=kandidat(TEXT_A)),
+        artikel(1, Trafilatura=kandidat(TEXT_A), trafilatura=kandidat(TEXT_B)),
+        artikel(2, Trafilatura=kandidat(TEXT_A), readabilty=kandidat(TEXT_A), boilerpipe=kandidat(TEXT_A)),
+    ]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "z.json", daten)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    fehler = ergebnis.stderr
+    assert "3 Artikel entschieden" in fehler
+    assert re.search(r"newspaper4k\s+2\s+66,7 %", fehler)
+    assert re.search(r"trafilatura\s+1\s+33,3 %", fehler)
+    assert re.search(r"readability\s+0\s+0,0 %", fehler)
+    assert re.search(r"gleichstand_rang\s+1\s", fehler)
+    assert re.search(r"einziger\s+1\s", fehler)
+    assert re.search(r"rueckfall\s+1\s", fehler)
+    assert "„Trafilatura“: 2 (gemeint: trafilatura?)" in fehler
+    assert "„readabilty“: 1 (gemeint: readability?)" in fehler
+    assert "„boilerpipe“: 1\n" in fehler
+    assert f"Ausgabe: {tmp_path / 'z_selected.json'}" in fehler
+    # jede Regel steht da, auch mit 0
+    for regel in REGELN:
+        assert re.search(rf"^  {regel}\s+\d+", fehler, re.M), regel
+
+
+def test_doppelte_schluessel_warnung_mit_index_letzter_gilt(tmp_path):
+    roh = (
+        '[{"id": 1, "extractions": {}},\n'
+        ' {"id": 2, "id": 3, "extractions": {"trafilatura": {"text": "alt", "text": "' + TEXT_A + '"}}}]'
+    )
+    ergebnis = aufrufen(str(ablegen(tmp_path / "d.json", roh)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (
+        "Warnung: Artikel [1], (Artikel): Schlüssel „id“ doppelt – der letzte Wert gilt." in ergebnis.stderr
+    )
+    assert "Warnung: Artikel [1], extractions.trafilatura: Schlüssel „text“ doppelt" in ergebnis.stderr
+    assert "Artikel [0]" not in ergebnis.stderr
+    aus = json.loads((tmp_path / "d_selected.json").read_text("utf-8"))
+    assert aus[1]["id"] == 3 and aus[1]["selected_extractor"] == "trafilatura"
+    assert list(aus[1]) == ["id", "extractions", "selected_extractor"]
+
+
+def test_kein_fortschrittsbalken_ohne_terminal(tmp_path, zwei, monkeypatch):
+    monkeypatch.setattr(stapel, "BALKEN_AB_BYTES", 0)
+    ergebnis = aufrufen(str(zwei))
+    assert ergebnis.exit_code == 0
+    assert "Auswahl" not in ergebnis.stderr
+    assert ergebnis.stderr.startswith("2 Artikel entschieden")
+
+
+def test_fortschrittsbalken_auf_einem_terminal(tmp_path):
+    # Ein echtes Pseudo-Terminal als stderr; die Eingabe liegt über der Schwelle.
+    daten = [artikel(i, trafilatura=kandidat(TEXT_A + " " + "x" * 400)) for i in range(12000)]
+    eingabe = ablegen(tmp_path / "gross.json", daten)
+    assert eingabe.stat().st_size >= stapel.BALKEN_AB_BYTES
+    haupt, neben = pty.openpty()
+    prozess = subprocess.Popen(
+        [sys.executable, str(HIER / "auswahl.py"), str(eingabe)],
+        cwd=tmp_path,
+        stderr=neben,
+        stdout=subprocess.PIPE,
+    )
+    os.close(neben)
+    gelesen = b""
+    while True:
+        try:
+            stueck = os.read(haupt, 65536)
+        except OSError:  # EIO: das Terminal ist zu
+            break
+        if not stueck:
+            break
+        gelesen += stueck
+    os.close(haupt)
+    assert prozess.wait(timeout=120) == 0
+    text = gelesen.decode("utf-8", "replace")
+    assert "Auswahl" in text and "12000/12000" in text
+    assert prozess.stdout.read() == b""
+
+
+# --- Fehler: eine Meldung, nichts geschrieben -----------------------------------------
+
+
+KAPUTT = {
+    "fehlend": (None, "Die Eingabedatei {datei} gibt es nicht."),
+    "leer": (b"", "{datei} ist leer; erwartet wird eine JSON-Liste von Artikeln."),
+    "nur_leerraum": (b" \n\t\n", "{datei} ist leer"),
+    "json_kaputt": (
+        b'[\n {"id": 1},\n {"id": 2 "x": 3}\n]',
+        "{datei} ist kein gültiges JSON: Zeile 3, Spalte 11: Komma erwartet.",
+    ),
+    "abgeschnitten": (b'[{"id": 1, "extractions": {', "{datei} ist kein gültiges JSON: Zeile 1, Spalte 28: "),
+    "komma_zu_viel": (b'[{"id": 1},]', "Zeile 1, Spalte 12: Wert erwartet."),
+    "daten_danach": (b"[] []", "Zeile 1, Spalte 4: weitere Daten nach dem Ende des JSON-Werts."),
+    "nul_roh_im_string": (b'[{"t": "a\x00b"}]', "Zeile 1, Spalte 10: Steuerzeichen in einer Zeichenkette"),
+    "utf8_kaputt": (
+        b'[{"id": 1},\n {"t": "Gr\xfc\xdfe"}]',
+        "{datei} ist kein gültiges UTF-8: Byte 22 (Zeile 2) ist 0xfc (invalid start byte).",
+    ),
+    "latin1": (b'["\xe4"]', "kein gültiges UTF-8: Byte 2 (Zeile 1) ist 0xe4"),
+    "objekt_oben": (b'{"extractions": {}}', "{datei}: oben steht ein Objekt; erwartet wird eine JSON-Liste"),
+    "zahl_oben": (b"42", "{datei}: oben steht eine Zahl;"),
+    "null_oben": (b"null", "{datei}: oben steht null;"),
+    "artikel_zahl": (
+        b'[{"id": 1}, {"id": 2}, 7]',
+        "{datei}: Artikel [2] ist kein Objekt, sondern eine Zahl.",
+    ),
+    "artikel_liste": (b"[{}, [1]]", "{datei}: Artikel [1] ist kein Objekt, sondern eine Liste."),
+    "artikel_string": (b'["text"]', "Artikel [0] ist kein Objekt, sondern eine Zeichenkette."),
+    "artikel_null": (b"[{}, {}, {}, null]", "Artikel [3] ist kein Objekt, sondern null."),
+    "artikel_bool": (b"[true]", "Artikel [0] ist kein Objekt, sondern ein Wahrheitswert."),
+    "tief": (
+        b'[{"extractions": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]",
+        "{datei} ist zu tief verschachtelt",
+    ),
+}
+
+
+@pytest.mark.parametrize("fall", KAPUTT)
+def test_kaputte_eingabe(tmp_path, fall):
+    roh, meldung = KAPUTT[fall]
+    eingabe = tmp_path / "eingabe.json"
+    if roh is not None:
+        eingabe.write_bytes(roh)
+    ziel = tmp_path / "eingabe_selected.json"
+    ziel.write_text("ALT", encoding="utf-8")
+    vorher = zustand(tmp_path)
+    ergebnis = aufrufen(str(eingabe))
+    assert ergebnis.exit_code == EXIT_EINGABE, ergebnis.output
+    assert ergebnis.stderr.startswith("Fehler: "), ergebnis.stderr
+    assert meldung.format(datei=eingabe) in ergebnis.stderr
+    assert ergebnis.stderr.count("\n") == 1  # ein Satz, kein Traceback, keine Zusammenfassung
+    assert ergebnis.stdout == ""
+    assert zustand(tmp_path) == vorher  # Ausgabe unberührt, keine temporäre Datei
+
+
+@pytest.mark.parametrize("fall", ["json_kaputt", "artikel_zahl", "utf8_kaputt"])
+def test_kaputte_eingabe_von_stdin_schreibt_nichts_nach_stdout(fall):
+    roh, meldung = KAPUTT[fall]
+    ergebnis = aufrufen("-", eingabe=roh)
+    assert ergebnis.exit_code == EXIT_EINGABE
+    assert ergebnis.stdout == ""
+    assert ergebnis.stderr.startswith("Fehler: stdin") and meldung.format(datei="stdin") in ergebnis.stderr
+
+
+def test_byte_order_mark_ist_erlaubt(tmp_path, zwei):
+    eingabe = ablegen(tmp_path / "bom.json", b"\xef\xbb\xbf" + zwei.read_bytes())
+    ergebnis = aufrufen(str(eingabe))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert not (tmp_path / "bom_selected.json").read_bytes().startswith(b"\xef\xbb\xbf")
+
+
+def test_zielverzeichnis_fehlt(tmp_path, zwei):
+    ziel = tmp_path / "gibtsnicht" / "aus.json"
+    vorher = zustand(tmp_path)
+    ergebnis = aufrufen(str(zwei), "-o", str(ziel))
+    assert ergebnis.exit_code == EXIT_EINGABE
+    assert ergebnis.stderr == (f"Fehler: Das Verzeichnis der Ausgabe {ziel} gibt es nicht: {ziel.parent}\n")
+    assert zustand(tmp_path) == vorher and not ziel.parent.exists()
+
+
+def test_ausgabe_gleich_eingabe_wird_abgelehnt(tmp_path, zwei):
+    vorher = zwei.read_bytes()
+    ergebnis = aufrufen(str(zwei), "-o", str(tmp_path / "." / "daten.json"))
+    assert ergebnis.exit_code == EXIT_EINGABE
+    assert "ist die Eingabedatei selbst" in ergebnis.stderr
+    assert zwei.read_bytes() == vorher
+
+
+def test_verzeichnis_als_ein_oder_ausgabe_ist_ein_aufruffehler(tmp_path, zwei):
+    assert aufrufen(str(tmp_path)).exit_code == EXIT_AUFRUF
+    assert aufrufen(str(zwei), "-o", str(tmp_path)).exit_code == EXIT_AUFRUF
+
+
+# --- Atomar: Abbruch und Schreibfehler ----------------------------------------------------
+
+
+def test_abbruch_beim_schreiben_laesst_alte_ausgabe_und_keinen_rest(tmp_path, zwei, monkeypatch):
+    ziel = tmp_path / "daten_selected.json"
+    ziel.write_text("ALT")
+    vorher = zustand(tmp_path)
+
+    def teile_mit_strg_c(zeilen):
+        yield b"[\n"
+        yield zeilen[0]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stapel, "teile", teile_mit_strg_c)
+    ergebnis = aufrufen(str(zwei))
+    assert ergebnis.exit_code == EXIT_ABGEBROCHEN
+    assert ergebnis.stderr == (
+        "Fehler: Abgebrochen; nichts geschrieben, eine bestehende Ausgabe bleibt unverändert.\n"
+    )
+    assert zustand(tmp_path) == vorher
+
+
+def test_abbruch_beim_entscheiden(tmp_path, zwei, monkeypatch):
+    def strg_c(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stapel, "waehle", strg_c)
+    vorher = zustand(tmp_path)
+    ergebnis = aufrufen(str(zwei))
+    assert ergebnis.exit_code == EXIT_ABGEBROCHEN
+    assert zustand(tmp_path) == vorher
+
+
+def test_schreibfehler_raeumt_auf(tmp_path):
+    ziel = tmp_path / "aus.json"
+    ziel.write_text("ALT")
+
+    def voll():
+        yield b"[\n"
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(EingabeFehler, match=r"Die Ausgabe .*aus\.json konnte nicht geschrieben werden"):
+        stapel.schreiben_atomar(str(ziel), voll())
+    assert zustand(tmp_path) == {"aus.json": b"ALT"}
+
+
+def test_schreiben_atomar_ersetzt_ganz(tmp_path):
+    ziel = tmp_path / "aus.json"
+    ziel.write_text("ALT")
+    stapel.schreiben_atomar(str(ziel), [b"[", b"]\n"])
+    assert zustand(tmp_path) == {"aus.json": b"[]\n"}
+
+
+# --- Stichprobe -----------------------------------------------------------------------
+
+
+def test_stichprobe_schreibt_csv_in_zweifelsordnung(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ergebnis = aufrufen(str(BEISPIEL), "-o", str(tmp_path / "aus.json"), "--stichprobe", "7")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert ergebnis.stdout == ""
+    treffer = re.search(r"^Stichprobe: (.+\.csv)$", ergebnis.stderr, re.M)
+    assert treffer, ergebnis.stderr
+    pfad = Path(treffer.group(1))
+    assert pfad.parent == tmp_path and pfad.name.startswith("stichprobe-auswahl-")
+    with pfad.open(encoding="utf-8", newline="") as f:
+        zeilen = list(csv.DictReader(f))
+    assert len(zeilen) == 7
+    # Rückfälle, dann ohne Konsens, dann nach kleinster Marge: 0 (gleicher Text), 0,011 (Artikel 2);
+    # bei gleichem Zweifel in Dateireihenfolge
+    assert [(z["schluessel"], z["regel"]) for z in zeilen] == [
+        ("wz-2026-0010", "rueckfall"),
+        ("wz-2026-0011", "rueckfall"),
+        ("wz-2026-0005", "ohne_konsens_median"),
+        ("wz-2026-0006", "ohne_konsens_groesster"),
+        ("wz-2026-0003", "gleichstand_rang"),
+        ("wz-2026-0004", "gleichstand_rang"),
+        ("wz-2026-0002", "gleichstand_kuerzester"),
+    ]
+    assert zeilen[0]["url"] == "https://tagblatt.example/lokales/geloescht"
+    assert zeilen[6]["marge"] == "0.0112"
+    assert zeilen[6]["readability_anfang"].startswith("Die Brücke über die Moosach")
+
+
+def test_stichprobe_bei_stdout_bleibt_stdout_reines_json(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ergebnis = aufrufen("-", "--stichprobe", "2", eingabe=BEISPIEL.read_bytes())
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert len(json.loads(ergebnis.stdout)) == 13
+    assert "Stichprobe: " in ergebnis.stderr and ".csv" not in ergebnis.stdout
+    assert len(list(tmp_path.glob("stichprobe-*.csv"))) == 1
+
+
+def test_stichprobe_schluessel_ohne_id_ist_der_index(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    daten = [{"extractions": {}}, {"item_id": 17}, {"id": True}]
+    aufrufen(str(ablegen(tmp_path / "x.json", daten)), "--stichprobe", "5")
+    with next(tmp_path.glob("stichprobe-*.csv")).open(encoding="utf-8") as f:
+        assert sorted(z["schluessel"] for z in csv.DictReader(f)) == ["17", "[0]", "[2]"]
+
+
+# --- Das Beispiel: jede Regel, jedes Ergebnis wie in beispiele/README.md ---------------------
+
+
+def dokumentiert() -> dict[int, tuple[str, str]]:
+    """item_id → (Extraktor, Regel) aus der Tabelle in beispiele/README.md."""
+    tabelle = {}
+    for zeile in (HIER / "beispiele" / "README.md").read_text("utf-8").splitlines():
+        spalten = [s.strip() for s in zeile.strip().strip("|").split("|")]
+        if len(spalten) == 4 and spalten[0].isdigit():
+            tabelle[int(spalten[0])] = (spalten[2], spalten[3])
+    return tabelle
+
+
+def test_beispiel_wie_dokumentiert(tmp_path):
+    ergebnis = aufrufen(str(BEISPIEL), "-o", str(tmp_path / "aus.json"))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    aus = json.loads((tmp_path / "aus.json").read_text("utf-8"))
+    tabelle = dokumentiert()
+    assert sorted(tabelle) == [a["item_id"] for a in aus] == list(range(1, len(aus) + 1))
+    assert 10 <= len(aus) <= 20
+    for a in aus:
+        regel = waehle(a["extractions"]).regel
+        assert (a["selected_extractor"], regel) == tabelle[a["item_id"]], a["titel"]
+    assert {regel for _, regel in tabelle.values()} == set(REGELN)
+    assert {extraktor for extraktor, _ in tabelle.values()} == set(PRIORITAET)
+
+
+def test_beispiel_hat_die_felder_fuer_die_demo():
+    daten = json.loads(BEISPIEL.read_text("utf-8"))
+    slots = set()
+    for a in daten:
+        assert list(a)[:6] == ["id", "item_id", "haus", "titel", "url", "slot"]
+        assert isinstance(a["item_id"], int) and a["url"].startswith("https://")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", a["slot"])
+        slots.add(a["slot"])
+    assert 2 <= len(slots) <= 3
+    texte = json.dumps(daten)
+    for zeichen in ("\\u00ad", "&amp;", "<p>", "&nbsp;"):  # Markup, Entitäten, weiches Trennzeichen
+        assert zeichen in texte
+    assert any(k.get("error") for a in daten for k in a["extractions"].values() if isinstance(k, dict))
+    assert any(set(a["extractions"]) - set(PRIORITAET) for a in daten)
+
+
+# --- Der echte Einstieg: python auswahl.py ---------------------------------------------------
+
+
+def test_unterprozess_erfolg_stdin_stdout(tmp_path):
+    p = unterprozess("-", cwd=tmp_path, eingabe=BEISPIEL.read_bytes())
+    assert p.returncode == 0, p.stderr.decode()
+    assert [a["item_id"] for a in json.loads(p.stdout)] == list(range(1, 14))
+    fehler = p.stderr.decode("utf-8")
+    assert fehler.startswith("13 Artikel entschieden") and "Ausgabe: stdout" in fehler
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unterprozess_voreinstellung(tmp_path):
+    eingabe = ablegen(tmp_path / "b.json", BEISPIEL.read_bytes())
+    p = unterprozess("b.json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout == b""
+    assert (tmp_path / "b_selected.json").exists() and eingabe.read_bytes() == BEISPIEL.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "roh", "code", "anfang"),
+    [
+        (["fehlt.json"], None, EXIT_EINGABE, "Fehler: Die Eingabedatei fehlt.json gibt es nicht."),
+        (
+            ["-"],
+            b"[1,",
+            EXIT_EINGABE,
+            "Fehler: stdin ist kein gültiges JSON: Zeile 1, Spalte 4: Wert erwartet.",
+        ),
+        (["-"], b"[\xff]", EXIT_EINGABE, "Fehler: stdin ist kein gültiges UTF-8: Byte 1 (Zeile 1) ist 0xff"),
+        (["-"], b"[" * 50_000, EXIT_EINGABE, "Fehler: stdin ist zu tief verschachtelt"),
+        (["-", "--backfill"], b"[]", EXIT_AUFRUF, "Usage:"),
+        (["-", "--stichprobe", "0"], b"[]", EXIT_AUFRUF, "Usage:"),
+    ],
+)
+def test_unterprozess_fehler(tmp_path, args, roh, code, anfang):
+    p = unterprozess(*args, cwd=tmp_path, eingabe=roh or b"")
+    fehler = p.stderr.decode("utf-8")
+    assert p.returncode == code, fehler
+    assert fehler.startswith(anfang), fehler
+    assert "Traceback" not in fehler
+    assert p.stdout == b""
+    assert list(tmp_path.iterdir()) == []
+
+
+def rss(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(z.split()[1]) * 1024 for z in f if z.startswith("VmRSS:"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="braucht /proc (Linux)")
+def test_unterprozess_sigint_hinterlaesst_nichts(tmp_path):
+    # Strg-C mitten im Lauf: Exit 130, keine Ausgabe, keine temporäre Datei.
+    daten = [
+        artikel(i, trafilatura=kandidat(TEXT_A * 30), readability=kandidat(TEXT_A * 29)) for i in range(6000)
+    ]
+    groesse = ablegen(tmp_path / "g.json", daten).stat().st_size
+    prozess = subprocess.Popen(
+        [sys.executable, str(HIER / "auswahl.py"), "g.json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    # Erst wenn die Eingabe im Speicher liegt, läuft stapel() – dann das Signal.
+    while prozess.poll() is None and rss(prozess.pid) < groesse:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    prozess.send_signal(signal.SIGINT)
+    _, stderr = prozess.communicate(timeout=60)
+    fehler = stderr.decode("utf-8")
+    if prozess.returncode == 0:
+        pytest.skip("Lauf war vor dem Signal fertig")
+    assert prozess.returncode == EXIT_ABGEBROCHEN, fehler
+    assert fehler.startswith("Fehler: Abgebrochen"), fehler
+    assert "Traceback" not in fehler
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+# --- Eigenschaften ---------------------------------------------------------------------------
+
+WOERTER = ["der", "rat", "hat", "den", "haushalt", "beschlossen", "brücke", "gesperrt", "<b>", "&amp;"]
+NAMEN = [*PRIORITAET, "Trafilatura", "boilerpipe"]
+eintraege = st.one_of(
+    st.builds(
+        lambda woerter, fehler: {"text": " ".join(woerter), "error": fehler},
+        st.lists(st.sampled_from(WOERTER), max_size=14),
+        st.sampled_from([None, "", "HTTP 500"]),
+    ),
+    st.none(),
+    st.integers(),
+    st.text(max_size=5),
+    st.fixed_dictionaries({"text": st.one_of(st.none(), st.integers(), st.lists(st.text(max_size=3)))}),
+)
+artikel_listen = st.lists(
+    st.fixed_dictionaries(
+        {"extractions": st.dictionaries(st.sampled_from(NAMEN), eintraege, max_size=5)},
+        optional={"selected_extractor": st.text(max_size=4), "id": st.integers()},
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(daten=artikel_listen, saat=st.integers())
+def test_ausgabe_gleich_waehle_je_artikel_in_jeder_schluesselreihenfolge(tmp_path, daten, saat):
+    eingabe = ablegen(tmp_path / "p.json", daten)
+    ziel = tmp_path / "p_aus.json"
+    stapel.stapel(str(eingabe), str(ziel))
+    aus = json.loads(ziel.read_text("utf-8"))
+    assert len(aus) == len(daten)
+    for vorher, nachher in zip(daten, aus, strict=True):
+        extraktionen = list(vorher["extractions"].items())
+        random.Random(saat).shuffle(extraktionen)
+        assert nachher["selected_extractor"] == waehle(dict(extraktionen)).extraktor
+        ohne = {k: v for k, v in nachher.items() if k != "selected_extractor" or k in vorher}
+        ohne.pop("selected_extractor", None)
+        assert geordnet(ohne) == geordnet({k: v for k, v in vorher.items() if k != "selected_extractor"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json", "p_aus.json"]
+
+
+json_werte = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda kinder: st.lists(kinder) | st.dictionaries(st.text(), kinder),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(roh=st.one_of(json_werte.map(lambda w: json.dumps(w).encode()), st.binary(max_size=60)))
+def test_beliebige_eingabe_gibt_ergebnis_oder_eingabefehler(tmp_path, roh):
+    eingabe = ablegen(tmp_path / "f.json", roh)
+    ziel = tmp_path / "f_aus.json"
+    ziel.unlink(missing_ok=True)
+    try:
+        stapel.stapel(str(eingabe), str(ziel))
+    except EingabeFehler as e:
+        assert e.format_message() and "\n" not in e.format_message()
+        assert not ziel.exists()
+    else:
+        assert len(json.loads(ziel.read_bytes())) == len(json.loads(roh))
+    assert sorted(p.name for p in tmp_path.iterdir()) in (["f.json"], ["f.json", "f_aus.json"])
+
+
+# --- Große Eingabe: Speicher und Zeit ----------------------------------------------------------
+
+
+def grosse_datei(pfad: Path, ziel_bytes: int) -> int:
+    """Echte Artikel (die 181 Seiten aus bench, sonst das Beispiel) wiederholt, bis ``ziel_bytes`` erreicht."""
+    quelle = BENCH if BENCH.exists() else BEISPIEL
+    zeilen = [json.dumps(a, ensure_ascii=False).encode() for a in json.loads(quelle.read_text("utf-8"))]
+    geschrieben = anzahl = 0
+    with pfad.open("wb") as f:
+        f.write(b"[\n")
+        while geschrieben < ziel_bytes:
+            zeile = zeilen[anzahl % len(zeilen)]
+            f.write((b",\n" if anzahl else b"") + zeile)
+            geschrieben += len(zeile) + 2
+            anzahl += 1
+        f.write(b"\n]\n")
+    return anzahl
+
+
+@pytest.mark.langsam
+def test_100_mb_speicher_proportional(tmp_path):
+    eingabe = tmp_path / "gross.json"
+    anzahl = grosse_datei(eingabe, 100 * 10**6)
+    groesse = eingabe.stat().st_size
+    messen = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        "r = subprocess.run(sys.argv[1:], capture_output=True); "
+        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, time.perf_counter() - t)"
+    )
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            messen,
+            sys.executable,
+            str(HIER / "auswahl.py"),
+            str(eingabe),
+            "-o",
+            "aus.json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    code, kib, sekunden = p.stdout.split()
+    spitze = int(kib) * 1024
+    print(
+        f"\n{anzahl} Artikel, {groesse / 1e6:.1f} MB: Spitze {spitze / 1e6:.0f} MB RSS "
+        f"({spitze / groesse:.1f}× der Eingabe), {float(sekunden):.1f} s"
+    )
+    assert code == "0"
+    assert len(json.loads((tmp_path / "aus.json").read_bytes())) == anzahl
+    assert spitze < 8 * groesse
