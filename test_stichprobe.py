@@ -208,6 +208,8 @@ def browser(chromium: str, tmp_path: Path, *argumente: str) -> subprocess.Comple
         "--no-first-run",
         "--disable-component-update",
         "--disable-sync",
+        # In Containern ist /dev/shm oft 64 MB klein; Chromium stürzt dann ab.
+        "--disable-dev-shm-usage",
         f"--user-data-dir={tmp_path / 'profil'}",
         *argumente,
     ]
