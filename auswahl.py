@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from normalisierung import shingles, tokens
+from normalisierung import shingles, tokens, tokens_zeilenweise
 from version import PRIORITAET, TOLERANZ, K
 
 NUTZBAR = "nutzbar"
@@ -114,20 +114,53 @@ def zweifel(entscheidung: Entscheidung) -> tuple:
 _RANG = {name: rang for rang, name in enumerate(PRIORITAET)}
 
 
-def einordnen(eintrag: object, k: int = K) -> tuple[str, set]:
-    """Klasse eines Eintrags und seine Shingle-Menge (leer, wenn nicht verfügbar)."""
+class _Item:
+    """Zwischenspeicher für die Kandidaten eines Items, lebt für einen Aufruf.
+
+    Die Kandidaten eines Items sind meist Varianten desselben Texts: geteilte
+    Zeilen werden nur einmal in Tokens zerlegt, und gleiche Tokenfolgen teilen
+    sich ein Mengenobjekt (die Schnitte erkennen es an der Identität).
+    """
+
+    __slots__ = ("gebaut", "zeilen")
+
+    def __init__(self) -> None:
+        self.zeilen: dict[str, list[str]] = {}
+        self.gebaut: list[tuple[list[str], set]] = []
+
+    def shingles(self, text: str, k: int) -> set:
+        toks = tokens_zeilenweise(text, self.zeilen)
+        for frueher, menge in self.gebaut:
+            if frueher == toks:
+                return menge
+        menge = shingles(toks, k)
+        self.gebaut.append((toks, menge))
+        return menge
+
+
+def einordnen(eintrag: object, k: int = K, item: _Item | None = None) -> tuple[str, set]:
+    """Klasse eines Eintrags und seine Shingle-Menge (leer, wenn nicht verfügbar).
+
+    ``item`` teilt Zwischenergebnisse mit den anderen Kandidaten desselben
+    Items; ohne es wird der Eintrag für sich gerechnet.
+    """
     if not isinstance(eintrag, Mapping):
         return NICHT_VERFUEGBAR, set()
     text = eintrag.get("text")
     if not isinstance(text, str):
         return NICHT_VERFUEGBAR, set()
-    menge = shingles(tokens(text), k)
+    menge = item.shingles(text, k) if item is not None else shingles(tokens(text), k)
     if not menge:
         return NICHT_VERFUEGBAR, menge
     fehler = eintrag.get("error")
     if fehler is None or fehler == "":
         return NUTZBAR, menge
     return BEEINTRAECHTIGT, menge
+
+
+def _schnitt(a: set, b: set) -> set:
+    """a ∩ b; dieselbe Menge schneidet sich ohne Arbeit mit sich selbst."""
+    return a if a is b else a & b
 
 
 def _treffer_im_konsens(mengen: list[set]) -> tuple[list[int], int]:
@@ -137,12 +170,12 @@ def _treffer_im_konsens(mengen: list[set]) -> tuple[list[int], int]:
     dreifache (Inklusion–Exklusion); K selbst wird nie gebaut.
     """
     if len(mengen) == 2:
-        gemeinsam = len(mengen[0] & mengen[1])
+        gemeinsam = len(_schnitt(mengen[0], mengen[1]))
         return [gemeinsam, gemeinsam], gemeinsam
     a, b, c = mengen
-    ab = a & b
-    n_ab, n_ac, n_bc = len(ab), len(a & c), len(b & c)
-    n_abc = len(ab & c)
+    ab = _schnitt(a, b)
+    n_ab, n_ac, n_bc = len(ab), len(_schnitt(a, c)), len(_schnitt(b, c))
+    n_abc = len(_schnitt(ab, c))
     treffer = [n_ab + n_ac - n_abc, n_ab + n_bc - n_abc, n_ac + n_bc - n_abc]
     return treffer, n_ab + n_ac + n_bc - 2 * n_abc
 
@@ -167,7 +200,8 @@ def waehle(extraktionen: object, *, k: int = K, toleranz: float = TOLERANZ) -> E
         extraktionen = {}
     unbekannt = tuple(sorted(str(name) for name in extraktionen if name not in _RANG))
 
-    eingeordnet = [(name, *einordnen(extraktionen.get(name), k)) for name in PRIORITAET]
+    item = _Item()
+    eingeordnet = [(name, *einordnen(extraktionen.get(name), k, item)) for name in PRIORITAET]
     nutzbar = [e for e in eingeordnet if e[1] == NUTZBAR]
     aktive = nutzbar or [e for e in eingeordnet if e[1] == BEEINTRAECHTIGT]
     aktive_namen = {e[0] for e in aktive}

@@ -22,11 +22,25 @@ FORMATZEICHEN = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 # Exotische Leerzeichen, die zu einem gewöhnlichen Leerzeichen werden.
 EXOTISCHE_LEERZEICHEN = "\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u202f\u205f\u3000"
 
-_FORMATZEICHEN_LOESCHEN = str.maketrans(dict.fromkeys(FORMATZEICHEN))
-_LEERZEICHEN_ANGLEICHEN = str.maketrans(dict.fromkeys(EXOTISCHE_LEERZEICHEN, " "))
+# Die Zeichenersetzungen laufen als einzelne ``replace``, nicht als
+# ``str.translate`` mit Tabelle: translate schlägt bei Text außerhalb von ASCII
+# jedes Zeichen einzeln im Wörterbuch nach, gut 40 ns je Zeichen, und war damit
+# der größte Posten der ganzen Stufe (Messung in bench/README.md).
 _ZEILENENDE = re.compile("\r\n?|[\u2028\u2029\u0085]")
+_ZEILENENDE_ZEICHEN = "\r\u2028\u2029\u0085"
 _TAG = re.compile(r"<[^>]+>")
-_WAAGRECHTER_LEERRAUM = re.compile(r"[^\S\n]+")
+# Nur, was sich ändert: zwei und mehr Leerraumzeichen oder ein einzelnes, das
+# kein Leerzeichen ist. Dasselbe Ergebnis wie ``[^\S\n]+`` zu " ", aber ohne
+# jedes einzelne Leerzeichen durch ein Leerzeichen zu ersetzen.
+_WAAGRECHTER_LEERRAUM = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
+# Alle Zeichen außer " " und "\n", die ``\s`` in Python trifft (test_bench.py
+# prüft die Liste gegen alle Codepunkte). Fehlen sie und doppelte Leerzeichen,
+# hat Schritt 7 nichts zu tun.
+_ANDERER_LEERRAUM = (
+    "\t\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
 _DREI_UMBRUECHE = re.compile(r"\n{3,}")
 _MARKDOWN_BILD = re.compile(r"!\s*\[[^\]]*\]\([^)]*\)")
 _MARKDOWN_LINK = re.compile(r"\[([^\]]+)\]\([^)]+\)")
@@ -38,6 +52,8 @@ _WORT = re.compile(r"\w+")
 
 def zeilenenden_angleichen(text: str) -> str:
     """1. CRLF, einzelnes CR, U+2028, U+2029 und U+0085 werden zu LF."""
+    if not any(zeichen in text for zeichen in _ZEILENENDE_ZEICHEN):
+        return text
     return _ZEILENENDE.sub("\n", text)
 
 
@@ -53,12 +69,22 @@ def entitaeten_dekodieren(text: str) -> str:
 
 def formatzeichen_loeschen(text: str) -> str:
     """4. Unsichtbare Formatzeichen (U+200B … U+00AD) löschen."""
-    return text.translate(_FORMATZEICHEN_LOESCHEN)
+    if text.isascii():
+        return text
+    for zeichen in FORMATZEICHEN:
+        if zeichen in text:
+            text = text.replace(zeichen, "")
+    return text
 
 
 def leerzeichen_angleichen(text: str) -> str:
     """5. Exotische Leerzeichen (U+00A0, U+2000–U+200A …) zu U+0020."""
-    return text.translate(_LEERZEICHEN_ANGLEICHEN)
+    if text.isascii():
+        return text
+    for zeichen in EXOTISCHE_LEERZEICHEN:
+        if zeichen in text:
+            text = text.replace(zeichen, " ")
+    return text
 
 
 def zeilen_trimmen(text: str) -> str:
@@ -69,11 +95,15 @@ def zeilen_trimmen(text: str) -> str:
 
 def leerraum_zusammenfassen(text: str) -> str:
     """7. Waagrechten Leerraum zu einem Leerzeichen, nie über Zeilen hinweg."""
+    if "  " not in text and not any(zeichen in text for zeichen in _ANDERER_LEERRAUM):
+        return text
     return _WAAGRECHTER_LEERRAUM.sub(" ", text)
 
 
 def umbrueche_begrenzen(text: str) -> str:
     """8. Drei oder mehr Zeilenumbrüche zu einer Leerzeile."""
+    if "\n\n\n" not in text:
+        return text
     return _DREI_UMBRUECHE.sub("\n\n", text)
 
 
@@ -123,18 +153,20 @@ def bereinigen(text: str) -> str:
 # --- tokens: der Vergleichsschlüssel -------------------------------------------
 
 
-def tokens(text: str) -> list[str]:
-    """Tokens für den Vergleich, in der Reihenfolge von Quelle 000.
+def vergleichstext(text: str) -> str:
+    """Alles vor Kleinschreibung und Zerlegen, in der Reihenfolge von Quelle 000.
 
     Entitäten dekodieren; Markdown-Bilder zu Leerzeichen; Markdown-Links zu
     ihrem Ankertext; Tags zu Leerzeichen; Formatzeichen löschen (Abweichung:
-    sonst zerfiele „Bundes\\u00adregierung“ in zwei Tokens); NFKC;
-    Kleinschreibung; ``\\w+``. Das Zusammenfassen von Leerraum aus Quelle 000
-    entfällt, weil es die ``\\w+``-Tokens nicht ändert.
+    sonst zerfiele „Bundes\\u00adregierung“ in zwei Tokens); NFKC. Das Zusammenfassen von Leerraum aus Quelle 000 entfällt,
+    weil es die ``\\w+``-Tokens nicht ändert.
 
-    Jede Abkürzung hier lässt die Tokens unverändert: ein Muster, das ein
+    Jede Abkürzung hier lässt das Ergebnis unverändert: ein Muster, das ein
     Zeichen verlangt, das im Text fehlt, kann nicht treffen, und reines ASCII
-    ist immer schon NFKC.
+    ist immer schon NFKC. Die Formatzeichen werden einzeln mit ``replace``
+    gelöscht, nicht mit ``translate``: ``translate`` mit Tabelle schlägt bei
+    Text außerhalb von ASCII jedes Zeichen im Wörterbuch nach und kostete so
+    zwei Drittel der ganzen Auswahl (bench/README.md).
     """
     if "&" in text:
         text = html.unescape(text)
@@ -144,10 +176,42 @@ def tokens(text: str) -> list[str]:
     if "<" in text:
         text = _TAG.sub(" ", text)
     if not text.isascii():
-        text = text.translate(_FORMATZEICHEN_LOESCHEN)
+        for zeichen in FORMATZEICHEN:
+            if zeichen in text:
+                text = text.replace(zeichen, "")
+        # NFKC macht aus U+00A0 ohnehin U+0020 (ein Starter, der mit nichts
+        # verschmilzt); vorab ersetzt, ist der häufigste Grund für den teuren
+        # Aufruf von normalize in deutschem Text weg.
+        if "\u00a0" in text:
+            text = text.replace("\u00a0", " ")
         if not unicodedata.is_normalized("NFKC", text):
             text = unicodedata.normalize("NFKC", text)
-    return _WORT.findall(text.lower())
+    return text
+
+
+def tokens(text: str) -> list[str]:
+    """Tokens für den Vergleich: ``\\w+`` im kleingeschriebenen Vergleichstext."""
+    return _WORT.findall(vergleichstext(text).lower())
+
+
+def tokens_zeilenweise(text: str, zeilen: dict[str, list[str]]) -> list[str]:
+    """Wie ``tokens``, aber jede Zeile wird nur einmal je Zwischenspeicher zerlegt.
+
+    Die Kandidaten eines Items teilen meist die meisten Absätze; ``zeilen``
+    (Zeile -> ihre Tokens) lebt für ein Item. Genau dasselbe Ergebnis, weil
+    ``\\w+`` nie über einen Zeilenumbruch reicht und auch ``lower`` nicht:
+    der einzige Fall, in dem es auf Nachbarn schaut (Schluss-Sigma), endet an
+    einem Zeichen, das weder Groß-/Kleinschreibung trägt noch übergangen wird,
+    wie ``\\n``. Nebenbei sind die Tokens geteilter Zeilen dieselben Objekte,
+    und gleiche Shingles vergleichen sich dann über die Identität.
+    """
+    ergebnis: list[str] = []
+    for zeile in vergleichstext(text).split("\n"):
+        teil = zeilen.get(zeile)
+        if teil is None:
+            teil = zeilen[zeile] = _WORT.findall(zeile.lower())
+        ergebnis += teil
+    return ergebnis
 
 
 def shingles(toks: Sequence[str], k: int = 5) -> set[tuple[str, ...]]:
