@@ -15,8 +15,10 @@ gültiges JSON.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -49,6 +51,11 @@ JSON_MELDUNGEN = {
     "Invalid \\uXXXX escape": "ungültige \\uXXXX-Folge",
     "Extra data": "weitere Daten nach dem Ende des JSON-Werts",
 }
+
+# Zeichen ab U+0100 in UTF-8: ein Startbyte C4–F4 und seine Folgebytes, als Lauf.
+_BREIT = re.compile(rb"(?:[\xc4-\xf4][\x80-\xbf]+)+")
+# Ein Backslash direkt davor ist ohnehin ungültiges JSON; dann den genauen Weg gehen.
+_BACKSLASH_VOR_BREIT = re.compile(rb"\\[\xc4-\xf4]")
 
 JSON_TYPEN = {dict: "ein Objekt", list: "eine Liste", str: "eine Zeichenkette", bool: "ein Wahrheitswert"}
 
@@ -125,6 +132,64 @@ def dekodieren(roh: bytes, name: str) -> str:
             f"{name} ist kein gültiges UTF-8: Byte {e.start} (Zeile {zeile}) "
             f"ist 0x{roh[e.start]:02x} ({e.reason})."
         ) from None
+
+
+@functools.lru_cache(maxsize=4096)  # typografische Zeichen wiederholen sich ständig
+def _maske(lauf: bytes) -> bytes:
+    return json.dumps(lauf.decode("utf-8"))[1:-1].encode("ascii")
+
+
+def _maskieren(roh: bytes, stueck: int = 2**20) -> bytearray:
+    """Zeichen ab U+0100 als \\u-Escapes, stückweise in ein bytearray: re.sub über
+    alles auf einmal hielte Millionen Teilstücke gleichzeitig im Speicher."""
+    ergebnis = bytearray()
+    anfang = 0
+    while anfang < len(roh):
+        ende = min(anfang + stueck, len(roh))
+        while ende < len(roh) and roh[ende] >= 0x80:  # nicht mitten in einem Zeichen schneiden
+            ende += 1
+        ergebnis += _BREIT.sub(lambda t: _maske(t.group()), roh[anfang:ende])
+        anfang = ende
+    return ergebnis
+
+
+def laden(datei: str) -> tuple[list[dict], int]:
+    """Liest und prüft die Eingabe; gibt die Artikel und die Größe in Bytes zurück.
+
+    Ein str in Python belegt je Zeichen so viele Bytes wie sein breitestes
+    Zeichen: ein einziges Emoji macht aus 100 MB Text 400 MB. Deshalb werden
+    vor dem Dekodieren alle Zeichen ab U+0100 als ``\\uXXXX`` geschrieben – in
+    JSON derselbe Wert –, und der große Text bleibt bei einem Byte je Zeichen.
+    Scheitert dieser Weg, läuft der gewöhnliche über die Originalbytes: er
+    meldet Zeile, Spalte und Byte so, wie sie in der Datei stehen.
+    """
+    name = anzeigename(datei)
+    roh = lesen(datei)
+    groesse = len(roh)
+    if not _BACKSLASH_VOR_BREIT.search(roh):
+        try:
+            maskiert = _maskieren(roh)
+        except UnicodeDecodeError:
+            maskiert = None  # kaputtes UTF-8: die genaue Stelle findet der Weg unten
+        if maskiert is not None:
+            if datei != STDIO:
+                roh = None  # nur für eine Fehlermeldung gebraucht; dann neu lesen
+            try:
+                text = maskiert.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                text = None
+            del maskiert
+            if text is not None:
+                try:
+                    return parsen(text, name), groesse
+                except EingabeFehler:
+                    pass  # die Meldung mit den Stellen der Datei gibt der Weg unten
+                del text
+            if roh is None:
+                roh = lesen(datei)
+    text = dekodieren(roh, name)
+    del roh
+    return parsen(text, name), groesse
 
 
 class _Doppelte:
@@ -244,7 +309,11 @@ def entscheiden(
     Bytes –, und das Schreiben danach kann nicht mehr an einem Artikel scheitern.
     """
     with click.progressbar(
-        length=len(artikel), label="Auswahl", file=sys.stderr, hidden=not balken, show_pos=True
+        length=len(artikel),
+        label="Auswahl",
+        file=sys.stderr,
+        hidden=not (balken and sys.stderr.isatty()),
+        show_pos=True,
     ) as fortschritt:
         for index in range(len(artikel)):
             eintrag = artikel[index]
@@ -379,6 +448,14 @@ def zusammenfassung(bilanz: Bilanz) -> str:
     return "\n".join(zeilen)
 
 
+def zaehlung(bilanz: Bilanz) -> dict[str, int]:
+    """Die Zählung des Laufs für den Kopf der Stichprobenseite."""
+    werte = {"Artikel": bilanz.artikel}
+    werte |= {f"Wahl {name}": bilanz.je_extraktor[name] for name in PRIORITAET}
+    werte |= {f"Regel {regel}": bilanz.je_regel[regel] for regel in REGELN}
+    return werte
+
+
 # --- Einstieg ----------------------------------------------------------------------
 
 
@@ -394,12 +471,8 @@ def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) ->
     geschrieben = False
     try:
         ziel_pruefen(bilanz.ziel, datei)
-        roh = lesen(datei)
-        balken = len(roh) >= BALKEN_AB_BYTES
-        text = dekodieren(roh, anzeigename(datei))
-        del roh  # den Speicher nicht zweimal belegen
-        artikel = parsen(text, anzeigename(datei))
-        del text
+        artikel, groesse = laden(datei)
+        balken = groesse >= BALKEN_AB_BYTES
         auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
         entscheiden(artikel, bilanz, auswahl, balken)
         if bilanz.ziel == STDIO:
@@ -409,7 +482,7 @@ def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) ->
         geschrieben = True
         del artikel
         if auswahl is not None:
-            bilanz.stichprobe = stichprobe_modul.schreiben(auswahl, CODER_VERSION)
+            bilanz.stichprobe = stichprobe_modul.schreiben(auswahl, CODER_VERSION, zaehlung=zaehlung(bilanz))
     except KeyboardInterrupt:
         if geschrieben:
             raise Abgebrochen(

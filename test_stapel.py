@@ -715,6 +715,45 @@ def test_beliebige_eingabe_gibt_ergebnis_oder_eingabefehler(tmp_path, roh):
     assert sorted(p.name for p in tmp_path.iterdir()) in (["f.json"], ["f.json", "f_aus.json"])
 
 
+# --- Sparsames Laden: breite Zeichen als \\u-Escapes, derselbe Wert ------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(), stueck=st.integers(min_value=1, max_value=9))
+def test_maskieren_gibt_denselben_wert_an_jeder_schnittstelle(text, stueck):
+    roh = json.dumps(text, ensure_ascii=False).encode("utf-8")  # st.text() kennt keine Surrogate
+    maskiert = stapel._maskieren(roh, stueck)
+    assert all(byte < 0xC4 for byte in maskiert)  # nur noch ASCII und Latin-1
+    assert json.loads(maskiert.decode("utf-8")) == text
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(daten=st.lists(st.dictionaries(st.text(max_size=4), json_werte, max_size=4), max_size=5))
+def test_laden_gleich_json_loads(tmp_path, daten):
+    eingabe = ablegen(tmp_path / "l.json", json.dumps(daten, ensure_ascii=False))
+    artikel, groesse = stapel.laden(str(eingabe))
+    assert geordnet(artikel) == geordnet(daten) and groesse == eingabe.stat().st_size
+
+
+@pytest.mark.parametrize(
+    ("roh", "meldung"),
+    [
+        # Spalte zählt Zeichen der Datei, nicht der maskierten Fassung
+        ('[{"t": "’’’ 😀 ‚x‘"} {"u": 1}]'.encode(), "Zeile 1, Spalte 21: Komma erwartet."),
+        ('[{"t": "a"},\n {"t": "€€€", "u": 1,}]'.encode(), "Zeile 2, Spalte 22: Schlüssel in doppelten"),
+        ('["\\’"]'.encode(), "Zeile 1, Spalte 3: ungültige Escape-Folge."),
+        (b'["\xe2\x80 kaputt \xe2\x80\x99"]', "kein gültiges UTF-8: Byte 2 (Zeile 1) ist 0xe2"),
+        (b'["\xed\xa0\x80"]', "kein gültiges UTF-8: Byte 2 (Zeile 1) ist 0xed"),  # Surrogat in UTF-8
+    ],
+)
+@pytest.mark.parametrize("ueber_stdin", [False, True])
+def test_fehlerstellen_mit_breiten_zeichen(tmp_path, roh, meldung, ueber_stdin):
+    argument = "-" if ueber_stdin else str(ablegen(tmp_path / "w.json", roh))
+    ergebnis = aufrufen(argument, eingabe=roh if ueber_stdin else None)
+    assert ergebnis.exit_code == EXIT_EINGABE
+    assert meldung in ergebnis.stderr, ergebnis.stderr
+
+
 # --- Große Eingabe: Speicher und Zeit ----------------------------------------------------------
 
 
