@@ -582,6 +582,7 @@ class Einlesebilanz:
     ersetzt: int = 0  # Kandidaten mit NUL oder einzelnem Surrogat
     doppelt: int = 0
     namen: Counter = field(default_factory=Counter)
+    items: set[int] = field(default_factory=set)  # alle item_ids der Datei
 
 
 def _fuer_postgres(wert: str, bilanz: Einlesebilanz) -> str:
@@ -618,6 +619,7 @@ def kandidatenzeilen(artikel: list[dict], name: str, bilanz: Einlesebilanz) -> d
                 f"{name}: Artikel [{index}] hat keine ganzzahlige item_id (gefunden: {item_id!r:.40}); "
                 "nichts eingelesen."
             )
+        bilanz.items.add(item_id)
         extraktionen = eintrag.get("extractions")
         if not isinstance(extraktionen, dict):
             raise EingabeFehler(
@@ -656,7 +658,7 @@ def einlesen(datei: str) -> Einlesebilanz:
     url = db.datenbank_url()
     with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
         voraussetzungen(conn)
-        ids = sorted({item_id for item_id, _ in zeilen})
+        ids = sorted(bilanz.items)
         bekannt = {i for (i,) in conn.execute(SQL_BEKANNTE_ITEMS, (ids,))}
         bilanz.unbekannte_items = [i for i in ids if i not in bekannt]
         with conn.transaction(), conn.cursor() as cur:

@@ -1,0 +1,172 @@
+"""--einlesen: Kandidaten aus dem Stapelformat nach extraktionen – Datei und Datenbank treffen sich."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import SLOT
+
+BEISPIEL = Path(__file__).resolve().parent / "beispiele" / "artikel.json"
+
+
+def schreiben(pfad: Path, artikel: list) -> Path:
+    pfad.write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
+    return pfad
+
+
+def stapel_entscheidungen(cli, datei: Path, tmp_path: Path) -> dict[int, str]:
+    """selected_extractor je item_id aus dem Stapelbetrieb (ohne Datenbank)."""
+    ausgabe = tmp_path / "aus.json"
+    ergebnis = cli(str(datei), "-o", str(ausgabe), url=None)
+    assert ergebnis.code == 0, str(ergebnis)
+    return {a["item_id"]: a["selected_extractor"] for a in json.loads(ausgabe.read_text())}
+
+
+def db_entscheidungen(daten) -> dict[int, str]:
+    return dict(daten.abfrage("select item_id, extraktor from selected_extractor order by item_id"))
+
+
+def test_beispiel_datei_und_datenbank_entscheiden_gleich(daten, cli, tmp_path):
+    artikel = json.loads(BEISPIEL.read_text(encoding="utf-8"))
+    for a in artikel:
+        daten.item(a["item_id"], a["slot"], haus=a.get("haus"), titel=a.get("titel"), url=a.get("url"))
+    ergebnis = cli("--einlesen", str(BEISPIEL))
+    assert ergebnis.code == 0, str(ergebnis)
+    zeilen = sum(len(a["extractions"]) for a in artikel)
+    assert f"eingelesen: {len(artikel)} Artikel, {zeilen} Kandidaten – neu {zeilen}," in ergebnis.out
+    assert cli("--backfill").code == 0
+    assert db_entscheidungen(daten) == stapel_entscheidungen(cli, BEISPIEL, tmp_path)
+    # ein zweites Einlesen ändert nichts, extrahiert_am bleibt
+    vorher = daten.abfrage(
+        "select item_id, extraktor, extrahiert_am, xmin::text from extraktionen order by 1, 2"
+    )
+    zweites = cli("--einlesen", str(BEISPIEL))
+    assert f"neu 0, geändert 0, unverändert {zeilen}" in zweites.out, str(zweites)
+    assert daten.abfrage(
+        "select item_id, extraktor, extrahiert_am, xmin::text from extraktionen order by 1, 2"
+    ) == (vorher)
+
+
+def test_unbekannte_items_werden_gemeldet_nicht_eingefuegt(daten, cli, tmp_path):
+    daten.item(1)
+    datei = schreiben(
+        tmp_path / "k.json",
+        [
+            {"item_id": 1, "extractions": {"trafilatura": {"text": "eins zwei drei", "error": None}}},
+            {"item_id": 404, "extractions": {"trafilatura": {"text": "gibt es nicht", "error": None}}},
+            {"item_id": 405, "extractions": {}},
+        ],
+    )
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 0, str(ergebnis)
+    assert "2 item_id(s)" in ergebnis.err and "404, 405" in ergebnis.err
+    assert "unbekannte Items 2" in ergebnis.out
+    assert daten.abfrage("select item_id, extraktor from extraktionen") == [(1, "trafilatura")]
+
+
+def test_nul_und_surrogate_werden_ersetzt_und_entscheiden_wie_die_datei(daten, cli, tmp_path):
+    satz = "Der Rat tagte lange und beschloss am Ende den Haushalt für das nächste Jahr. "
+    artikel = [
+        {
+            "item_id": 1,
+            "extractions": {
+                "newspaper4k": {"text": "Werbung\u0000" + satz * 3, "error": None},
+                "readability": {"text": satz * 3 + "ab\u0000cd", "error": None},
+                "trafilatura": {"text": satz * 2 + "\ud800 ende", "error": "teil\u0000weise"},
+            },
+        }
+    ]
+    datei = tmp_path / "nul.json"
+    datei.write_text(json.dumps(artikel), encoding="ascii")  # \u0000 und \ud800 als Escape
+    daten.item(1)
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 0, str(ergebnis)
+    assert "4 Werte enthielten NUL-Zeichen oder einzelne Surrogate" in ergebnis.err
+    texte = dict(daten.abfrage("select extraktor, text from extraktionen"))
+    assert "\u0000" not in "".join(texte.values()) and "\ufffd" in texte["readability"]
+    assert (
+        dict(daten.abfrage("select extraktor, fehler from extraktionen"))["trafilatura"] == "teil\ufffdweise"
+    )
+    assert cli("--backfill").code == 0
+    assert db_entscheidungen(daten) == stapel_entscheidungen(cli, datei, tmp_path)
+
+
+def test_falsche_typen_gelten_als_nicht_verfuegbar_wie_in_der_datei(daten, cli, tmp_path):
+    artikel = [
+        {
+            "item_id": n,
+            "extractions": {
+                "newspaper4k": kandidat,
+                "trafilatura": {"text": "Ein kurzer, aber brauchbarer Text über den Rat.", "error": fehler},
+            },
+        }
+        for n, (kandidat, fehler) in enumerate(
+            [
+                ({"text": 42, "error": None}, None),
+                ({"text": ["a", "b"], "error": None}, 0),
+                ({"text": {"x": 1}}, False),
+                ("kein objekt", None),
+                (None, ""),
+            ],
+            1,
+        )
+    ]
+    datei = schreiben(tmp_path / "typen.json", artikel)
+    for a in artikel:
+        daten.item(a["item_id"])
+    assert cli("--einlesen", str(datei)).code == 0
+    assert daten.abfrage(
+        "select count(*) from extraktionen where extraktor = 'newspaper4k' and text is null"
+    ) == [(5,)]
+    assert cli("--backfill").code == 0
+    assert db_entscheidungen(daten) == stapel_entscheidungen(cli, datei, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("artikel", "meldung"),
+    [
+        # vor jeder Liste steht ein gültiger Artikel [0]: auch er wird nicht geschrieben
+        ([{"extractions": {}}], "Artikel [1] hat keine ganzzahlige item_id"),
+        ([{"item_id": 1, "extractions": {}}, {"item_id": "2", "extractions": {}}], "Artikel [2] hat keine"),
+        ([{"item_id": True, "extractions": {}}], "Artikel [1] hat keine"),
+        ([{"item_id": 2**70, "extractions": {}}], "Artikel [1] hat keine"),
+        ([{"item_id": 1, "extractions": []}], "Artikel [1] (item_id 1) hat kein Objekt „extractions“"),
+        ({"item_id": 1}, "erwartet wird eine JSON-Liste"),
+    ],
+)
+def test_kaputte_artikel_nichts_geschrieben(artikel, meldung, daten, cli, tmp_path):
+    daten.item(1)
+    daten.item(2)
+    gut = {"item_id": 1, "extractions": {"trafilatura": {"text": "gut", "error": None}}}
+    datei = schreiben(tmp_path / "kaputt.json", [gut, *artikel] if isinstance(artikel, list) else artikel)
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 1, str(ergebnis)
+    assert meldung in ergebnis.err, str(ergebnis)
+    assert "Traceback" not in ergebnis.err
+    assert daten.abfrage("select count(*) from extraktionen") == [(0,)]
+
+
+def test_kaputtes_json_und_fehlende_datei(cli, tmp_path):
+    datei = tmp_path / "kaputt.json"
+    datei.write_text('[{"item_id": 1,}]')
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 1 and "Zeile 1, Spalte" in ergebnis.err, str(ergebnis)
+    ergebnis = cli("--einlesen", str(tmp_path / "fehlt.json"))
+    assert ergebnis.code == 1 and "gibt es nicht" in ergebnis.err, str(ergebnis)
+
+
+def test_doppelte_kandidaten_der_letzte_gilt(daten, cli, tmp_path):
+    daten.item(1, SLOT)
+    datei = schreiben(
+        tmp_path / "doppelt.json",
+        [
+            {"item_id": 1, "extractions": {"trafilatura": {"text": "erster", "error": None}}},
+            {"item_id": 1, "extractions": {"trafilatura": {"text": "zweiter", "error": None}}},
+        ],
+    )
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 0 and "1 Kandidaten standen doppelt" in ergebnis.err, str(ergebnis)
+    assert daten.abfrage("select text from extraktionen") == [("zweiter",)]
