@@ -251,6 +251,15 @@ def test_falsche_typen_sind_kein_fehler(tmp_path):
     assert "Ohne extractions-Objekt (Rückfall newspaper4k): 2 Artikel" in ergebnis.stderr
 
 
+def test_nan_und_grosse_zahlen_gehen_unveraendert_durch(tmp_path):
+    # Python liest NaN/Infinity (kein Standard-JSON) und schreibt sie so zurück: die Eingabe bestimmt.
+    roh = b'[{"x": NaN, "y": -Infinity, "z": 123456789012345678901234567890, "w": 1.5e300}]'
+    ergebnis = aufrufen(str(ablegen(tmp_path / "n.json", roh)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    aus = (tmp_path / "n_selected.json").read_text("utf-8")
+    assert '"x": NaN, "y": -Infinity, "z": 123456789012345678901234567890, "w": 1.5e+300' in aus
+
+
 # --- Zusammenfassung, Warnungen ---------------------------------------------------------
 
 
@@ -807,4 +816,4 @@ def test_100_mb_speicher_proportional(tmp_path):
     )
     assert code == "0"
     assert len(json.loads((tmp_path / "aus.json").read_bytes())) == anzahl
-    assert spitze < 8 * groesse
+    assert spitze < 5 * groesse  # gemessen 3,3×; json.load allein braucht 8,3×
