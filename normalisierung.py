@@ -110,20 +110,24 @@ def umbrueche_begrenzen(text: str) -> str:
 def doppelte_zeilen_entfernen(text: str) -> str:
     """9. Exakt gleiche Zeilen nur beim ersten Auftreten behalten.
 
-    Leerzeilen gelten nie als Dubletten. Fällt eine Zeile zwischen zwei
-    Leerzeilen weg, bleibt nur eine davon stehen – sonst stünden dort drei
+    Leerzeilen gelten nie als Dubletten. Fällt aber eine Zeile zwischen zwei
+    Leerzeilen weg, bleibt nur eine der beiden stehen – sonst stünden dort drei
     Umbrüche, und ein zweiter Durchlauf änderte das Ergebnis (Schritt 8).
     Am Anfang und am Ende stehen keine Leerzeilen.
     """
     gesehen: set[str] = set()
     zeilen: list[str] = []
+    seit_leerzeile_entfernt = False
     for zeile in text.split("\n"):
-        if not zeile:
-            if zeilen and zeilen[-1]:
-                zeilen.append(zeile)
-        elif zeile not in gesehen:
+        if zeile in gesehen:
+            seit_leerzeile_entfernt = True
+            continue
+        if zeile:
             gesehen.add(zeile)
-            zeilen.append(zeile)
+        elif not zeilen or (not zeilen[-1] and seit_leerzeile_entfernt):
+            continue
+        zeilen.append(zeile)
+        seit_leerzeile_entfernt = False
     while zeilen and not zeilen[-1]:
         zeilen.pop()
     return "\n".join(zeilen)

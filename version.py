@@ -35,7 +35,7 @@ def coder_version(
 ) -> str:
     """Lesbare Kennung, z. B. ``auswahl-1+norm-1+rein-1+k5+t0.03+n4k>rd>tf``."""
     rangfolge = ">".join(KUERZEL.get(name, name) for name in prioritaet)
-    return f"auswahl-{regelwerk}+norm-{normalisierung}+rein-{bereinigung}+k{k}+t{toleranz:g}+{rangfolge}"
+    return f"auswahl-{regelwerk}+norm-{normalisierung}+rein-{bereinigung}+k{k}+t{toleranz!r}+{rangfolge}"
 
 
 CODER_VERSION = coder_version()
