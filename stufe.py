@@ -262,10 +262,12 @@ def stapel_kodieren(zeilen: Sequence[tuple], stichprobe_n: int | None) -> Stapel
 
 
 def _worker_start() -> None:
-    # Strg-C trifft die ganze Prozessgruppe; nur der Hauptprozess entscheidet,
-    # wann Schluss ist (nach dem laufenden Stapel).
+    # Strg-C trifft die ganze Prozessgruppe, systemd schickt SIGTERM an alle
+    # Prozesse der Einheit. Nur der Hauptprozess entscheidet, wann Schluss ist
+    # (nach dem laufenden Stapel); ein Worker, der jetzt stürbe, nähme seinen
+    # Stapel mit, und der Hauptprozess wartete ewig auf dessen Ergebnis.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 # --- Bilanz ------------------------------------------------------------------------
@@ -468,7 +470,9 @@ def lauf(
                     _freigeben(schreiber)
     finally:
         if pool is not None:
-            pool.terminate()
+            # Höchstens 2 × Prozesse Stapel sind noch unterwegs; die Worker
+            # rechnen sie zu Ende und gehen dann (sie überhören SIGTERM).
+            pool.close()
             pool.join()
     bilanz.sekunden = time.perf_counter() - start
     _berichten(bilanz, trocken, auswahl, version)

@@ -1,0 +1,68 @@
+"""Strg-C (SIGINT) und SIGTERM: der Lauf hört nach dem laufenden Stapel auf, mit Bilanz und Exit 130."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psycopg
+import pytest
+
+import stufe
+from conftest import PROJEKT
+
+pytestmark = pytest.mark.datenbank
+
+# Genug Items, dass ein Signal mitten in den Lauf fällt (etwa 25 Stapel).
+ITEMS = 5000
+SATZ = "Der Rat der Stadt tagte bis in die Nacht und beschloss den Haushalt mit knapper Mehrheit. "
+# Items und Kandidaten im Server erzeugen: schneller als 15.000 einzelne Inserts.
+SQL_BESTAND = """
+insert into raw_items (id, slot) select g, '2026-09-07 06:00+00' from generate_series(1, %(n)s) g;
+insert into extraktionen (item_id, extraktor, text)
+select g, x, 'Meldung ' || g || '. ' || repeat(%(satz)s, 3 + g %% 5) || case when x = 'newspaper4k' then
+    'Jetzt abonnieren.' else '' end
+from generate_series(1, %(n)s) g, unnest(array['newspaper4k', 'readability', 'trafilatura']) x;
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stoppt_nach_dem_stapel_und_zweiter_lauf_vollendet(sig, db_url, daten, tmp_path):
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for anweisung in SQL_BESTAND.split(";")[:2]:
+            conn.execute(anweisung, {"n": ITEMS, "satz": SATZ})
+    umgebung = {**os.environ, "DATABASE_URL": db_url}
+    prozess = subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill", "--prozesse", "2"],
+        cwd=tmp_path,
+        env=umgebung,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # eigene Prozessgruppe: das Signal trifft auch die Worker, wie Strg-C
+    )
+    # warten, bis der erste Stapel geschrieben ist, dann das Signal
+    frist = time.monotonic() + 60
+    while daten.abfrage("select count(*) from selected_extractor")[0][0] == 0:
+        assert prozess.poll() is None and time.monotonic() < frist, "Lauf endete vor dem Signal"
+        time.sleep(0.02)
+    os.killpg(prozess.pid, sig)
+    out, err = prozess.communicate(timeout=60)
+    geschrieben = daten.abfrage("select count(*) from selected_extractor")[0][0]
+    assert prozess.returncode == 130, out + err
+    assert "Abgebrochen" in err and sig.name in err and "Traceback" not in err
+    assert out.startswith(f"neu {geschrieben}, geändert 0, "), out  # die Bilanz sagt, was geschrieben ist
+    assert 0 < geschrieben < ITEMS
+    assert geschrieben % stufe.STAPEL == 0  # nur ganze Stapel: jede Zeile alt oder neu
+    zweiter = subprocess.run(
+        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill"],
+        cwd=tmp_path,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+    )
+    assert zweiter.returncode == 0, zweiter.stderr
+    assert zweiter.stdout.startswith(f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},")
