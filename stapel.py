@@ -153,6 +153,17 @@ def _maskieren(roh: bytes, stueck: int = 2**20) -> bytearray:
     return ergebnis
 
 
+def sparsam_dekodieren(roh: bytes) -> str | None:
+    """Der Text mit allen Zeichen ab U+0100 als ``\\uXXXX`` – oder None, wo dieser
+    Weg nicht sicher ist (Backslash vor einem breiten Zeichen) oder scheitert."""
+    if _BACKSLASH_VOR_BREIT.search(roh):
+        return None
+    try:
+        return _maskieren(roh).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None  # kaputtes UTF-8: die genaue Stelle findet dekodieren()
+
+
 def laden(datei: str) -> tuple[list[dict], int]:
     """Liest und prüft die Eingabe; gibt die Artikel und die Größe in Bytes zurück.
 
@@ -166,27 +177,15 @@ def laden(datei: str) -> tuple[list[dict], int]:
     name = anzeigename(datei)
     roh = lesen(datei)
     groesse = len(roh)
-    if not _BACKSLASH_VOR_BREIT.search(roh):
+    text = sparsam_dekodieren(roh)
+    if text is not None:
+        if datei != STDIO:
+            roh = None  # nur noch für eine Fehlermeldung nötig; dann neu lesen
         try:
-            maskiert = _maskieren(roh)
-        except UnicodeDecodeError:
-            maskiert = None  # kaputtes UTF-8: die genaue Stelle findet der Weg unten
-        if maskiert is not None:
-            if datei != STDIO:
-                roh = None  # nur für eine Fehlermeldung gebraucht; dann neu lesen
-            try:
-                text = maskiert.decode("utf-8-sig")
-            except UnicodeDecodeError:
-                text = None
-            del maskiert
-            if text is not None:
-                try:
-                    return parsen(text, name), groesse
-                except EingabeFehler:
-                    pass  # die Meldung mit den Stellen der Datei gibt der Weg unten
-                del text
-            if roh is None:
-                roh = lesen(datei)
+            return parsen(text, name), groesse
+        except EingabeFehler:
+            del text  # die Meldung mit den Stellen der Datei gibt der Weg unten
+            roh = roh if roh is not None else lesen(datei)
     text = dekodieren(roh, name)
     del roh
     return parsen(text, name), groesse
