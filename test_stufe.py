@@ -152,6 +152,29 @@ def test_slot_entfernt_kodierung_ohne_kandidaten_nur_im_slot(daten, lauf):
     assert [z[0] for z in daten.kodierungen()] == [2]
 
 
+def test_unbekannter_extraktor_aendert_nichts(daten, lauf):
+    daten.item(1)
+    daten.kandidaten(1, {**drei(1), "goose3": "irgendwas"})
+    lauf()
+    vorher = daten.kodierungen(mit_zeit=True)
+    daten.kandidat(1, "goose3", "ganz etwas anderes")
+    assert zahlen(lauf())[:3] == (0, 0, 1)
+    assert daten.kodierungen(mit_zeit=True) == vorher
+
+
+def test_stichprobe_beim_erneuten_lauf_sieht_jede_entscheidung(daten, lauf, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for n in range(1, 6):
+        daten.item(n)
+        daten.kandidaten(n, drei(n))
+    lauf()
+    vorher = daten.kodierungen(mit_zeit=True)
+    assert zahlen(lauf(stichprobe=4))[:3] == (0, 0, 5)
+    with next(tmp_path.glob("stichprobe-*.csv")).open(encoding="utf-8") as f:
+        assert len(list(csv.DictReader(f))) == 4
+    assert daten.kodierungen(mit_zeit=True) == vorher
+
+
 def test_andere_coder_version_bleibt_unberuehrt(daten, lauf):
     daten.item(1)
     daten.kandidaten(1, drei(1))

@@ -26,8 +26,9 @@ create table selected_extractor (
     metriken jsonb not null,
     -- bereinigter Text der Wahl (normalisierung.bereinigen); NULL, wenn sie keinen Text hat
     text text,
-    -- SHA-256 über Wahl, Regel, Konsens, Metriken und Text: ein Lauf vergleicht
-    -- 32 Byte statt des Textes und schreibt nur, wo sie sich unterscheiden
+    -- SHA-256 der Eingabe (je bekanntem Extraktor Name, Text, Fehler). Unter
+    -- derselben coder_version bestimmt sie die Zeile; ein Lauf vergleicht 32 Byte
+    -- statt der Texte und rechnet und schreibt nur, wo sie sich unterscheidet
     pruefsumme bytea not null check (octet_length(pruefsumme) = 32),
     kodiert_am timestamptz not null default now(),
     primary key (item_id, coder_version)
