@@ -38,6 +38,8 @@ STDIO = "-"
 FELD = "selected_extractor"
 # Ab dieser Eingabegröße lohnt ein Fortschrittsbalken (grob eine Sekunde Rechenzeit).
 BALKEN_AB_BYTES = 4 * 2**20
+# So viele Funde doppelter Schlüssel werden einzeln gemeldet, der Rest gezählt.
+HOECHSTENS_WARNUNGEN = 20
 
 # Die Meldungen des json-Moduls auf Deutsch; Unbekanntes bleibt im Original stehen.
 JSON_MELDUNGEN = {
@@ -85,9 +87,10 @@ def ausgabepfad(datei: str, ausgabe: str | None) -> str:
     """``-o`` gilt; sonst ``<stamm>_selected.json`` neben der Eingabe, bei stdin stdout."""
     if ausgabe is not None:
         return ausgabe
-    if datei == STDIO:
-        return STDIO
     eingabe = Path(datei)
+    if datei == STDIO or (eingabe.exists() and not eingabe.is_file()):
+        # stdin, eine FIFO, <(…): daneben ist kein Platz für eine Datei
+        return STDIO
     return str(eingabe.with_name(f"{eingabe.stem}_selected.json"))
 
 
@@ -206,16 +209,22 @@ class _Doppelte:
             self.objekte[id(objekt)] = (objekt, schluessel)
         return objekt
 
-    def fundstellen(self, wert: object, pfad: str = "") -> Iterator[tuple[str, list[str]]]:
-        """(Pfad im Artikel, doppelte Schlüssel) für jedes betroffene Objekt darin."""
-        if isinstance(wert, dict):
-            if id(wert) in self.objekte:
-                yield pfad or "(Artikel)", self.objekte[id(wert)][1]
-            for s, w in wert.items():
-                yield from self.fundstellen(w, f"{pfad}.{s}" if pfad else s)
-        elif isinstance(wert, list):
-            for i, w in enumerate(wert):
-                yield from self.fundstellen(w, f"{pfad}[{i}]")
+    def fundstellen(self, wert: object) -> Iterator[tuple[str, list[str]]]:
+        """(Pfad im Artikel, doppelte Schlüssel) für jedes betroffene Objekt darin,
+        in Dokumentreihenfolge. Ohne Rekursion: der Artikel darf so tief sein,
+        wie json.loads ihn las."""
+        offen: list[tuple[object, str]] = [(wert, "")]
+        while offen:
+            wert, pfad = offen.pop()
+            if isinstance(wert, dict):
+                if id(wert) in self.objekte:
+                    yield pfad or "(Artikel)", self.objekte[id(wert)][1]
+                kinder = [(w, f"{pfad}.{s}" if pfad else s) for s, w in wert.items()]
+            elif isinstance(wert, list):
+                kinder = [(w, f"{pfad}[{i}]") for i, w in enumerate(wert)]
+            else:
+                continue
+            offen.extend(reversed(kinder))
 
 
 def typname(wert: object) -> str:
@@ -254,14 +263,22 @@ def parsen(text: str, name: str) -> list[dict]:
 
 
 def warnen_doppelte(artikel: list[dict], doppelte: _Doppelte) -> None:
-    """Doppelte Schlüssel sind gültiges JSON, aber fast immer ein Fehler beim Erzeugen."""
-    for index, eintrag in enumerate(artikel):
-        for pfad, schluessel in doppelte.fundstellen(eintrag):
-            namen = ", ".join(f"„{s}“" for s in schluessel)
+    """Doppelte Schlüssel sind gültiges JSON, aber fast immer ein Fehler beim Erzeugen.
+    Die ersten Funde einzeln, der Rest als Zahl – stderr soll lesbar bleiben."""
+    funde = (
+        (index, pfad, s) for index, eintrag in enumerate(artikel) for pfad, s in doppelte.fundstellen(eintrag)
+    )
+    for nummer, (index, pfad, schluessel) in enumerate(funde):
+        if nummer == HOECHSTENS_WARNUNGEN:
+            rest = len(doppelte.objekte) - nummer
             click.echo(
-                f"Warnung: Artikel [{index}], {pfad}: Schlüssel {namen} doppelt – der letzte Wert gilt.",
-                err=True,
+                f"Warnung: doppelte Schlüssel in {rest} weiteren Objekten, nicht einzeln gezeigt.", err=True
             )
+            return
+        namen = ", ".join(f"„{s}“" for s in schluessel)
+        click.echo(
+            f"Warnung: Artikel [{index}], {pfad}: Schlüssel {namen} doppelt – der letzte Wert gilt.", err=True
+        )
 
 
 # --- Entscheiden und serialisieren -------------------------------------------------------
@@ -358,6 +375,30 @@ def dateirechte(ziel: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def schreiben(ziel: str, daten: Iterable[bytes]) -> None:
+    """stdout, eine gewöhnliche Datei (atomar) oder etwas, das keine Datei ist."""
+    if ziel == STDIO:
+        schreiben_stdout(daten)
+        return
+    pfad = Path(ziel)
+    if pfad.exists() and not pfad.is_file():
+        # /dev/null, eine FIFO, /dev/stdout: hineinschreiben. Sie per os.replace zu
+        # ersetzen hieße, sie durch eine gewöhnliche Datei zu zerstören.
+        schreiben_direkt(pfad, daten)
+    else:
+        # Ein symbolischer Link bleibt Link; ersetzt wird die Datei, auf die er zeigt.
+        schreiben_atomar(str(pfad.resolve()), daten)
+
+
+def schreiben_direkt(pfad: Path, daten: Iterable[bytes]) -> None:
+    try:
+        with pfad.open("wb") as f:
+            for teil in daten:
+                f.write(teil)
+    except OSError as e:
+        raise EingabeFehler(f"Die Ausgabe {pfad} konnte nicht geschrieben werden: {e.strerror}.") from None
 
 
 def schreiben_atomar(ziel: str, daten: Iterable[bytes]) -> None:
@@ -474,10 +515,7 @@ def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) ->
         balken = groesse >= BALKEN_AB_BYTES
         auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
         entscheiden(artikel, bilanz, auswahl, balken)
-        if bilanz.ziel == STDIO:
-            schreiben_stdout(teile(artikel))
-        else:
-            schreiben_atomar(bilanz.ziel, teile(artikel))
+        schreiben(bilanz.ziel, teile(artikel))
         geschrieben = True
         del artikel
         if auswahl is not None:

@@ -13,8 +13,10 @@ import pty
 import random
 import re
 import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -305,6 +307,25 @@ def test_doppelte_schluessel_warnung_mit_index_letzter_gilt(tmp_path):
     assert list(aus[1]) == ["id", "extractions", "selected_extractor"]
 
 
+def test_doppelte_schluessel_hoechstens_zwanzig_einzeln(tmp_path):
+    roh = "[" + ",".join('{"a": 1, "a": 2}' for _ in range(25)) + "]"
+    ergebnis = aufrufen(str(ablegen(tmp_path / "d.json", roh)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    warnungen = [z for z in ergebnis.stderr.splitlines() if z.startswith("Warnung")]
+    assert len(warnungen) == stapel.HOECHSTENS_WARNUNGEN + 1 == 21
+    assert warnungen[19].startswith("Warnung: Artikel [19], (Artikel)")
+    assert warnungen[20] == "Warnung: doppelte Schlüssel in 5 weiteren Objekten, nicht einzeln gezeigt."
+
+
+def test_doppelte_schluessel_in_tiefer_verschachtelung(tmp_path):
+    # Die Suche nach den Fundstellen kommt ohne Rekursion aus: 900 Ebenen, je ein Fund.
+    roh = '[{"x": ' + '{"k": 1, "k": ' * 900 + "1" + "}" * 900 + "}]"
+    ergebnis = aufrufen(str(ablegen(tmp_path / "t.json", roh)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert "Warnung: Artikel [0], x: Schlüssel „k“ doppelt" in ergebnis.stderr
+    assert "in 880 weiteren Objekten" in ergebnis.stderr
+
+
 def test_kein_fortschrittsbalken_ohne_terminal(tmp_path, zwei, monkeypatch):
     monkeypatch.setattr(stapel, "BALKEN_AB_BYTES", 0)
     ergebnis = aufrufen(str(zwei))
@@ -434,6 +455,62 @@ def test_ausgabe_gleich_eingabe_wird_abgelehnt(tmp_path, zwei):
 def test_verzeichnis_als_ein_oder_ausgabe_ist_ein_aufruffehler(tmp_path, zwei):
     assert aufrufen(str(tmp_path)).exit_code == EXIT_AUFRUF
     assert aufrufen(str(zwei), "-o", str(tmp_path)).exit_code == EXIT_AUFRUF
+
+
+def fifo_lesen(pfad: Path) -> threading.Thread:
+    """Liest eine FIFO in einem Faden aus; das Ergebnis steht danach in .inhalt."""
+
+    def lesen():
+        with pfad.open("rb") as f:
+            faden.inhalt = f.read()
+
+    faden = threading.Thread(target=lesen, daemon=True)
+    faden.start()
+    return faden
+
+
+def test_ausgabe_in_eine_fifo_ersetzt_sie_nicht(tmp_path, zwei):
+    # Wie /dev/null oder /dev/stdout: hineinschreiben, nie durch eine Datei ersetzen.
+    fifo = tmp_path / "aus.fifo"
+    os.mkfifo(fifo)
+    faden = fifo_lesen(fifo)
+    ergebnis = aufrufen(str(zwei), "-o", str(fifo))
+    faden.join(timeout=30)
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert len(json.loads(faden.inhalt)) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["aus.fifo", "daten.json"]
+
+
+def test_eingabe_aus_einer_fifo_geht_ohne_o_nach_stdout(tmp_path, zwei):
+    # python auswahl.py <(cat daten.json): neben /dev/fd/63 ist kein Platz für eine Datei.
+    fifo = tmp_path / "ein.fifo"
+    os.mkfifo(fifo)
+
+    def schreiben():
+        with fifo.open("wb") as f:
+            f.write(zwei.read_bytes())
+
+    faden = threading.Thread(target=schreiben, daemon=True)
+    faden.start()
+    ergebnis = aufrufen(str(fifo))
+    faden.join(timeout=30)
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert [a["id"] for a in json.loads(ergebnis.stdout)] == ["a0", "a1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["daten.json", "ein.fifo"]
+
+
+def test_symbolischer_link_bleibt_link(tmp_path, zwei):
+    (tmp_path / "echt").mkdir()
+    echt = tmp_path / "echt" / "ergebnis.json"
+    echt.write_text("ALT")
+    link = tmp_path / "link.json"
+    link.symlink_to(echt)
+    ergebnis = aufrufen(str(zwei), "-o", str(link))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert link.is_symlink() and link.resolve() == echt
+    assert len(json.loads(echt.read_text("utf-8"))) == 2
+    assert [p.name for p in (tmp_path / "echt").iterdir()] == ["ergebnis.json"]
 
 
 # --- Atomar: Abbruch und Schreibfehler ----------------------------------------------------
