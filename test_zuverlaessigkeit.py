@@ -158,11 +158,11 @@ def umgebung(url: str | None, **mehr: str) -> dict[str, str]:
     return env
 
 
-def starten(url: str, *args: str, **env: str) -> subprocess.Popen:
+def starten(url: str, *args: str, cwd: Path | None = None, **env: str) -> subprocess.Popen:
     """auswahl.py in einer eigenen Prozessgruppe (Hauptprozess und Worker gemeinsam zu treffen)."""
     return subprocess.Popen(
         [sys.executable, str(PROJEKT / "auswahl.py"), *args],
-        cwd=tempfile.gettempdir(),
+        cwd=cwd or tempfile.gettempdir(),
         env=umgebung(url, **env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -191,8 +191,8 @@ def ende(prozess: subprocess.Popen, timeout: float = 120) -> Ende:
     return Ende(prozess.returncode, out, err)
 
 
-def laufen(url: str, *args: str, **env: str) -> Ende:
-    return ende(starten(url, *args, **env))
+def laufen(url: str, *args: str, cwd: Path | None = None, **env: str) -> Ende:
+    return ende(starten(url, *args, cwd=cwd, **env))
 
 
 def ohne_traceback(e: Ende) -> None:

