@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -65,24 +64,33 @@ def schritt(titel: str) -> None:
 
 
 def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
-    """(Sekunden, größter RSS eines Prozesses in MB, stdout) eines Laufs von auswahl.py."""
+    """(Sekunden, größter RSS in MB, erste Zeile von stdout) eines Laufs von auswahl.py.
+
+    Der RSS kommt aus wait4 für genau diesen Prozess; er umfasst seine
+    Worker, denn die hat er selbst abgewartet (das Maximum über alle).
+    """
     umgebung = {**os.environ, "DATABASE_URL": url}
-    start = time.perf_counter()
-    prozess = subprocess.Popen(
-        [sys.executable, str(PROJEKT / "auswahl.py"), *args],
-        cwd=cwd,
-        env=umgebung,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    out, err = prozess.communicate()
-    sekunden = time.perf_counter() - start
-    # wait4 der Kinder ist schon geschehen; RUSAGE_CHILDREN hält das Maximum über alle bisherigen
-    spitze = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    if prozess.returncode != 0:
-        raise click.ClickException(f"auswahl.py {' '.join(args)}: Exit {prozess.returncode}: {err.strip()}")
-    return sekunden, spitze, out.strip().splitlines()[0] if out.strip() else ""
+    with tempfile.TemporaryFile("w+") as fehler:
+        start = time.perf_counter()
+        prozess = subprocess.Popen(
+            [sys.executable, str(PROJEKT / "auswahl.py"), *args],
+            cwd=cwd,
+            env=umgebung,
+            stdout=subprocess.PIPE,
+            stderr=fehler,
+            text=True,
+        )
+        out = prozess.stdout.read()
+        _, status, verbrauch = os.wait4(prozess.pid, 0)
+        sekunden = time.perf_counter() - start
+        prozess.returncode = os.waitstatus_to_exitcode(status)
+        prozess.stdout.close()
+        if prozess.returncode != 0:
+            fehler.seek(0)
+            raise click.ClickException(
+                f"auswahl.py {' '.join(args)}: Exit {prozess.returncode}: {fehler.read().strip()}"
+            )
+    return sekunden, verbrauch.ru_maxrss / 1024, out.strip().splitlines()[0] if out.strip() else ""
 
 
 def auswahl(*args: str, url: str, cwd: Path) -> None:
@@ -247,7 +255,7 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
             )
         )
         click.echo(f"Bestand: {bestand} ({len(zeilen)} Items), Prozesse: {prozesse or os.cpu_count()}")
-        click.echo("| Lauf | Sekunden | größter RSS bisher (MB) | Bilanz |")
+        click.echo("| Lauf | Sekunden | Spitze RSS (MB) | Bilanz |")
         click.echo("|---|---:|---:|---|")
         for name, (sekunden, spitze, bilanz) in ergebnisse:
             click.echo(f"| {name} | {sekunden:.2f} | {spitze:.0f} | {bilanz} |".replace(".", ",", 1))

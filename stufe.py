@@ -5,9 +5,10 @@ Ablauf eines Laufs
 * Eine Leseverbindung liest je Item seine Kandidaten (als Arrays) und die
   Prüfsumme seiner bisherigen Kodierung über einen serverseitigen Cursor,
   Stapel für Stapel – nie den ganzen Bestand.
-* Der Hauptprozess bildet je Item die Prüfsumme der Eingabe (SHA-256 über die
-  bekannten Kandidaten). Ist sie gleich der gespeicherten, ist nichts zu tun:
-  unter derselben coder_version folgt die Zeile allein aus der Eingabe.
+* Der Server bildet je Item die Prüfsumme der Eingabe (SHA-256 über die
+  bekannten Kandidaten). Ist sie gleich der gespeicherten, ist nichts zu tun –
+  unter derselben coder_version folgt die Zeile allein aus der Eingabe –, und
+  die Texte werden gar nicht erst übertragen.
 * Worker-Prozesse entscheiden (``waehle``) und bereinigen den Text der Wahl
   für die übrigen Items. Höchstens ``2 × Prozesse`` Stapel sind gleichzeitig
   unterwegs: der Speicher bleibt flach, wie groß der Bestand auch ist
@@ -28,7 +29,7 @@ laufen die N Teile nebeneinander, aber nie neben einem ganzen Lauf.
 from __future__ import annotations
 
 import collections
-import hashlib
+import contextlib
 import json
 import multiprocessing
 import os
@@ -59,16 +60,28 @@ STAPEL_JE_PROZESS = 2  # so viele Stapel je Worker gleichzeitig unterwegs
 SPERR_PRAEFIX = "wurzelwerk-auswahl"
 
 # --- SQL ---------------------------------------------------------------------------
-# Je Item der Auswahl: Kandidaten als Arrays (nach Extraktorname geordnet) und
-# die Prüfsumme der bisherigen Kodierung dieser Version (NULL: keine). Items
-# ohne Kandidaten kommen mit namen = NULL und werden gezählt (und ggf. entfernt).
+# Je Item der Auswahl: die Zahl seiner Kandidatenzeilen, die Prüfsumme seiner
+# Eingabe (SHA-256 über die bekannten Kandidaten, je Feld mit Länge davor,
+# damit NULL, '' und Feldgrenzen eindeutig bleiben), die Prüfsumme seiner
+# bisherigen Kodierung und die Namen unbekannter Extraktoren. Die Texte selbst
+# reisen nur, wenn die Summen sich unterscheiden oder %(alle)s gilt – ein
+# erneuter Lauf überträgt so 70 Byte je Item statt der Volltexte.
 SQL_LESEN = """
-select r.id, s.pruefsumme, k.namen, k.texte, k.fehler
+select r.id, s.pruefsumme, k.summe, k.zeilen, k.unbekannt,
+       case when %(alle)s or k.summe is distinct from s.pruefsumme then k.namen end,
+       case when %(alle)s or k.summe is distinct from s.pruefsumme then k.texte end,
+       case when %(alle)s or k.summe is distinct from s.pruefsumme then k.fehler end
 from raw_items r
 left join lateral (
-    select array_agg(e.extraktor order by e.extraktor) as namen,
-           array_agg(e.text order by e.extraktor) as texte,
-           array_agg(e.fehler order by e.extraktor) as fehler
+    select count(*) as zeilen,
+           array_agg(e.extraktor order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)) as namen,
+           array_agg(e.text order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)) as texte,
+           array_agg(e.fehler order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)) as fehler,
+           array_agg(e.extraktor order by e.extraktor) filter (where e.extraktor <> all(%(bekannt)s)) as unbekannt,
+           sha256(convert_to(coalesce(string_agg(
+               e.extraktor || ':' || coalesce(length(e.text)::text || ':' || e.text, 'N') || ':'
+               || coalesce(length(e.fehler)::text || ':' || e.fehler, 'N') || ';',
+               '' order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)), ''), 'UTF8')) as summe
     from extraktionen e
     where e.item_id = r.id
 ) k on true
@@ -184,18 +197,6 @@ class Zeile:
     pruefsumme: bytes
 
 
-def eingabe_summe(namen: Sequence[str], texte: Sequence, fehler: Sequence) -> bytes:
-    """SHA-256 über die Eingabe der Entscheidung: je bekanntem Extraktor Name, Text, Fehler.
-
-    Unter derselben coder_version bestimmt die Eingabe die Zeile vollständig
-    (waehle und bereinigen sind deterministisch, ihre Fassungen stecken in der
-    Version). Gleiche Summe heißt also: nichts zu rechnen, nichts zu schreiben.
-    Unbekannte Extraktoren zählen nicht mit – die Regeln übergehen sie auch.
-    """
-    bekannt = sorted((n, t, f) for n, t, f in zip(namen, texte, fehler, strict=True) if n in PRIORITAET)
-    return hashlib.sha256(json.dumps(bekannt, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest()
-
-
 def kodieren(item_id: int, namen: Sequence[str], texte: Sequence, fehler: Sequence, summe: bytes):
     """Entscheidung und fertige Zeile eines Items."""
     extraktionen = {n: {"text": t, "error": f} for n, t, f in zip(namen, texte, fehler, strict=True)}
@@ -233,25 +234,27 @@ class Stapelergebnis:
 def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stapelergebnis]:
     """Im Hauptprozess: was zu rechnen ist, und was sich ohne Rechnen erledigt.
 
-    Items ohne Kandidaten werden gezählt (und ihre alte Zeile vorgemerkt);
-    Items, deren Eingabe-Summe gleich blieb, sind unverändert – außer ``alle``
-    (die Stichprobe braucht jede Entscheidung).
+    Items ohne Kandidatenzeilen werden gezählt (und ihre alte Zeile
+    vorgemerkt); Items, deren Eingabe-Summe gleich blieb, sind unverändert –
+    außer ``alle`` (die Stichprobe braucht jede Entscheidung). Unter derselben
+    coder_version folgt die Zeile allein aus der Eingabe.
     """
     ergebnis = Stapelergebnis()
     auftrag = []
-    for item_id, alt, namen, texte, fehler in zeilen:
-        if namen is None:
+    for item_id, alt, summe, anzahl, unbekannt, namen, texte, fehler in zeilen:
+        if not anzahl:
             ergebnis.ohne_kandidaten += 1
             if alt is not None:
                 ergebnis.entfernen.append(item_id)
             continue
-        ergebnis.unbekannte_zeilen.update(n for n in namen if n not in PRIORITAET)
-        summe = eingabe_summe(namen, texte, fehler)
-        alt = bytes(alt) if alt is not None else None
+        if unbekannt:
+            ergebnis.unbekannte_zeilen.update(unbekannt)
+        alt, summe = (bytes(alt) if alt is not None else None), bytes(summe)
         if alt == summe and not alle:
             ergebnis.unveraendert += 1
             continue
-        auftrag.append((item_id, alt, summe, namen, texte, fehler))
+        # nur unbekannte Extraktoren: die Regeln sehen nichts Verfügbares (Rückfall)
+        auftrag.append((item_id, alt, summe, namen or [], texte or [], fehler or []))
     return auftrag, ergebnis
 
 
@@ -340,7 +343,12 @@ def sperren(conn: psycopg.Connection, version: str, teil: tuple[int, int] | None
     for anfrage, name in schluessel:
         if not conn.execute(anfrage, (name,)).fetchone()[0]:
             wer = conn.execute(SQL_SPERRE_WER, (name,)).fetchone()
-            halter = f" – gehalten von PID {wer[0]} ({wer[1]}, seit {wer[2]:%H:%M:%S})" if wer else ""
+            halter = ""
+            if wer:
+                # Sitzungen anderer Rollen zeigt pg_stat_activity ohne Namen und Startzeit.
+                halter = f" – gehalten von PID {wer[0]}" + (
+                    f" ({wer[1]}, seit {wer[2]:%H:%M:%S})" if wer[2] is not None else " (andere Rolle)"
+                )
             raise LaufGesperrt(
                 f"Ein anderer Lauf von {version} hält die Sperre „{name}“{halter}. "
                 "Dieser Lauf bricht ab, ohne etwas zu schreiben."
@@ -390,11 +398,18 @@ def stapel_lesen(
     conn: psycopg.Connection, bedingung: sql.Composable, params: dict, groesse: int
 ) -> Iterator[list[tuple]]:
     """Die Items in Stapeln über einen serverseitigen Cursor (binär: schneller zu laden)."""
-    with conn.cursor(name="aw_lesen", binary=True) as cur:
+    cur = conn.cursor(name="aw_lesen", binary=True)
+    try:
         cur.itersize = groesse
         cur.execute(sql.SQL(SQL_LESEN).format(bedingung=bedingung), params)
         while zeilen := cur.fetchmany(groesse):
             yield zeilen
+    finally:
+        # Ist die Verbindung weg (Server angehalten), scheitert auch das Schließen;
+        # der eigentliche Fehler ist dann schon gemeldet. Ohne dies druckte das
+        # Einsammeln des Generators ein „Exception ignored …“ samt Traceback.
+        with contextlib.suppress(psycopg.Error):
+            cur.close()
 
 
 class _Balken:
@@ -450,7 +465,7 @@ def lauf(
     start = time.perf_counter()
     version = CODER_VERSION
     bedingungen: list[sql.Composable] = [BEDINGUNG_ALLE]
-    params: dict[str, object] = {"version": version}
+    params: dict[str, object] = {"version": version, "bekannt": list(PRIORITAET), "alle": bool(stichprobe)}
     if slot is not None:
         params["slot"] = slot_parsen(slot)
         bedingungen.append(BEDINGUNG_SLOT)
