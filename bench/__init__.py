@@ -1,0 +1,1 @@
+"""Benchmarks der Stufe: Generator, Grundlinie, Messungen (siehe bench/README.md)."""
