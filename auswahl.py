@@ -72,22 +72,15 @@ class Entscheidung:
     konsens: int
     kandidaten: tuple[Kandidat, ...]  # alle bekannten, in Rangfolge
     unbekannt: tuple[str, ...] = ()  # übergangene Extraktornamen
+    # Score der Wahl minus bester Score der aktiven Kandidaten mit anderem Text
+    # (andere Shingle-Menge); negativ, wenn der Gleichstand einen knapp
+    # schwächeren wählte. None, wo kein Score entschied (Rückfall, einziger,
+    # ohne Konsens) oder alle aktiven denselben Text haben: dann gab es nichts
+    # abzuwägen.
+    marge: float | None = None
 
     def kandidat(self, extraktor: str) -> Kandidat:
         return next(k for k in self.kandidaten if k.extraktor == extraktor)
-
-    @property
-    def marge(self) -> float | None:
-        """Score der Wahl minus bester Score der übrigen aktiven Kandidaten.
-
-        None, wo kein Score entschied (Rückfall, einziger, ohne Konsens).
-        Negativ, wenn der Gleichstand einen knapp schwächeren wählte.
-        """
-        if self.regel not in (BESTER_SCORE, GLEICHSTAND_KUERZESTER, GLEICHSTAND_RANG):
-            return None
-        gewaehlt = self.kandidat(self.extraktor).score
-        andere = [k.score for k in self.kandidaten if k.aktiv and k.extraktor != self.extraktor]
-        return gewaehlt - max(andere)
 
     def metriken(self) -> dict[str, dict]:
         """Je Kandidat die Maße, wie sie als jsonb gespeichert werden."""
@@ -98,15 +91,16 @@ def zweifel(entscheidung: Entscheidung) -> tuple:
     """Sortierschlüssel „am zweifelhaftesten zuerst“ für die Stichprobe.
 
     Erst Rückfälle, dann Entscheidungen ohne Konsens, dann nach der kleinsten
-    Marge (Betrag) zwischen Wahl und Zweitem; einzige Kandidaten zuletzt, weil
-    es dort nichts zu wählen gab.
+    Marge (Betrag) zwischen Wahl und dem besten Kandidaten mit anderem Text;
+    zuletzt, wo es nichts zu wählen gab: ein einziger Kandidat, oder alle
+    aktiven sind gleich (die Rangfolge entschied zwischen denselben Wörtern).
     """
     regel = entscheidung.regel
     if regel == RUECKFALL:
         return (0, 0.0)
     if regel in (OHNE_KONSENS_MEDIAN, OHNE_KONSENS_GROESSTER):
         return (1, 0.0)
-    if regel == EINZIGER:
+    if entscheidung.marge is None:
         return (3, 0.0)
     return (2, abs(entscheidung.marge))
 
@@ -247,7 +241,18 @@ def waehle(extraktionen: object, *, k: int = K, toleranz: float = TOLERANZ) -> E
         kuerzeste = [name for name, anzahl in gruppe if anzahl == wenigste]
         wahl = kuerzeste[0]  # gruppe steht in Rangfolge
         regel = GLEICHSTAND_KUERZESTER if len(kuerzeste) == 1 else GLEICHSTAND_RANG
-    return Entscheidung(wahl, regel, konsens, kandidaten(maße), unbekannt)
+    return Entscheidung(wahl, regel, konsens, kandidaten(maße), unbekannt, _marge(wahl, aktive, maße))
+
+
+def _marge(wahl: str, aktive: list[tuple[str, str, set]], maße: dict) -> float | None:
+    """Abstand der Wahl zum besten aktiven Kandidaten mit anderem Text.
+
+    Gleiche Tokenfolgen teilen ein Mengenobjekt (``_Item``), die Identität
+    genügt also als Test auf „gleicher Text“.
+    """
+    menge_der_wahl = next(menge for name, _, menge in aktive if name == wahl)
+    andere = [maße[name][2] for name, _, menge in aktive if menge is not menge_der_wahl]
+    return maße[wahl][2] - max(andere) if andere else None
 
 
 if __name__ == "__main__":

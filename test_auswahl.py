@@ -626,3 +626,20 @@ def test_waehle_wirft_nie(extraktionen):
     assert [k.extraktor for k in e.kandidaten] == list(PRIORITAET)
     json.dumps(e.metriken())
     zweifel(e)
+
+
+def test_gleicher_text_hat_keine_marge_und_kommt_in_der_stichprobe_zuletzt():
+    """Sind die Gewinner wortgleich, entschied die Rangfolge zwischen denselben Wörtern:
+    nichts abzuwägen. Die Marge misst gegen den besten Kandidaten mit anderem Text."""
+    w = woerter("w", 24)
+    gleich = waehle({"newspaper4k": eintrag(w), "readability": eintrag(w)})
+    assert (gleich.extraktor, gleich.regel, gleich.marge) == ("newspaper4k", "gleichstand_rang", None)
+    assert zweifel(gleich) == zweifel(waehle({"trafilatura": eintrag(w)}))
+
+    drei = waehle(
+        {"newspaper4k": eintrag(w), "readability": eintrag(w), "trafilatura": eintrag(w + woerter("x", 20))}
+    )
+    anderer = drei.kandidat("trafilatura").score
+    assert drei.extraktor == "newspaper4k"
+    assert drei.marge == pytest.approx(drei.kandidat("newspaper4k").score - anderer)
+    assert zweifel(drei) < zweifel(gleich)

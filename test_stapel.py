@@ -581,20 +581,21 @@ def test_stichprobe_schreibt_csv_in_zweifelsordnung(tmp_path, monkeypatch):
     with pfad.open(encoding="utf-8", newline="") as f:
         zeilen = list(csv.DictReader(f))
     assert len(zeilen) == 7
-    # Rückfälle, dann ohne Konsens, dann nach kleinster Marge: 0 (gleicher Text), 0,011 (Artikel 2);
+    # Rückfälle, dann ohne Konsens, dann nach kleinster Marge zum besten anderen Text: 0,011
+    # (Artikel 2), 0,156, 0,2; gleiche Texte (Artikel 3, 4) und einzige Kandidaten zuletzt;
     # bei gleichem Zweifel in Dateireihenfolge
     assert [(z["schluessel"], z["regel"]) for z in zeilen] == [
         ("wz-2026-0010", "rueckfall"),
         ("wz-2026-0011", "rueckfall"),
         ("wz-2026-0005", "ohne_konsens_median"),
         ("wz-2026-0006", "ohne_konsens_groesster"),
-        ("wz-2026-0003", "gleichstand_rang"),
-        ("wz-2026-0004", "gleichstand_rang"),
         ("wz-2026-0002", "gleichstand_kuerzester"),
+        ("wz-2026-0009", "bester_score"),
+        ("wz-2026-0001", "bester_score"),
     ]
     assert zeilen[0]["url"] == "https://tagblatt.example/lokales/geloescht"
-    assert zeilen[6]["marge"] == "0.0112"
-    assert zeilen[6]["readability_anfang"].startswith("Die Brücke über die Moosach")
+    assert zeilen[4]["marge"] == "0.0112"
+    assert zeilen[4]["readability_anfang"].startswith("Die Brücke über die Moosach")
 
 
 def test_stichprobe_bei_stdout_bleibt_stdout_reines_json(tmp_path, monkeypatch):
