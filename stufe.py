@@ -50,7 +50,7 @@ import check_db
 import db
 import stichprobe as stichprobe_modul
 from auswahl import waehle
-from fehler import Abgebrochen, EingabeFehler, LaufGesperrt, VoraussetzungFehlt
+from fehler import Abgebrochen, EingabeFehler, LaufGesperrt, StufenFehler, VoraussetzungFehlt
 from normalisierung import bereinigen
 from version import CODER_VERSION, PRIORITAET
 
@@ -498,9 +498,16 @@ def lauf(
                         f"{'(in diesem Teil) ' if teil_kn else ''}– nichts zu tun.",
                         err=True,
                     )
-                _verarbeiten(
-                    leser, schreiber, pool, bedingung, params, prozesse, bilanz, auswahl, abbruch, gesamt
-                )
+                try:
+                    _verarbeiten(
+                        leser, schreiber, pool, bedingung, params, prozesse, bilanz, auswahl, abbruch, gesamt
+                    )
+                except (psycopg.Error, StufenFehler):
+                    # Was bis hierher geschrieben ist, bleibt (ganze Stapel); das soll man sehen.
+                    if bilanz.stapel and not trocken:
+                        bilanz.sekunden = time.perf_counter() - start
+                        click.echo(f"Bis zum Fehler geschrieben: {bilanz.zeile()}", err=True)
+                    raise
                 leser.rollback()  # nur gelesen
             finally:
                 leser.close()

@@ -66,3 +66,47 @@ def test_signal_stoppt_nach_dem_stapel_und_zweiter_lauf_vollendet(sig, db_url, d
     )
     assert zweiter.returncode == 0, zweiter.stderr
     assert zweiter.stdout.startswith(f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},")
+
+
+def test_server_weg_mitten_im_lauf_klare_meldung_und_zweiter_lauf_vollendet(pg, db_url, daten, tmp_path):
+    if pg.pgdata is None:
+        pytest.skip("Server anhalten geht nur mit dem eingebetteten Server")
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for anweisung in SQL_BESTAND.split(";")[:2]:
+            conn.execute(anweisung, {"n": ITEMS, "satz": SATZ})
+    passwort_url = db_url + " password=Geheim-Wort-77"  # darf in keiner Meldung stehen
+    umgebung = {**os.environ, "DATABASE_URL": passwort_url}
+    prozess = subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill", "--prozesse", "2"],
+        cwd=tmp_path,
+        env=umgebung,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    frist = time.monotonic() + 60
+    while daten.abfrage("select count(*) from selected_extractor")[0][0] == 0:
+        assert prozess.poll() is None and time.monotonic() < frist, "Lauf endete vor dem Anhalten"
+        time.sleep(0.02)
+    daten.schliessen()
+    try:
+        pg.stoppen("fast")
+        out, err = prozess.communicate(timeout=60)
+    finally:
+        pg.starten()
+    assert prozess.returncode == 3, out + err
+    assert "Datenbankserver wurde heruntergefahren" in err or "Verbindung zur Datenbank verloren" in err, err
+    assert "Traceback" not in err and "Geheim-Wort-77" not in out + err
+    with psycopg.connect(db_url) as conn:
+        geschrieben = conn.execute("select count(*) from selected_extractor").fetchone()[0]
+    assert 0 < geschrieben < ITEMS
+    assert f"Bis zum Fehler geschrieben: neu {geschrieben}," in err
+    zweiter = subprocess.run(
+        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill"],
+        cwd=tmp_path,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+    )
+    assert zweiter.returncode == 0, zweiter.stderr
+    assert zweiter.stdout.startswith(f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},")
