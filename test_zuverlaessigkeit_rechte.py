@@ -247,7 +247,7 @@ def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, p
         assert falsch not in alles, f"{name}: {e}"
         assert "Traceback" not in e.err, f"{name}: {e}"
         if e.code != EXIT_OK:
-            assert e.err.startswith("Fehler: "), f"{name}: {e}"
+            assert e.err.splitlines()[-1].startswith("Fehler: "), f"{name}: {e}"
     # Die Sperre hält eine andere Rolle: pg_stat_activity verrät ihr nur die PID.
     belegt = dict((n, e) for n, e, _ in faelle)["Sperre belegt"]
     assert "gehalten von PID" in belegt.err and "(andere Rolle)" in belegt.err, str(belegt)
