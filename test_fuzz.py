@@ -9,10 +9,12 @@ mehr Beispielen laufen und zählt sie (ZAEHLER).
 
 from __future__ import annotations
 
+import atexit
 import copy
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -220,6 +222,7 @@ def test_waehle_wirft_nie_und_entscheidet_stabil(eingabe):
 # --- JSON-Lader (stapel.laden) ---------------------------------------------------------------
 
 _ORDNER = Path(tempfile.mkdtemp(prefix="aw-fuzz-"))
+atexit.register(shutil.rmtree, _ORDNER, ignore_errors=True)
 
 
 def _laden(roh: bytes) -> list[dict] | EingabeFehler:
