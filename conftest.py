@@ -244,7 +244,9 @@ class Daten:
 
     def kodierungen(self, mit_zeit: bool = False) -> list[tuple]:
         """Alle Zeilen von selected_extractor, sortiert; ohne kodiert_am, wenn nicht verlangt."""
-        spalten = "item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme"
+        # pruefsumme fehlt mit Absicht: sie merkt sich die Eingabe der letzten Änderung,
+        # nicht das Ergebnis; ändert sich die Eingabe ohne Folgen, bleibt sie stehen.
+        spalten = "item_id, coder_version, extraktor, regel, konsens, metriken, text, ergebnissumme"
         if mit_zeit:
             spalten += ", kodiert_am, xmin::text"
         return self.abfrage(f"select {spalten} from selected_extractor order by item_id, coder_version")

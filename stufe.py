@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import json
 import multiprocessing
 import os
@@ -60,32 +61,37 @@ STAPEL_JE_PROZESS = 2  # so viele Stapel je Worker gleichzeitig unterwegs
 SPERR_PRAEFIX = "wurzelwerk-auswahl"
 
 # --- SQL ---------------------------------------------------------------------------
-# Je Item der Auswahl: die Zahl seiner Kandidatenzeilen, die Prüfsumme seiner
-# Eingabe (SHA-256 über die bekannten Kandidaten, je Feld mit Länge davor,
-# damit NULL, '' und Feldgrenzen eindeutig bleiben), die Prüfsumme seiner
-# bisherigen Kodierung und die Namen unbekannter Extraktoren. Die Texte selbst
-# reisen nur, wenn die Summen sich unterscheiden oder %(alle)s gilt – ein
-# erneuter Lauf überträgt so 70 Byte je Item statt der Volltexte.
+# Je Item der Auswahl: die Zahl seiner Kandidatenzeilen, die Namen unbekannter
+# Extraktoren, die Prüfsumme seiner Eingabe und die seiner bisherigen
+# Kodierung. Die Eingabe-Summe ist SHA-256 über Name, MD5 des Texts
+# (extraktionen.text_md5, beim Schreiben berechnet) und Fehler der bekannten
+# Kandidaten, je Feld mit Länge davor, damit NULL, '' und Feldgrenzen eindeutig
+# bleiben; sie kommt ohne die Texte aus. Die Texte selbst liest die zweite
+# Unterabfrage nur, wenn die Summen sich unterscheiden oder %(alle)s gilt – ein
+# erneuter Lauf überträgt so 100 Byte je Item statt der Volltexte, und jeder
+# Text wird genau einmal entpackt.
 SQL_LESEN = """
-select r.id, s.pruefsumme, k.summe, k.zeilen, k.unbekannt,
-       case when %(alle)s or k.summe is distinct from s.pruefsumme then k.namen end,
-       case when %(alle)s or k.summe is distinct from s.pruefsumme then k.texte end,
-       case when %(alle)s or k.summe is distinct from s.pruefsumme then k.fehler end
+select r.id, s.pruefsumme, s.ergebnissumme, k.summe, k.zeilen, k.unbekannt, t.namen, t.texte, t.fehler
 from raw_items r
 left join lateral (
     select count(*) as zeilen,
-           array_agg(e.extraktor order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)) as namen,
-           array_agg(e.text order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)) as texte,
-           array_agg(e.fehler order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)) as fehler,
            array_agg(e.extraktor order by e.extraktor) filter (where e.extraktor <> all(%(bekannt)s)) as unbekannt,
            sha256(convert_to(coalesce(string_agg(
-               e.extraktor || ':' || coalesce(length(e.text)::text || ':' || e.text, 'N') || ':'
+               e.extraktor || ':' || coalesce(encode(e.text_md5, 'hex'), 'N') || ':'
                || coalesce(length(e.fehler)::text || ':' || e.fehler, 'N') || ';',
                '' order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)), ''), 'UTF8')) as summe
     from extraktionen e
     where e.item_id = r.id
 ) k on true
 left join selected_extractor s on s.item_id = r.id and s.coder_version = %(version)s
+left join lateral (
+    select array_agg(e.extraktor order by e.extraktor) as namen,
+           array_agg(e.text order by e.extraktor) as texte,
+           array_agg(e.fehler order by e.extraktor) as fehler
+    from extraktionen e
+    where e.item_id = r.id and e.extraktor = any(%(bekannt)s)
+      and (%(alle)s or k.summe is distinct from s.pruefsumme)
+) t on true
 where {bedingung}
 order by r.id
 """
@@ -105,17 +111,21 @@ create temp table if not exists aw_stapel (
     regel text not null,
     konsens integer not null,
     metriken jsonb not null,
-    text text,
-    pruefsumme bytea not null
+    text text storage external,  -- wie in selected_extractor: nicht zweimal komprimieren
+    pruefsumme bytea not null,
+    ergebnissumme bytea not null
 ) on commit delete rows
 """
-SQL_COPY = "copy aw_stapel (item_id, extraktor, regel, konsens, metriken, text, pruefsumme) from stdin"
-# Schreibt nur, was sich unterscheidet: eine gleiche Prüfsumme lässt die Zeile
-# unberührt (keine neue Zeilenversion, kodiert_am bleibt). xmax = 0: neu eingefügt.
+SQL_COPY = "copy aw_stapel (item_id, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme) from stdin"
+# Schreibt nur, was sich im Ergebnis unterscheidet: eine gleiche Ergebnissumme
+# lässt die Zeile unberührt (keine neue Zeilenversion, kodiert_am bleibt) –
+# auch wenn sich die Eingabe änderte, etwa der Fehlertext eines Kandidaten,
+# der nicht aktiv war. xmax = 0: neu eingefügt.
 SQL_UPSERT = """
 insert into selected_extractor as s
-    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme)
-select item_id, %(version)s, extraktor, regel, konsens, metriken, text, pruefsumme from aw_stapel
+    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
+select item_id, %(version)s, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme
+from aw_stapel
 on conflict (item_id, coder_version) do update set
     extraktor = excluded.extraktor,
     regel = excluded.regel,
@@ -123,8 +133,9 @@ on conflict (item_id, coder_version) do update set
     metriken = excluded.metriken,
     text = excluded.text,
     pruefsumme = excluded.pruefsumme,
+    ergebnissumme = excluded.ergebnissumme,
     kodiert_am = now()
-where s.pruefsumme is distinct from excluded.pruefsumme
+where s.ergebnissumme is distinct from excluded.ergebnissumme
 returning (s.xmax = 0) as neu
 """
 # Entfernt Kodierungen dieser Version, deren Item keine Kandidaten mehr hat –
@@ -194,7 +205,21 @@ class Zeile:
     konsens: int
     metriken: str  # JSON
     text: str | None
-    pruefsumme: bytes
+    pruefsumme: bytes  # der Eingabe
+    ergebnissumme: bytes  # dieser Zeile: Wahl, Regel, Konsens, Metriken, Text
+
+
+def ergebnissumme(*teile: str | None) -> bytes:
+    """SHA-256 über die Teile, je mit Länge davor (NULL und '' bleiben verschieden)."""
+    summe = hashlib.sha256()
+    for teil in teile:
+        if teil is None:
+            summe.update(b"N;")
+        else:
+            roh = teil.encode("utf-8", "surrogatepass")
+            summe.update(b"%d:" % len(roh))
+            summe.update(roh)
+    return summe.digest()
 
 
 def kodieren(item_id: int, namen: Sequence[str], texte: Sequence, fehler: Sequence, summe: bytes):
@@ -205,7 +230,8 @@ def kodieren(item_id: int, namen: Sequence[str], texte: Sequence, fehler: Sequen
     roh = gewaehlt["text"] if gewaehlt else None
     text = bereinigen(roh) if isinstance(roh, str) else None
     metriken = json.dumps(e.metriken(), sort_keys=True, separators=(",", ":"))
-    return e, Zeile(item_id, e.extraktor, e.regel, e.konsens, metriken, text, summe)
+    ergebnis = ergebnissumme(e.extraktor, e.regel, str(e.konsens), metriken, text)
+    return e, Zeile(item_id, e.extraktor, e.regel, e.konsens, metriken, text, summe, ergebnis)
 
 
 @dataclass
@@ -237,11 +263,12 @@ def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stap
     Items ohne Kandidatenzeilen werden gezählt (und ihre alte Zeile
     vorgemerkt); Items, deren Eingabe-Summe gleich blieb, sind unverändert –
     außer ``alle`` (die Stichprobe braucht jede Entscheidung). Unter derselben
-    coder_version folgt die Zeile allein aus der Eingabe.
+    coder_version folgt die Zeile allein aus der Eingabe. Hat sich die Eingabe
+    geändert, entscheidet erst die Ergebnissumme, ob die Zeile sich ändert.
     """
     ergebnis = Stapelergebnis()
     auftrag = []
-    for item_id, alt, summe, anzahl, unbekannt, namen, texte, fehler in zeilen:
+    for item_id, alt, alt_ergebnis, summe, anzahl, unbekannt, namen, texte, fehler in zeilen:
         if not anzahl:
             ergebnis.ohne_kandidaten += 1
             if alt is not None:
@@ -254,7 +281,8 @@ def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stap
             ergebnis.unveraendert += 1
             continue
         # nur unbekannte Extraktoren: die Regeln sehen nichts Verfügbares (Rückfall)
-        auftrag.append((item_id, alt, summe, namen or [], texte or [], fehler or []))
+        alt_ergebnis = bytes(alt_ergebnis) if alt_ergebnis is not None else None
+        auftrag.append((item_id, alt_ergebnis, summe, namen or [], texte or [], fehler or []))
     return auftrag, ergebnis
 
 
@@ -262,24 +290,21 @@ def stapel_kodieren(auftrag: Sequence[tuple], stichprobe_n: int | None) -> Stape
     """Entscheidet einen Auftrag aus ``vorsortieren``; läuft im Worker (oder im Hauptprozess)."""
     ergebnis = Stapelergebnis()
     auswahl = stichprobe_modul.Stichprobe(stichprobe_n) if stichprobe_n else None
-    for item_id, alt, summe, namen, texte, fehler in auftrag:
+    for item_id, alt_ergebnis, summe, namen, texte, fehler in auftrag:
         entscheidung, zeile = kodieren(item_id, namen, texte, fehler, summe)
-        if alt == summe:
+        if zeile.ergebnissumme == alt_ergebnis:
             ergebnis.unveraendert += 1
         else:
             ergebnis.zeilen.append(zeile)
-            if alt is None:
+            if alt_ergebnis is None:
                 ergebnis.neu += 1
             else:
                 ergebnis.geaendert += 1
         if auswahl is not None:
-            # Nur die Anfänge der Texte reisen mit zurück; mehr zeigt die CSV nicht.
-            anfaenge = {
-                n: t[: stichprobe_modul.ANFANG_ZEICHEN]
-                for n, t in zip(namen, texte, strict=True)
-                if n in PRIORITAET and isinstance(t, str)
-            }
-            auswahl.beachte(stichprobe_modul.Fall(str(item_id), entscheidung, anfaenge))
+            # Die ganzen Texte: die Seite zeigt sie und markiert den Konsens darin.
+            # Zurück in den Hauptprozess reisen nur die N behaltenen Fälle.
+            texte_je_name = {n: t for n, t in zip(namen, texte, strict=True) if n in PRIORITAET}
+            auswahl.beachte(stichprobe_modul.Fall(str(item_id), entscheidung, texte_je_name))
     if auswahl is not None:
         ergebnis.faelle = auswahl.faelle()
     return ergebnis
@@ -307,6 +332,16 @@ class Bilanz:
     unbekannte_zeilen: Counter = field(default_factory=Counter)
     stapel: int = 0
     sekunden: float = 0.0
+
+    def zaehlung(self) -> dict[str, int]:
+        """Die Zählung des Laufs für den Kopf der Stichprobenseite."""
+        return {
+            "neu": self.neu,
+            "geändert": self.geaendert,
+            "unverändert": self.unveraendert,
+            "entfernt": self.entfernt,
+            "ohne Kandidaten": self.ohne_kandidaten,
+        }
 
     def zeile(self) -> str:
         dauer = f"{self.sekunden:.1f}".replace(".", ",")
@@ -380,7 +415,16 @@ def stapel_schreiben(
             with cur.copy(SQL_COPY) as copy:
                 for z in ergebnis.zeilen:
                     copy.write_row(
-                        (z.item_id, z.extraktor, z.regel, z.konsens, z.metriken, z.text, z.pruefsumme)
+                        (
+                            z.item_id,
+                            z.extraktor,
+                            z.regel,
+                            z.konsens,
+                            z.metriken,
+                            z.text,
+                            z.pruefsumme,
+                            z.ergebnissumme,
+                        )
                     )
             cur.execute(SQL_UPSERT, {"version": version})
             for (ist_neu,) in cur.fetchall():
@@ -598,7 +642,7 @@ def _berichten(bilanz: Bilanz, trocken: bool, auswahl, version: str) -> None:
     else:
         click.echo(bilanz.zeile())
     if auswahl is not None:
-        pfad = stichprobe_modul.schreiben(auswahl, version)
+        pfad = stichprobe_modul.schreiben(auswahl, version, zaehlung=bilanz.zaehlung())
         click.echo(f"Stichprobe: {pfad}")
 
 

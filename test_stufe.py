@@ -179,8 +179,9 @@ def test_andere_coder_version_bleibt_unberuehrt(daten, lauf):
     daten.item(1)
     daten.kandidaten(1, drei(1))
     daten.ausfuehren(
-        "insert into selected_extractor (item_id, coder_version, extraktor, regel, konsens, metriken, pruefsumme) "
-        "values (1, 'alt-0', 'trafilatura', 'einziger', 0, '{}', sha256('x'))"
+        "insert into selected_extractor (item_id, coder_version, extraktor, regel, konsens, metriken, pruefsumme, "
+        "ergebnissumme) "
+        "values (1, 'alt-0', 'trafilatura', 'einziger', 0, '{}', sha256('x'), sha256('y'))"
     )
     lauf()
     daten.kandidat_loeschen(1)
@@ -481,3 +482,23 @@ def test_raw_items_oder_migrationen_fehlen(leere_db_url, tmp_path):
     assert "check_db.py --migrieren" in ergebnis.err
     ergebnis = auswahl_starten("--einlesen", str(BEISPIEL), url=leere_db_url, cwd=tmp_path)
     assert ergebnis.code == 4, str(ergebnis)
+
+
+def test_geaenderte_eingabe_ohne_folgen_schreibt_nichts(daten, lauf):
+    """Ändert sich nur, was die Entscheidung nicht sieht – hier der Fehlertext eines
+    beeinträchtigten Kandidaten neben nutzbaren –, bleibt die Zeile unberührt: gleiche
+    Ergebnissumme, kein Schreiben, kodiert_am und xmin bleiben; --trocken sagt dasselbe."""
+    daten.item(1)
+    daten.kandidaten(1, {**drei(1), "trafilatura": (text(1), "timeout nach 30 s")})
+    lauf()
+    vorher = daten.kodierungen(mit_zeit=True)
+    daten.kandidat(1, "trafilatura", text(1), "timeout nach 31 s")
+
+    assert zahlen(lauf(trocken=True)) == (0, 0, 1, 0, 0)
+    assert zahlen(lauf()) == (0, 0, 1, 0, 0)
+    assert daten.kodierungen(mit_zeit=True) == vorher
+
+    # Ändert sich das Ergebnis, wird geschrieben: derselbe Kandidat ohne Fehler ist nutzbar.
+    daten.kandidat(1, "trafilatura", text(1), None)
+    assert zahlen(lauf()) == (0, 1, 0, 0, 0)
+    assert daten.kodierungen() != [z[:8] for z in vorher]

@@ -56,7 +56,7 @@ ANWENDUNG = "wurzelwerk-auswahl%"  # application_name aller Verbindungen der Stu
 
 # Alle Spalten der Kodierung außer kodiert_am (die trägt die Zeit des Schreibens).
 SQL_KODIERUNGEN = """
-select item_id, coder_version, extraktor, regel, konsens, metriken::text, text, pruefsumme
+select item_id, coder_version, extraktor, regel, konsens, metriken::text, text, pruefsumme, ergebnissumme
 from selected_extractor order by item_id, coder_version
 """
 # Fingerabdruck von allem, was ein Lauf nicht ändern darf: die Eingabetabellen
@@ -124,7 +124,9 @@ def kodierungen_setzen(url: str, zeilen: dict[int, tuple]) -> None:
     """selected_extractor leeren und mit diesen Zeilen füllen (kodiert_am = jetzt)."""
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         cur.execute("delete from selected_extractor")
-        spalten = "item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme"
+        spalten = (
+            "item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme"
+        )
         with cur.copy(f"copy selected_extractor ({spalten}) from stdin") as copy:
             for zeile in zeilen.values():
                 copy.write_row(zeile)

@@ -31,6 +31,10 @@ create table extraktionen (
     text text,
     fehler text,
     extrahiert_am timestamptz not null default now(),
+    -- MD5 des Texts, vom Server beim Schreiben berechnet. Die Auswahl erkennt
+    -- daran unveränderte Kandidaten, ohne die Texte zu lesen und zu entpacken:
+    -- ein erneuter Lauf über 20.000 Items liest so 2 MB statt 230 MB.
+    text_md5 bytea generated always as (decode(md5(text), 'hex')) stored,
     primary key (item_id, extraktor)
 );
 
