@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import click
 
-from fehler import EingabeFehler
+from fehler import DeutscherBefehl, EingabeFehler
 from version import PRIORITAET, coder_version
 
 SHINGLE_LAENGE = 4
@@ -288,7 +288,7 @@ def variante_lesen(ctx, param, werte: tuple[str, ...]) -> list[tuple[int, float]
     return varianten
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("auswahl_datei", metavar="AUSWAHL.json", type=click.Path(dir_okay=False))
 @click.argument("wahrheit_datei", metavar="WAHRHEIT.json", type=click.Path(dir_okay=False))
 @click.option(

@@ -23,7 +23,7 @@ import psycopg
 from psycopg import errors, sql
 
 import db
-from fehler import EingabeFehler, VoraussetzungFehlt
+from fehler import DeutscherBefehl, EingabeFehler, VoraussetzungFehlt
 from version import CODER_VERSION, PRIORITAET
 
 MIGRATIONEN = Path(__file__).resolve().parent / "migrations"
@@ -220,7 +220,7 @@ def pruefen(url: str, *, ausgabe=print) -> list[str]:
         return fehlt
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--migrieren",
     "anwenden_",

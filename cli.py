@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import click
 
+from fehler import Aufruffehler, DeutscherBefehl
 from version import CODER_VERSION
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("datei", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("datei", metavar="[DATEI.json]", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "-o",
     "--ausgabe",
+    metavar="AUSGABE.json",
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Ausgabedatei im Stapelbetrieb (Voreinstellung: <stamm>_selected.json neben der "
     "Eingabe; - für stdout).",
@@ -51,7 +53,9 @@ from version import CODER_VERSION
     metavar="N",
     help="Worker-Prozesse für die Rechenarbeit (Voreinstellung: Zahl der Kerne).",
 )
-@click.version_option(CODER_VERSION, "--version", message="%(version)s")
+@click.version_option(
+    CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
+)
 def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse):
     """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
     oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
@@ -79,16 +83,16 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, pro
         if gesetzt
     ]
     if len(modi) != 1:
-        raise click.UsageError(
+        raise Aufruffehler(
             "Genau eine Betriebsart angeben: DATEI, --backfill, --slot oder --einlesen"
             + (f" (angegeben: {', '.join(modi)})." if modi else ".")
         )
     if ausgabe is not None and not datei:
-        raise click.UsageError("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
+        raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
     if (trocken or teil or prozesse) and not (backfill or slot):
-        raise click.UsageError("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
+        raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:
-        raise click.UsageError("--stichprobe gilt nicht mit --einlesen.")
+        raise Aufruffehler("--stichprobe gilt nicht mit --einlesen.")
 
     if datei:
         import stapel

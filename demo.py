@@ -35,6 +35,8 @@ import click
 import psycopg
 from psycopg import sql
 
+from fehler import DeutscherBefehl
+
 PROJEKT = Path(__file__).resolve().parent
 BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
 
@@ -285,7 +287,7 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
         server.cleanup()
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--bestand",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),

@@ -690,8 +690,8 @@ def test_unterprozess_voreinstellung(tmp_path):
         ),
         (["-"], b"[\xff]", EXIT_EINGABE, "Fehler: stdin ist kein gültiges UTF-8: Byte 1 (Zeile 1) ist 0xff"),
         (["-"], b"[" * 50_000, EXIT_EINGABE, "Fehler: stdin ist zu tief verschachtelt"),
-        (["-", "--backfill"], b"[]", EXIT_AUFRUF, "Usage:"),
-        (["-", "--stichprobe", "0"], b"[]", EXIT_AUFRUF, "Usage:"),
+        (["-", "--backfill"], b"[]", EXIT_AUFRUF, "Aufruf:"),
+        (["-", "--stichprobe", "0"], b"[]", EXIT_AUFRUF, "Aufruf:"),
     ],
 )
 def test_unterprozess_fehler(tmp_path, args, roh, code, anfang):
