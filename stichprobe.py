@@ -266,7 +266,8 @@ def _kopf(faelle: Sequence[Fall], coder_version: str, zeitpunkt: datetime, zaehl
     teile.append(
         "<p><strong>Ordnung:</strong> die zweifelhaftesten zuerst – erst Rückfälle (kein aktiver "
         "Kandidat), dann Entscheidungen ohne Konsens, dann nach der kleinsten Marge |Score der Wahl − "
-        "bester Score der übrigen|; einzige Kandidaten zuletzt, weil es dort nichts zu wählen gab.</p>"
+        "bester Score der aktiven Kandidaten mit anderem Text|; zuletzt, wo es nichts abzuwägen gab: "
+        "ein einziger Kandidat oder wortgleiche Gewinner.</p>"
         f"<p><mark>Gelb</mark> sind Wortfolgen, die ein {K}-Token-Shingle des Konsenses K abdeckt "
         "(Shingles, die in mindestens zwei aktiven Kandidaten stehen). Die Markierung ist eine Näherung: "
         "sie sucht <code>\\w+</code> im Rohtext, wo <code>tokens()</code> erst Entitäten dekodiert und "
