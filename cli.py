@@ -14,7 +14,9 @@ from version import CODER_VERSION
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("datei", metavar="[DATEI.json]", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument(
+    "datei", metavar="[DATEI.json]", required=False, type=click.Path(dir_okay=False, allow_dash=True)
+)
 @click.option(
     "-o",
     "--ausgabe",

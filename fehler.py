@@ -131,7 +131,9 @@ class DeutscherBefehl(click.Command):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         eintraege = [
-            zeile for p in self.get_params(ctx) if isinstance(p, click.Option) and (zeile := p.get_help_record(ctx))
+            zeile
+            for p in self.get_params(ctx)
+            if isinstance(p, click.Option) and (zeile := p.get_help_record(ctx))
         ]
         if eintraege:
             with formatter.section("Optionen"):
