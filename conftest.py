@@ -32,22 +32,15 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from demo import RAW_ITEMS
+
 PROJEKT = Path(__file__).resolve().parent
 IMAGE = "pgvector/pgvector:pg18-trixie"
 
 # raw_items genau so, wie Ingest es anlegt (Issue 3: Pflicht id und slot, dazu
-# die Spalten, die Sicht und README-Abfragen lesen). Gehört nicht uns.
-RAW_ITEMS_DDL = """
-create table raw_items (
-    id bigint primary key,
-    slot timestamptz not null,
-    haus text,
-    titel text,
-    teaser text,
-    url text,
-    veroeffentlicht_am timestamptz
-)
-"""
+# die Spalten, die Sicht und README-Abfragen lesen). Gehört nicht uns; eine
+# Stelle für Tests, Vorführung und Benchmark.
+RAW_ITEMS_DDL = RAW_ITEMS
 
 SLOT = datetime(2026, 9, 7, 6, 0, tzinfo=UTC)  # 08:00 in Berlin (Sommerzeit)
 

