@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 import stufe
-from conftest import PROJEKT
+from conftest import PROJEKT, auswahl_starten
 
 pytestmark = pytest.mark.datenbank
 
@@ -27,6 +27,13 @@ select g, x, 'Meldung ' || g || '. ' || repeat(%(satz)s, 3 + g %% 5) || case whe
     'Jetzt abonnieren.' else '' end
 from generate_series(1, %(n)s) g, unnest(array['newspaper4k', 'readability', 'trafilatura']) x;
 """
+
+
+def zweiter_lauf_macht_den_rest(url: str, cwd, geschrieben: int) -> None:
+    """Nach dem Abbruch schreibt ein zweiter Lauf genau die fehlenden Zeilen."""
+    zweiter = auswahl_starten("--backfill", url=url, cwd=cwd)
+    assert zweiter.code == 0, zweiter.err
+    assert zweiter.out.startswith(f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -57,15 +64,7 @@ def test_signal_stoppt_nach_dem_stapel_und_zweiter_lauf_vollendet(sig, db_url, d
     assert out.startswith(f"neu {geschrieben}, geändert 0, "), out  # die Bilanz sagt, was geschrieben ist
     assert 0 < geschrieben < ITEMS
     assert geschrieben % stufe.STAPEL == 0  # nur ganze Stapel: jede Zeile alt oder neu
-    zweiter = subprocess.run(
-        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill"],
-        cwd=tmp_path,
-        env=umgebung,
-        capture_output=True,
-        text=True,
-    )
-    assert zweiter.returncode == 0, zweiter.stderr
-    assert zweiter.stdout.startswith(f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},")
+    zweiter_lauf_macht_den_rest(umgebung["DATABASE_URL"], tmp_path, geschrieben)
 
 
 def test_server_weg_mitten_im_lauf_klare_meldung_und_zweiter_lauf_vollendet(pg, db_url, daten, tmp_path):
@@ -101,12 +100,4 @@ def test_server_weg_mitten_im_lauf_klare_meldung_und_zweiter_lauf_vollendet(pg, 
         geschrieben = conn.execute("select count(*) from selected_extractor").fetchone()[0]
     assert 0 < geschrieben < ITEMS
     assert f"Bis zum Fehler geschrieben: neu {geschrieben}," in err
-    zweiter = subprocess.run(
-        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill"],
-        cwd=tmp_path,
-        env=umgebung,
-        capture_output=True,
-        text=True,
-    )
-    assert zweiter.returncode == 0, zweiter.stderr
-    assert zweiter.stdout.startswith(f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},")
+    zweiter_lauf_macht_den_rest(umgebung["DATABASE_URL"], tmp_path, geschrieben)
