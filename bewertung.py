@@ -125,9 +125,16 @@ def intervall(werte: Sequence[float], anteil: float = 0.95) -> tuple[float, floa
 # --- Zeilen: Extraktoren, Auswahl, Orakel, längster --------------------------
 
 
-def text_von(artikel: Mapping, extraktor: str | None) -> str:
-    """Der Rohtext eines Extraktors; alles andere als ein String gilt als leer."""
-    eintrag = (artikel.get("extractions") or {}).get(extraktor) if extraktor else None
+def text_von(artikel: Mapping, extraktor: object) -> str:
+    """Der Rohtext eines Extraktors; was kein String ist, gilt als leere Ausgabe.
+
+    Wie bei ``auswahl.waehle``: ``extractions`` ohne Mapping heißt „keine
+    Kandidaten“; ein Eintrag ohne Mapping oder ohne Text als String ist leer.
+    """
+    extraktionen = artikel.get("extractions")
+    if not isinstance(extraktionen, Mapping) or not isinstance(extraktor, str):
+        return ""
+    eintrag = extraktionen.get(extraktor)
     text = eintrag.get("text") if isinstance(eintrag, Mapping) else None
     return text if isinstance(text, str) else ""
 
@@ -177,6 +184,7 @@ def varianten_messen(
 
 
 def json_laden(pfad: str) -> object:
+    """Eine JSON-Datei; jeder Lesefehler wird ein EingabeFehler mit dem Dateinamen."""
     try:
         with open(pfad, encoding="utf-8") as datei:
             return json.load(datei)
@@ -188,10 +196,54 @@ def json_laden(pfad: str) -> object:
         raise EingabeFehler(
             f"{pfad}: kein gültiges JSON (Zeile {fehler.lineno}, Spalte {fehler.colno}: {fehler.msg})."
         ) from None
+    except RecursionError:
+        # Der Parser steigt je Klammer eine Ebene tiefer; „[" * 100000 sprengt den Stapel.
+        raise EingabeFehler(f"{pfad}: JSON zu tief verschachtelt.") from None
+    except ValueError as fehler:
+        # Nach JSONDecodeError (eine Unterklasse): z. B. Zahlen über die Ziffergrenze von int.
+        raise EingabeFehler(f"{pfad}: kein lesbares JSON ({fehler}).") from None
+
+
+_JSON_ART = {
+    dict: "ein Objekt",
+    list: "eine Liste",
+    str: "ein Text",
+    bool: "ein Wahrheitswert",
+    int: "eine Zahl",
+    float: "eine Zahl",
+}
+
+
+def json_art(wert: object) -> str:
+    """Die Art eines JSON-Werts für Meldungen, ohne den (vielleicht langen) Wert selbst."""
+    return "null" if wert is None else _JSON_ART.get(type(wert), type(wert).__name__)
+
+
+def extraktor_pruefen(pfad: str, index: int, art: Mapping) -> None:
+    """selected_extractor muss einer der Extraktoren der Rangfolge sein.
+
+    Der Stapelbetrieb schreibt nie etwas anderes. Ein unbekannter Name, null
+    oder ein Wert, der kein Text ist, heißt: die Datei stammt nicht von hier
+    oder ist verdorben – das ist ein Eingabefehler, keine leere Ausgabe,
+    sonst würde die Zeile „Auswahl“ still schlechter gemessen.
+    """
+    wert = art["selected_extractor"]
+    if isinstance(wert, str) and wert in PRIORITAET:
+        return
+    was = f"„{wert}“" if isinstance(wert, str) else json_art(wert)
+    raise EingabeFehler(
+        f"{pfad}: Artikel {index} (id {art['id']}): selected_extractor ist {was}, "
+        f"erwartet einer von {', '.join(PRIORITAET)}."
+    )
 
 
 def artikel_laden(pfad: str, waehlen: Callable[[object], str]) -> list[Mapping]:
-    """Die Artikel eines Stapelergebnisses; fehlt selected_extractor, wird gewählt."""
+    """Die Artikel eines Stapelergebnisses; fehlt selected_extractor, wird gewählt.
+
+    ``extractions`` darf fehlen oder kein Objekt sein (dann: keine Kandidaten);
+    ein vorhandenes ``selected_extractor`` muss ein Name der Rangfolge sein
+    (siehe ``extraktor_pruefen``).
+    """
     daten = json_laden(pfad)
     if not isinstance(daten, list):
         raise EingabeFehler(f"{pfad}: erwartet ein JSON-Array von Artikeln.")
@@ -205,6 +257,7 @@ def artikel_laden(pfad: str, waehlen: Callable[[object], str]) -> list[Mapping]:
         if "selected_extractor" not in art:
             art = {**art, "selected_extractor": waehlen(art.get("extractions"))}
             nachgewaehlt += 1
+        extraktor_pruefen(pfad, index, art)
         artikel.append(art)
     if nachgewaehlt:
         click.echo(
@@ -221,12 +274,21 @@ def referenzen_laden(pfad: str, artikel: Sequence[Mapping], ohne_titel: bool) ->
         raise EingabeFehler(f'{pfad}: erwartet ein JSON-Objekt {{id: {{"articleBody": …}}}}.')
     referenzen = []
     for index, art in enumerate(artikel):
-        eintrag = daten.get(str(art["id"]))
-        if eintrag is None:
+        schluessel = str(art["id"])
+        if schluessel not in daten:
             raise EingabeFehler(f"{pfad}: keine Referenz für Artikel {index} (id {art['id']}).")
-        text = eintrag.get("articleBody") if isinstance(eintrag, dict) else None
+        eintrag = daten[schluessel]
+        if not isinstance(eintrag, dict):
+            raise EingabeFehler(
+                f"{pfad}: Referenz für Artikel {index} (id {art['id']}) ist {json_art(eintrag)}, "
+                'erwartet ein Objekt {"articleBody": …}.'
+            )
+        text = eintrag.get("articleBody")
         if not isinstance(text, str):
-            raise EingabeFehler(f"{pfad}: id {art['id']} hat kein articleBody als Text.")
+            statt = f" (sondern {json_art(text)})" if "articleBody" in eintrag else ""
+            raise EingabeFehler(
+                f"{pfad}: id {art['id']} (Artikel {index}) hat kein articleBody als Text{statt}."
+            )
         referenzen.append(ohne_erste_zeile(text) if ohne_titel else text)
     ueberzaehlig = len(set(daten) - {str(a["id"]) for a in artikel})
     if ueberzaehlig:
@@ -320,7 +382,8 @@ def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed, varianten)
 
     AUSWAHL.json ist die Ausgabe des Stapelbetriebs (Artikel mit id,
     extractions und selected_extractor; fehlt selected_extractor, wählt
-    bewertung.py selbst). WAHRHEIT.json ist {id: {"articleBody": …}}.
+    bewertung.py selbst; ein anderer Wert als newspaper4k, readability oder
+    trafilatura ist ein Eingabefehler). WAHRHEIT.json ist {id: {"articleBody": …}}.
 
     Zeilen: jeder Extraktor, die Auswahl, der beste Kandidat je Seite (Orakel),
     immer der längste und je --variante die neu entschiedene Auswahl. Maß wie im article-extraction-benchmark:

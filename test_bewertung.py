@@ -195,8 +195,40 @@ def test_cli_waehlt_selbst_ohne_selected_extractor(tmp_path, dateien):
         ('[{"id": "a"}, 3]', None, "Artikel 1 ist kein Objekt"),
         ('[{"extractions": {}}]', None, "Artikel 0 hat keine id"),
         ('[{"id": "fehlt", "extractions": {}}]', None, "keine Referenz für Artikel 0 (id fehlt)"),
-        (None, '{"a": {"articleBody": 5}, "b": {}}', "id a hat kein articleBody"),
+        (
+            None,
+            '{"a": {"articleBody": 5}, "b": {}}',
+            "id a (Artikel 0) hat kein articleBody als Text (sondern eine Zahl)",
+        ),
+        (None, '{"a": {"body": "x"}, "b": {}}', "id a (Artikel 0) hat kein articleBody als Text."),
         (None, "[]", "erwartet ein JSON-Objekt"),
+        (None, '"text"', "erwartet ein JSON-Objekt"),
+        (
+            None,
+            '{"a": "nur Text", "b": {}}',
+            "Referenz für Artikel 0 (id a) ist ein Text, erwartet ein Objekt",
+        ),
+        (None, '{"a": [], "b": {}}', "Referenz für Artikel 0 (id a) ist eine Liste, erwartet ein Objekt"),
+        (None, '{"a": null, "b": {}}', "Referenz für Artikel 0 (id a) ist null"),
+        ("[" * 100_000, None, "JSON zu tief verschachtelt"),
+        (None, '{"a": ' * 100_000, "JSON zu tief verschachtelt"),
+        ("[" + "9" * 5000 + "]", None, "kein lesbares JSON"),
+        (
+            '[{"id": "a", "selected_extractor": ["newspaper4k"]}]',
+            None,
+            "Artikel 0 (id a): selected_extractor ist eine Liste",
+        ),
+        (
+            '[{"id": "a", "selected_extractor": {"x": 1}}]',
+            None,
+            "Artikel 0 (id a): selected_extractor ist ein Objekt",
+        ),
+        ('[{"id": 7, "selected_extractor": null}]', None, "Artikel 0 (id 7): selected_extractor ist null"),
+        (
+            '[{"id": "a", "selected_extractor": "goose"}]',
+            None,
+            "selected_extractor ist „goose“, erwartet einer von",
+        ),
     ],
 )
 def test_cli_fehler_klar_und_ohne_traceback(tmp_path, dateien, auswahl_inhalt, wahrheit_inhalt, meldung):
@@ -210,7 +242,36 @@ def test_cli_fehler_klar_und_ohne_traceback(tmp_path, dateien, auswahl_inhalt, w
     ergebnis = aufruf(auswahl_datei, wahrheit_datei, "--bootstrap", "0")
     assert ergebnis.exit_code == 1, ergebnis.output
     assert meldung in ergebnis.stderr and "Traceback" not in ergebnis.output
+    # Die Meldung nennt die kaputte Datei, und stdout bleibt leer.
+    # „keine Referenz“ betrifft die Wahrheitsdatei, auch wenn die id aus der Auswahl stammt.
+    kaputt = wahrheit_datei if wahrheit_inhalt is not None or "keine Referenz" in meldung else auswahl_datei
+    assert ergebnis.stderr.splitlines()[-1].startswith(f"Fehler: {kaputt}: ")
     assert ergebnis.stdout == ""
+    assert ergebnis.exception is None or isinstance(ergebnis.exception, SystemExit)
+
+
+@pytest.mark.parametrize("extraktionen", [[], ["newspaper4k"], "Text", 3, None])
+def test_extractions_ohne_mapping_heisst_keine_kandidaten(tmp_path, dateien, extraktionen):
+    """Wie auswahl.waehle: extractions ohne Mapping ist keine Ausgabe, kein Absturz."""
+    art = {"id": "a", "extractions": extraktionen, "selected_extractor": "newspaper4k"}
+    assert bewertung.text_von(art, "newspaper4k") == ""
+    wahrheit = schreiben(tmp_path / "w.json", {"a": {"articleBody": "Der Rat tagte am Abend lange."}})
+    for mit_wahl in (art, {k: v for k, v in art.items() if k != "selected_extractor"}):
+        ergebnis = aufruf(schreiben(tmp_path / "a.json", [mit_wahl]), wahrheit, "--bootstrap", "0")
+        assert ergebnis.exit_code == 0, ergebnis.output
+        auswahl_zeile = next(z for z in ergebnis.stdout.splitlines() if z.startswith("Auswahl"))
+        # keine Ausgabe: Präzision 0 (keine Seite mit Ausgabe), Recall 0
+        assert auswahl_zeile.split()[1:4] == ["0,000", "0,000", "0,000"]
+
+
+@pytest.mark.parametrize("eintrag", [["text"], "text", None, {"text": 5}, {"text": ["a"]}, {"error": "x"}])
+def test_kandidat_ohne_mapping_oder_text_ist_leer(eintrag):
+    art = artikel("a", {"readability": "Der Rat tagte am Abend."}, "readability")
+    art["extractions"]["newspaper4k"] = eintrag
+    assert bewertung.text_von(art, "newspaper4k") == ""
+    assert bewertung.text_von(art, "readability") == "Der Rat tagte am Abend."
+    # Namen, die kein Text sind, finden nichts – auch unhashbare
+    assert bewertung.text_von(art, ["readability"]) == "" and bewertung.text_von(art, None) == ""
 
 
 def test_cli_fehlende_datei(tmp_path, dateien):
