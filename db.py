@@ -18,6 +18,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote
 
 import psycopg
 from psycopg import errors
@@ -43,18 +44,30 @@ def maskieren(url: str | None) -> str:
     return _PASSWORT_KV.sub(lambda m: m["anfang"] + "***", url)
 
 
-def _passwort(url: str) -> str | None:
+def _passwoerter(url: str) -> set[str]:
+    """Das Passwort der URL in jeder Form, in der eine Meldung es zitieren könnte.
+
+    Lässt sich die URL nicht lesen (etwa ``%ZZ`` im Passwort), zitiert libpq
+    gerade das rohe Stück – dann sucht ein Muster es in der URL selbst.
+    """
+    formen: set[str] = set()
     try:
-        return psycopg.conninfo.conninfo_to_dict(url).get("password")
+        pw = psycopg.conninfo.conninfo_to_dict(url).get("password")
+        if pw:
+            formen.add(pw)
     except psycopg.Error:
-        return None
+        pass
+    for muster in (_PASSWORT_URL, _PASSWORT_KV):
+        if treffer := muster.search(url):
+            roh = treffer["pw"].strip("'")
+            formen |= {roh, unquote(roh)}
+    return {f for f in formen if len(f) >= 3}
 
 
 def ohne_passwort(text: str, url: str | None) -> str:
     """Entfernt das Passwort aus einem beliebigen Text (z. B. einer libpq-Meldung)."""
     text = maskieren(text)
-    pw = _passwort(url) if url else None
-    if pw and len(pw) >= 3:
+    for pw in sorted(_passwoerter(url) if url else (), key=len, reverse=True):
         text = text.replace(pw, "***")
     return text
 

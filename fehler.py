@@ -120,6 +120,15 @@ class DeutscherBefehl(click.Command):
         except click.UsageError as fehler:
             raise Aufruffehler(_deutsch(fehler), ctx) from None
 
+    def invoke(self, ctx: click.Context):
+        # Strg-C, bevor ein Lauf seine eigene Behandlung eingerichtet hat (beim
+        # Start der Worker, beim Verbinden): Exit 130 wie sonst, nicht click's
+        # „Aborted!“ mit Exit 1.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Abgebrochen("Abgebrochen (SIGINT), bevor etwas geschrieben war.") from None
+
     def get_help_option(self, ctx: click.Context) -> click.Option | None:
         option = super().get_help_option(ctx)
         if option is not None:

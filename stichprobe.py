@@ -26,6 +26,7 @@ from pathlib import Path
 
 import auswahl
 from auswahl import Entscheidung, zweifel
+from fehler import EingabeFehler
 from normalisierung import shingles, tokens
 from version import PRIORITAET, K
 
@@ -390,10 +391,25 @@ def schreiben(
     """Schreibt die Stichprobe nach ``stichprobe-<coder_version>-<zeit>.csv`` und
     daneben ``….html``; gibt den Pfad der CSV zurück."""
     zeitpunkt = zeitpunkt or datetime.now()
-    verzeichnis = verzeichnis or Path.cwd()
     faelle = stichprobe.faelle()
-    pfad = schreiben_csv(faelle, verzeichnis / dateiname(coder_version, zeitpunkt, "csv"))
-    (verzeichnis / dateiname(coder_version, zeitpunkt, "html")).write_text(
-        seite(faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung), encoding="utf-8"
-    )
-    return pfad
+    geschrieben: list[Path] = []
+    try:
+        verzeichnis = verzeichnis or Path.cwd()
+        csv_pfad = verzeichnis / dateiname(coder_version, zeitpunkt, "csv")
+        html_pfad = csv_pfad.with_suffix(".html")
+        geschrieben.append(csv_pfad)
+        schreiben_csv(faelle, csv_pfad)
+        geschrieben.append(html_pfad)
+        html_pfad.write_text(
+            seite(faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung), encoding="utf-8"
+        )
+    except OSError as fehler:
+        # Keine halbe Stichprobe: was schon dasteht, geht wieder.
+        for pfad in geschrieben:
+            if pfad.is_file():
+                pfad.unlink()
+        ort = fehler.filename or verzeichnis or "das Arbeitsverzeichnis"
+        raise EingabeFehler(
+            f"Die Stichprobe ließ sich nicht schreiben ({ort}): {fehler.strerror or fehler}."
+        ) from None
+    return csv_pfad

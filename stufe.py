@@ -670,6 +670,14 @@ on conflict (item_id, extraktor) do update set
 where (e.text, e.fehler) is distinct from (excluded.text, excluded.fehler)
 returning (e.xmax = 0) as neu
 """
+# Für die Items, die sie nennt, ist die Datei die ganze Wahrheit: Kandidaten,
+# die sie für ein solches Item nicht (mehr) nennt, gehen – sonst entschiede die
+# Datenbank anders als der Stapelbetrieb über dieselbe Datei.
+SQL_ENTFERNEN_EINLESEN = """
+delete from extraktionen e
+where e.item_id = any(%s)
+  and not exists (select 1 from aw_einlesen a where a.item_id = e.item_id and a.extraktor = e.extraktor)
+"""
 ERSATZ = "\ufffd"  # für NUL und einzelne Surrogate, die PostgreSQL in text nicht annimmt
 
 
@@ -679,6 +687,7 @@ class Einlesebilanz:
     zeilen: int = 0
     neu: int = 0
     geaendert: int = 0
+    entfernt: int = 0  # Kandidaten, die die Datei für ihre Items nicht mehr nennt
     unbekannte_items: list[int] = field(default_factory=list)
     ersetzt: int = 0  # Kandidaten mit NUL oder einzelnem Surrogat
     doppelt: int = 0
@@ -734,7 +743,7 @@ def kandidatenzeilen(artikel: list[dict], name: str, bilanz: Einlesebilanz) -> d
                 fehler = _fehlertext(kandidat.get("error"))
                 fehler = _fuer_postgres(fehler, bilanz) if fehler else fehler
             else:  # die Regeln nennen das „nicht verfügbar“; text NULL sagt dasselbe
-                text, fehler = None, f"kein Objekt: {_fehlertext(kandidat)}"[:200]
+                text, fehler = None, _fuer_postgres(f"kein Objekt: {_fehlertext(kandidat)}"[:200], bilanz)
             if (item_id, extraktor) in zeilen:
                 bilanz.doppelt += 1
             zeilen[(item_id, extraktor)] = (text, fehler)
@@ -747,6 +756,7 @@ def einlesen(datei: str) -> Einlesebilanz:
 
     Die ganze Datei geht in einer Transaktion hinein: ein Fehler lässt
     extraktionen unverändert. Unbekannte item_ids werden gemeldet, nicht eingefügt.
+    Kandidaten eines genannten Items, die die Datei nicht nennt, werden gelöscht.
     """
     import stapel
 
@@ -775,6 +785,8 @@ def einlesen(datei: str) -> Einlesebilanz:
                     bilanz.neu += 1
                 else:
                     bilanz.geaendert += 1
+            cur.execute(SQL_ENTFERNEN_EINLESEN, (sorted(bekannt),))
+            bilanz.entfernt = cur.rowcount
     _einlesen_berichten(bilanz, name, time.perf_counter() - start)
     return bilanz
 
@@ -813,6 +825,6 @@ def _einlesen_berichten(bilanz: Einlesebilanz, name: str, sekunden: float) -> No
     dauer = f"{sekunden:.1f}".replace(".", ",")
     click.echo(
         f"eingelesen: {bilanz.artikel} Artikel, {bilanz.zeilen} Kandidaten – neu {bilanz.neu}, "
-        f"geändert {bilanz.geaendert}, unverändert {unveraendert}, "
+        f"geändert {bilanz.geaendert}, unverändert {unveraendert}, entfernt {bilanz.entfernt}, "
         f"unbekannte Items {len(bilanz.unbekannte_items)} in {dauer} s"
     )

@@ -75,3 +75,17 @@ def test_hilfe_ist_deutsch(befehl):
 def test_version_ist_die_coder_version():
     ergebnis = aufruf("--version")
     assert (ergebnis.exit_code, ergebnis.stdout) == (0, CODER_VERSION + "\n")
+
+
+def test_strg_c_vor_dem_lauf_ist_exit_130(monkeypatch):
+    """Ein KeyboardInterrupt, bevor ein Lauf seine eigene Behandlung hat, endet wie jeder Abbruch."""
+    import stufe
+
+    def unterbrochen(**_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stufe, "lauf", unterbrochen)
+    ergebnis = aufruf("--backfill")
+    assert ergebnis.exit_code == 130, ergebnis.output
+    assert ergebnis.stderr.startswith("Fehler: Abgebrochen (SIGINT)")
+    assert "Aborted" not in ergebnis.stderr

@@ -12,6 +12,7 @@ import pytest
 
 import check_db
 import db
+from cli import cli
 from conftest import PROJEKT, RAW_ITEMS_DDL, raw_items_anlegen
 from fehler import DatenbankFehler, EingabeFehler, VoraussetzungFehlt
 
@@ -43,6 +44,25 @@ def test_ohne_passwort_auch_im_freien_text():
     url = "postgresql://rolle:Xy-Geheim-9@host/db"
     text = "FATAL: irgendwas mit Xy-Geheim-9 drin, URL postgresql://rolle:Xy-Geheim-9@host/db"
     assert "Xy-Geheim-9" not in db.ohne_passwort(text, url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://wurzel:Geh%ZZeim99@localhost/db",  # libpq liest die URL nicht und zitiert das Stück
+        "postgresql://wurzel:Geh%41eim99@localhost/db",  # kodiert: in Meldungen auch als „GehAeim99“
+        "host=localhost password='Geh eim99' dbname=db",
+    ],
+)
+def test_kein_passwort_auch_wenn_die_url_kaputt_ist(url, monkeypatch, capsys):
+    monkeypatch.setenv("DATABASE_URL", url)
+    with pytest.raises(SystemExit) as ende:
+        cli.main(["--backfill"], standalone_mode=True)
+    assert ende.value.code == 3
+    ausgabe = capsys.readouterr()
+    for form in ("Geh%ZZeim99", "ZZeim99", "GehAeim99", "Geh%41eim99", "Geh eim99"):
+        assert form not in ausgabe.out + ausgabe.err
+    assert "Fehler: " in ausgabe.err
 
 
 def test_datenbank_url_aus_umgebung_vor_env(tmp_path, monkeypatch):

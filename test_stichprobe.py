@@ -324,3 +324,24 @@ def test_browser_dom_bloecke_marken_wahl_und_kein_skript(chromium, seitenpfad, t
     text = rd.alle("div", "text")[0].inhalt()
     assert SKRIPT in text  # als Text sichtbar, wörtlich
     assert "Mehr &lt;b&gt; Werbung" in text  # nicht dekodiert
+
+
+def test_schreiben_in_ein_fehlendes_verzeichnis_klare_meldung_nichts_halb(tmp_path):
+    from fehler import EingabeFehler
+
+    fehlt = tmp_path / "gibt-es-nicht"
+    with pytest.raises(EingabeFehler, match=r"Die Stichprobe ließ sich nicht schreiben \(.*gibt-es-nicht"):
+        schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=fehlt)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_schreiben_laesst_keine_halbe_stichprobe(tmp_path):
+    """Scheitert die Seite nach der CSV (hier: ein Verzeichnis steht, wo die Seite hin soll),
+    verschwindet auch die CSV wieder."""
+    from fehler import EingabeFehler
+
+    zeit = datetime(2026, 9, 7, 8, 0)
+    (tmp_path / f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}.html").mkdir()
+    with pytest.raises(EingabeFehler):
+        schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path, zeitpunkt=zeit)
+    assert [p.name for p in tmp_path.iterdir()] == [f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}.html"]

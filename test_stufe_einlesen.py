@@ -172,3 +172,51 @@ def test_doppelte_kandidaten_der_letzte_gilt(daten, cli, tmp_path):
     ergebnis = cli("--einlesen", str(datei))
     assert ergebnis.code == 0 and "1 Kandidaten standen doppelt" in ergebnis.err, str(ergebnis)
     assert daten.abfrage("select text from extraktionen") == [("zweiter",)]
+
+
+def test_die_datei_ersetzt_die_kandidaten_ihrer_items(daten, cli, tmp_path):
+    """Nennt die Datei für ein Item einen Kandidaten nicht mehr, geht er auch in der Datenbank –
+    sonst entschiede sie anders als der Stapelbetrieb über dieselbe Datei. Andere Items bleiben."""
+    for item_id in (1, 2):
+        daten.item(item_id)
+    daten.kandidaten(2, {"trafilatura": "Ein Item, das die Datei nicht nennt, bleibt unberührt."})
+    text = "Der Stadtrat hat am Montag den Haushalt beschlossen und die Sanierung vertagt. "
+    drei = {
+        "newspaper4k": {"text": "Anzeige. " + text, "error": None},
+        "readability": {"text": text, "error": None},
+        "trafilatura": {"text": text + "Mehr zum Thema.", "error": None},
+    }
+    assert (
+        cli("--einlesen", str(schreiben(tmp_path / "a.json", [{"item_id": 1, "extractions": drei}]))).code
+        == 0
+    )
+    ohne_readability = [{"item_id": 1, "extractions": {k: v for k, v in drei.items() if k != "readability"}}]
+    datei = schreiben(tmp_path / "b.json", ohne_readability)
+
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 0, str(ergebnis)
+    assert "neu 0, geändert 0, unverändert 2, entfernt 1," in ergebnis.out
+    assert daten.abfrage("select item_id, extraktor from extraktionen order by 1, 2") == [
+        (1, "newspaper4k"),
+        (1, "trafilatura"),
+        (2, "trafilatura"),
+    ]
+    assert cli("--backfill").code == 0
+    assert db_entscheidungen(daten)[1] == stapel_entscheidungen(cli, datei, tmp_path)[1]
+
+    # Ein Artikel mit leerem „extractions“ sagt: dieses Item hat keine Kandidaten.
+    leer = cli("--einlesen", str(schreiben(tmp_path / "c.json", [{"item_id": 1, "extractions": {}}])))
+    assert "entfernt 2," in leer.out, str(leer)
+    assert daten.abfrage("select item_id from extraktionen") == [(2,)]
+
+
+def test_kandidat_kein_objekt_mit_surrogat_wird_ersetzt(daten, cli, tmp_path):
+    daten.item(1)
+    datei = tmp_path / "s.json"
+    datei.write_text('[{"item_id": 1, "extractions": {"trafilatura": "x\\ud800y\\u0000"}}]', encoding="ascii")
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 0, str(ergebnis)
+    assert "Traceback" not in ergebnis.err
+    assert daten.abfrage("select text, fehler from extraktionen") == [
+        (None, 'kein Objekt: "x\ufffdy\ufffd"')
+    ]
