@@ -14,13 +14,17 @@ gültiges JSON.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import json
+import math
 import os
 import re
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -182,8 +186,10 @@ def laden(datei: str) -> tuple[list[dict], int]:
     groesse = len(roh)
     text = sparsam_dekodieren(roh)
     if text is not None:
-        if datei != STDIO:
-            roh = None  # nur noch für eine Fehlermeldung nötig; dann neu lesen
+        if datei != STDIO and Path(datei).is_file():
+            # Nur noch für eine Fehlermeldung nötig; eine gewöhnliche Datei lässt sich
+            # dafür neu lesen. Eine FIFO oder <(…) ist dann leer – deren Bytes bleiben.
+            roh = None
         try:
             return parsen(text, name), groesse
         except EingabeFehler:
@@ -227,6 +233,61 @@ class _Doppelte:
             offen.extend(reversed(kinder))
 
 
+class _KeineJsonZahl(ValueError):
+    """Ein Zahlwert, der sich nicht als gültiges JSON zurückschreiben ließe."""
+
+
+def _konstante(text: str) -> float:
+    # parse_constant: json liest NaN, Infinity und -Infinity sonst still mit.
+    raise _KeineJsonZahl(f"{text} ist keine JSON-Zahl (nur endliche Zahlen sind gültiges JSON)")
+
+
+def _kommazahl(text: str) -> float:
+    """parse_float: 1e400 wird in Python ±inf und ginge als ``Infinity`` hinaus."""
+    wert = float(text)
+    if math.isinf(wert):
+        kurz = text if len(text) <= 24 else f"{text[:20]}…"
+        raise _KeineJsonZahl(
+            f"die Zahl {kurz} ist größer als eine Gleitkommazahl fasst (etwa 1,8e308) "
+            "und ließe sich nicht als JSON zurückschreiben"
+        )
+    return wert
+
+
+_LEERRAUM = re.compile(r"[ \t\n\r]*")
+
+
+def _artikel_mit_zahlfehler(text: str) -> int | None:
+    """Nur im Fehlerfall: liest die Artikel einzeln, bis einer an einer Zahl scheitert,
+    und gibt seinen Index – None, wenn oben keine Liste steht."""
+    decoder = json.JSONDecoder(parse_float=_kommazahl, parse_constant=_konstante)
+    pos = _LEERRAUM.match(text).end()
+    if not text.startswith("[", pos):
+        return None
+    pos = _LEERRAUM.match(text, pos + 1).end()
+    index = 0
+    while True:
+        try:
+            _, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return None
+        except ValueError:
+            return index
+        except RecursionError:
+            return None
+        pos = _LEERRAUM.match(text, pos).end()
+        if not text.startswith(",", pos):
+            return None
+        pos = _LEERRAUM.match(text, pos + 1).end()
+        index += 1
+
+
+def zahlfehler(text: str, name: str, grund: str) -> EingabeFehler:
+    index = _artikel_mit_zahlfehler(text)
+    ort = f"{name}: Artikel [{index}]" if index is not None else name
+    return EingabeFehler(f"{ort}: {grund}.")
+
+
 def typname(wert: object) -> str:
     if wert is None:
         return "null"
@@ -239,11 +300,22 @@ def parsen(text: str, name: str) -> list[dict]:
         raise EingabeFehler(f"{name} ist leer; erwartet wird eine JSON-Liste von Artikeln.")
     doppelte = _Doppelte()
     try:
-        artikel = json.loads(text, object_pairs_hook=doppelte)
+        artikel = json.loads(
+            text, object_pairs_hook=doppelte, parse_float=_kommazahl, parse_constant=_konstante
+        )
     except json.JSONDecodeError as e:
         meldung = JSON_MELDUNGEN.get(e.msg, e.msg)
         raise EingabeFehler(
             f"{name} ist kein gültiges JSON: Zeile {e.lineno}, Spalte {e.colno}: {meldung}."
+        ) from None
+    except _KeineJsonZahl as e:
+        raise zahlfehler(text, name, str(e)) from None
+    except ValueError:
+        # int() verweigert Zahlen mit mehr als sys.get_int_max_str_digits() Stellen
+        raise zahlfehler(
+            text,
+            name,
+            f"eine ganze Zahl mit mehr als {sys.get_int_max_str_digits()} Stellen wird nicht gelesen",
         ) from None
     except RecursionError:
         raise EingabeFehler(
@@ -289,12 +361,14 @@ def zeile(eintrag: dict) -> bytes:
 
     Ein einzelnes Surrogat (``"\\ud800"`` ist gültiges JSON) lässt sich nicht
     als UTF-8 schreiben; solche Artikel gehen mit \\u-Escapes hinaus – derselbe
-    Wert, nur anders geschrieben.
+    Wert, nur anders geschrieben. ``allow_nan=False``: NaN oder Infinity
+    würfen ValueError, statt ungültiges JSON zu schreiben (parsen() lässt
+    sie gar nicht erst herein).
     """
     try:
-        return json.dumps(eintrag, ensure_ascii=False).encode("utf-8")
+        return json.dumps(eintrag, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(eintrag, ensure_ascii=True).encode("ascii")
+        return json.dumps(eintrag, ensure_ascii=True, allow_nan=False).encode("ascii")
 
 
 def schluessel(eintrag: dict, index: int) -> str:
@@ -347,6 +421,10 @@ def entscheiden(
             except RecursionError:
                 raise EingabeFehler(
                     f"Artikel [{index}] ist zu tief verschachtelt, um ihn zu schreiben."
+                ) from None
+            except ValueError:
+                raise EingabeFehler(
+                    f"Artikel [{index}] enthält NaN oder Infinity; das wäre kein gültiges JSON."
                 ) from None
             fortschritt.update(1)
     bilanz.artikel = len(artikel)
@@ -499,6 +577,23 @@ def zaehlung(bilanz: Bilanz) -> dict[str, int]:
 # --- Einstieg ----------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def sigterm_wie_strg_c() -> Iterator[None]:
+    """SIGTERM (kill, timeout, systemd) nimmt denselben Weg wie Strg-C: als
+    KeyboardInterrupt räumt er die temporäre Datei weg und endet mit 130. Ohne
+    das endet der Prozess sofort, und die .tmp-Datei bleibt liegen.
+    Signale lassen sich nur im Hauptfaden umlenken; sonst bleibt alles, wie es ist."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    vorher = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        # None: der alte Handler kam nicht aus Python; dann gilt wieder der Standard.
+        signal.signal(signal.SIGTERM, vorher if vorher is not None else signal.SIG_DFL)
+
+
 def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) -> Bilanz:
     """Liest ``datei``, entscheidet je Artikel, schreibt die Ausgabe atomar.
 
@@ -509,25 +604,28 @@ def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) ->
     start = time.perf_counter()
     bilanz = Bilanz(ziel=ausgabepfad(datei, ausgabe))
     geschrieben = False
-    try:
-        ziel_pruefen(bilanz.ziel, datei)
-        artikel, groesse = laden(datei)
-        balken = groesse >= BALKEN_AB_BYTES
-        auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
-        entscheiden(artikel, bilanz, auswahl, balken)
-        schreiben(bilanz.ziel, teile(artikel))
-        geschrieben = True
-        del artikel
-        if auswahl is not None:
-            bilanz.stichprobe = stichprobe_modul.schreiben(auswahl, CODER_VERSION, zaehlung=zaehlung(bilanz))
-    except KeyboardInterrupt:
-        if geschrieben:
+    with sigterm_wie_strg_c():
+        try:
+            ziel_pruefen(bilanz.ziel, datei)
+            artikel, groesse = laden(datei)
+            balken = groesse >= BALKEN_AB_BYTES
+            auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
+            entscheiden(artikel, bilanz, auswahl, balken)
+            schreiben(bilanz.ziel, teile(artikel))
+            geschrieben = True
+            del artikel
+            if auswahl is not None:
+                bilanz.stichprobe = stichprobe_modul.schreiben(
+                    auswahl, CODER_VERSION, zaehlung=zaehlung(bilanz)
+                )
+        except KeyboardInterrupt:
+            if geschrieben:
+                raise Abgebrochen(
+                    f"Abgebrochen vor der Stichprobe; die Ausgabe {bilanz.ziel} ist vollständig."
+                ) from None
             raise Abgebrochen(
-                f"Abgebrochen vor der Stichprobe; die Ausgabe {bilanz.ziel} ist vollständig."
+                "Abgebrochen; nichts geschrieben, eine bestehende Ausgabe bleibt unverändert."
             ) from None
-        raise Abgebrochen(
-            "Abgebrochen; nichts geschrieben, eine bestehende Ausgabe bleibt unverändert."
-        ) from None
     bilanz.sekunden = time.perf_counter() - start
     click.echo(zusammenfassung(bilanz), err=True)
     return bilanz

@@ -253,13 +253,70 @@ def test_falsche_typen_sind_kein_fehler(tmp_path):
     assert "Ohne extractions-Objekt (Rückfall newspaper4k): 2 Artikel" in ergebnis.stderr
 
 
-def test_nan_und_grosse_zahlen_gehen_unveraendert_durch(tmp_path):
-    # Python liest NaN/Infinity (kein Standard-JSON) und schreibt sie so zurück: die Eingabe bestimmt.
-    roh = b'[{"x": NaN, "y": -Infinity, "z": 123456789012345678901234567890, "w": 1.5e300}]'
+def streng_laden(roh: bytes):
+    """json.loads, das NaN/Infinity nicht durchgehen lässt – wie jeder andere JSON-Leser."""
+
+    def ablehnen(konstante):
+        raise ValueError(f"{konstante} ist kein JSON")
+
+    return json.loads(roh, parse_constant=ablehnen)
+
+
+def test_grosse_und_genaue_zahlen_gehen_als_gueltiges_json_durch(tmp_path):
+    # Ganze Zahlen bleiben exakt; Kommazahlen laufen über float: mehr als 17 Stellen werden gerundet.
+    roh = (
+        b'[{"z": 123456789012345678901234567890, "w": 1.5e300, "m": 1.7976931348623157e308, '
+        b'"r": 1.00000000000000000001, "n": -0.0}]'
+    )
     ergebnis = aufrufen(str(ablegen(tmp_path / "n.json", roh)))
     assert ergebnis.exit_code == 0, ergebnis.output
-    aus = (tmp_path / "n_selected.json").read_text("utf-8")
-    assert '"x": NaN, "y": -Infinity, "z": 123456789012345678901234567890, "w": 1.5e+300' in aus
+    aus = (tmp_path / "n_selected.json").read_bytes()
+    assert (
+        b'"z": 123456789012345678901234567890, "w": 1.5e+300, "m": 1.7976931348623157e+308, '
+        b'"r": 1.0, "n": -0.0' in aus
+    )
+    assert streng_laden(aus)[0]["z"] == 123456789012345678901234567890
+
+
+ZAHLFEHLER = {
+    "nan": (b"NaN", "NaN ist keine JSON-Zahl"),
+    "infinity": (b"Infinity", "Infinity ist keine JSON-Zahl"),
+    "minus_infinity": (b"-Infinity", "-Infinity ist keine JSON-Zahl"),
+    "ueberlauf": (b"1e400", "die Zahl 1e400 ist größer als eine Gleitkommazahl fasst"),
+    "ueberlauf_negativ": (b"-2.5E+309", "die Zahl -2.5E+309 ist größer als eine Gleitkommazahl fasst"),
+    "zu_viele_stellen": (b"9" * 5000, "eine ganze Zahl mit mehr als 4300 Stellen wird nicht gelesen"),
+}
+
+
+@pytest.mark.parametrize("fall", ZAHLFEHLER)
+def test_zahl_ohne_gueltiges_json_wird_abgelehnt(tmp_path, fall):
+    # Gültiges JSON hinein muss gültiges JSON hinaus geben: ±inf und NaN hätten keine Schreibweise.
+    zahl, grund = ZAHLFEHLER[fall]
+    roh = b'[{"id": 1, "extractions": {}},\n {"id": 2, "x": [1, ' + zahl + b'], "extractions": {}}]'
+    eingabe = ablegen(tmp_path / "z.json", roh)
+    (tmp_path / "z_selected.json").write_text("ALT", encoding="utf-8")
+    vorher = zustand(tmp_path)
+    ergebnis = aufrufen(str(eingabe))
+    assert ergebnis.exit_code == EXIT_EINGABE, ergebnis.output
+    assert ergebnis.stderr == f"Fehler: {eingabe}: Artikel [1]: {grund}" + ergebnis.stderr.split(grund)[1]
+    assert ergebnis.stderr.count("\n") == 1 and "Traceback" not in ergebnis.stderr
+    assert zustand(tmp_path) == vorher
+
+
+def test_zahlfehler_ausserhalb_einer_liste_nennt_die_datei(tmp_path):
+    ergebnis = aufrufen("-", eingabe=b'{"x": NaN}')
+    assert ergebnis.exit_code == EXIT_EINGABE
+    assert (
+        ergebnis.stderr
+        == "Fehler: stdin: NaN ist keine JSON-Zahl (nur endliche Zahlen sind gültiges JSON).\n"
+    )
+    assert ergebnis.stdout == ""
+
+
+def test_zeile_schreibt_nie_nan_oder_infinity():
+    for wert in (float("nan"), float("inf"), float("-inf")):
+        with pytest.raises(ValueError):
+            stapel.zeile({"x": wert})
 
 
 # --- Zusammenfassung, Warnungen ---------------------------------------------------------
@@ -500,6 +557,35 @@ def test_eingabe_aus_einer_fifo_geht_ohne_o_nach_stdout(tmp_path, zwei):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["daten.json", "ein.fifo"]
 
 
+def test_kaputte_eingabe_aus_einer_fifo_nennt_zeile_und_spalte(tmp_path):
+    # <(cat kaputt.json): die FIFO ist nach dem ersten Lesen leer; die Meldung braucht die Bytes von dort.
+    # Im Unterprozess mit Zeitlimit: ein zweites open() der FIFO bliebe ohne Schreiber hängen.
+    fifo = tmp_path / "kaputt.fifo"
+    os.mkfifo(fifo)
+
+    def schreiben():
+        with fifo.open("wb") as f:
+            f.write('[{"t": "Grüße – „x“"},\n {"t": "ä" "u": 1}]'.encode())
+
+    faden = threading.Thread(target=schreiben, daemon=True)
+    faden.start()
+    try:
+        p = subprocess.run(
+            [sys.executable, str(HIER / "auswahl.py"), "kaputt.fifo"],
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=30,
+        )
+    finally:
+        if faden.is_alive():  # der Unterprozess hat die FIFO nie geöffnet: den Schreiber freigeben
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        faden.join(timeout=30)
+    assert p.returncode == EXIT_EINGABE
+    meldung = "Fehler: kaputt.fifo ist kein gültiges JSON: Zeile 2, Spalte 12: Komma erwartet.\n"
+    assert p.stderr.decode("utf-8") == meldung
+    assert p.stdout == b""
+
+
 def test_symbolischer_link_bleibt_link(tmp_path, zwei):
     (tmp_path / "echt").mkdir()
     echt = tmp_path / "echt" / "ergebnis.json"
@@ -710,8 +796,9 @@ def rss(pid: int) -> int:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="braucht /proc (Linux)")
-def test_unterprozess_sigint_hinterlaesst_nichts(tmp_path):
-    # Strg-C mitten im Lauf: Exit 130, keine Ausgabe, keine temporäre Datei.
+@pytest.mark.parametrize("signal_nr", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_unterprozess_signal_hinterlaesst_nichts(tmp_path, signal_nr):
+    # Strg-C oder kill mitten im Lauf: Exit 130, keine Ausgabe, keine temporäre Datei.
     daten = [
         artikel(i, trafilatura=kandidat(TEXT_A * 30), readability=kandidat(TEXT_A * 29)) for i in range(6000)
     ]
@@ -726,7 +813,7 @@ def test_unterprozess_sigint_hinterlaesst_nichts(tmp_path):
     while prozess.poll() is None and rss(prozess.pid) < groesse:
         time.sleep(0.01)
     time.sleep(0.3)
-    prozess.send_signal(signal.SIGINT)
+    prozess.send_signal(signal_nr)
     _, stderr = prozess.communicate(timeout=60)
     fehler = stderr.decode("utf-8")
     if prozess.returncode == 0:
@@ -735,6 +822,12 @@ def test_unterprozess_sigint_hinterlaesst_nichts(tmp_path):
     assert fehler.startswith("Fehler: Abgebrochen"), fehler
     assert "Traceback" not in fehler
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+def test_sigterm_handler_wird_wiederhergestellt(tmp_path, zwei):
+    vorher = signal.getsignal(signal.SIGTERM)
+    stapel.stapel(str(zwei), str(tmp_path / "aus.json"))
+    assert signal.getsignal(signal.SIGTERM) == vorher
 
 
 # --- Eigenschaften ---------------------------------------------------------------------------
@@ -780,14 +873,24 @@ def test_ausgabe_gleich_waehle_je_artikel_in_jeder_schluesselreihenfolge(tmp_pat
 
 
 json_werte = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda kinder: st.lists(kinder) | st.dictionaries(st.text(), kinder),
     max_leaves=20,
 )
 
 
+# Mit NaN, ±Infinity (json.dumps schreibt sie) und Zahltexten, die als float überlaufen.
+zahlen_aller_art = st.recursive(
+    st.floats() | st.integers() | st.sampled_from(["1e400", "-1E309", "1.00000000000000000001", "1e308"]),
+    lambda kinder: st.lists(kinder, max_size=3) | st.dictionaries(st.sampled_from("ab"), kinder, max_size=2),
+    max_leaves=6,
+).map(lambda w: re.sub(r'"(-?1[eE.][0-9]+)"', r"\1", json.dumps(w)).encode())
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(roh=st.one_of(json_werte.map(lambda w: json.dumps(w).encode()), st.binary(max_size=60)))
+@given(
+    roh=st.one_of(json_werte.map(lambda w: json.dumps(w).encode()), st.binary(max_size=60), zahlen_aller_art)
+)
 def test_beliebige_eingabe_gibt_ergebnis_oder_eingabefehler(tmp_path, roh):
     eingabe = ablegen(tmp_path / "f.json", roh)
     ziel = tmp_path / "f_aus.json"
@@ -798,7 +901,8 @@ def test_beliebige_eingabe_gibt_ergebnis_oder_eingabefehler(tmp_path, roh):
         assert e.format_message() and "\n" not in e.format_message()
         assert not ziel.exists()
     else:
-        assert len(json.loads(ziel.read_bytes())) == len(json.loads(roh))
+        # was hinausgeht, liest jeder JSON-Leser – auch einer ohne NaN/Infinity
+        assert len(streng_laden(ziel.read_bytes())) == len(json.loads(roh))
     assert sorted(p.name for p in tmp_path.iterdir()) in (["f.json"], ["f.json", "f_aus.json"])
 
 
