@@ -217,6 +217,4 @@ def test_kandidat_kein_objekt_mit_surrogat_wird_ersetzt(daten, cli, tmp_path):
     ergebnis = cli("--einlesen", str(datei))
     assert ergebnis.code == 0, str(ergebnis)
     assert "Traceback" not in ergebnis.err
-    assert daten.abfrage("select text, fehler from extraktionen") == [
-        (None, 'kein Objekt: "x\ufffdy\ufffd"')
-    ]
+    assert daten.abfrage("select text, fehler from extraktionen") == [(None, "kein Objekt: x\ufffdy\ufffd")]
