@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import stat
@@ -31,6 +32,12 @@ ANWENDUNG = "wurzelwerk-auswahl"
 STATEMENT_TIMEOUT = "120s"
 LOCK_TIMEOUT = "10s"
 CONNECT_TIMEOUT = 10  # Sekunden bis „Server nicht erreichbar“
+
+# psycopg meldet beim Aufräumen nach einem Verbindungsverlust Dinge wie
+# „error ignored terminating <psycopg.Copy [BAD]>“ über sein Logging; ohne
+# eigenen Handler druckte Python sie auf stderr – englisch, neben unserer
+# eigenen Meldung, die dasselbe schon sagt.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 _PASSWORT_URL = re.compile(r"(?P<anfang>[a-z][a-z0-9+.-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)(?=@)", re.IGNORECASE)
 _PASSWORT_KV = re.compile(r"(?P<anfang>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)

@@ -537,6 +537,7 @@ def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus):
     ohne_traceback(weg)
     assert weg.code == EXIT_DATENBANK, str(weg)
     assert weg.out == ""  # keine Erfolgsbilanz auf stdout
+    assert len(weg.err.splitlines()) == 2, repr(weg.err)
     bilanz, fehler = weg.err.splitlines()
     assert fehler.startswith("Fehler: "), str(weg)
     assert "heruntergefahren" in fehler or "Verbindung zur Datenbank verloren" in fehler, str(weg)
