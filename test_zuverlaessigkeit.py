@@ -369,7 +369,7 @@ def sperrname(teil: tuple[int, int] | None = None) -> str:
     return ganz if teil is None else f"{ganz} teil {teil[0]}/{teil[1]}"
 
 
-LANGSAM_N = 3000  # gerade; mit --prozesse 1 schreibt ein Backfill darüber gut eine Sekunde
+LANGSAM_N = 5000  # gerade; mit --prozesse 1 schreibt ein Backfill darüber rund zwei Sekunden, ein Teil die Hälfte
 
 
 @pytest.fixture
