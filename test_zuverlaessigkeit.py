@@ -369,7 +369,8 @@ def sperrname(teil: tuple[int, int] | None = None) -> str:
     return ganz if teil is None else f"{ganz} teil {teil[0]}/{teil[1]}"
 
 
-LANGSAM_N = 5000  # gerade; mit --prozesse 1 schreibt ein Backfill darüber rund zwei Sekunden, ein Teil die Hälfte
+# gerade; mit --prozesse 1 schreibt ein Backfill darüber rund zwei Sekunden, ein Teil die Hälfte
+LANGSAM_N = 5000
 
 
 @pytest.fixture
