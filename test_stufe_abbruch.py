@@ -29,6 +29,27 @@ from generate_series(1, %(n)s) g, unnest(array['newspaper4k', 'readability', 'tr
 """
 
 
+def backfill_bis_zum_ersten_stapel(db_url: str, umgebung: dict, daten, cwd, **popen) -> subprocess.Popen:
+    """Bestand anlegen, einen Backfill mit zwei Workern starten und warten, bis er schreibt."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for anweisung in SQL_BESTAND.split(";")[:2]:
+            conn.execute(anweisung, {"n": ITEMS, "satz": SATZ})
+    prozess = subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill", "--prozesse", "2"],
+        cwd=cwd,
+        env=umgebung,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
+    frist = time.monotonic() + 60
+    while daten.abfrage("select count(*) from selected_extractor")[0][0] == 0:
+        assert prozess.poll() is None and time.monotonic() < frist, "Lauf endete vor dem ersten Stapel"
+        time.sleep(0.02)
+    return prozess
+
+
 def zweiter_lauf_macht_den_rest(url: str, cwd, geschrieben: int) -> None:
     """Nach dem Abbruch schreibt ein zweiter Lauf genau die fehlenden Zeilen."""
     zweiter = auswahl_starten("--backfill", url=url, cwd=cwd)
@@ -38,24 +59,9 @@ def zweiter_lauf_macht_den_rest(url: str, cwd, geschrieben: int) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_stoppt_nach_dem_stapel_und_zweiter_lauf_vollendet(sig, db_url, daten, tmp_path):
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        for anweisung in SQL_BESTAND.split(";")[:2]:
-            conn.execute(anweisung, {"n": ITEMS, "satz": SATZ})
     umgebung = {**os.environ, "DATABASE_URL": db_url}
-    prozess = subprocess.Popen(
-        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill", "--prozesse", "2"],
-        cwd=tmp_path,
-        env=umgebung,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # eigene Prozessgruppe: das Signal trifft auch die Worker, wie Strg-C
-    )
-    # warten, bis der erste Stapel geschrieben ist, dann das Signal
-    frist = time.monotonic() + 60
-    while daten.abfrage("select count(*) from selected_extractor")[0][0] == 0:
-        assert prozess.poll() is None and time.monotonic() < frist, "Lauf endete vor dem Signal"
-        time.sleep(0.02)
+    # eigene Prozessgruppe: das Signal trifft auch die Worker, wie Strg-C
+    prozess = backfill_bis_zum_ersten_stapel(db_url, umgebung, daten, tmp_path, start_new_session=True)
     os.killpg(prozess.pid, sig)
     out, err = prozess.communicate(timeout=60)
     geschrieben = daten.abfrage("select count(*) from selected_extractor")[0][0]
@@ -70,23 +76,9 @@ def test_signal_stoppt_nach_dem_stapel_und_zweiter_lauf_vollendet(sig, db_url, d
 def test_server_weg_mitten_im_lauf_klare_meldung_und_zweiter_lauf_vollendet(pg, db_url, daten, tmp_path):
     if pg.pgdata is None:
         pytest.skip("Server anhalten geht nur mit dem eingebetteten Server")
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        for anweisung in SQL_BESTAND.split(";")[:2]:
-            conn.execute(anweisung, {"n": ITEMS, "satz": SATZ})
     passwort_url = db_url + " password=Geheim-Wort-77"  # darf in keiner Meldung stehen
     umgebung = {**os.environ, "DATABASE_URL": passwort_url}
-    prozess = subprocess.Popen(
-        [sys.executable, str(PROJEKT / "auswahl.py"), "--backfill", "--prozesse", "2"],
-        cwd=tmp_path,
-        env=umgebung,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    frist = time.monotonic() + 60
-    while daten.abfrage("select count(*) from selected_extractor")[0][0] == 0:
-        assert prozess.poll() is None and time.monotonic() < frist, "Lauf endete vor dem Anhalten"
-        time.sleep(0.02)
+    prozess = backfill_bis_zum_ersten_stapel(db_url, umgebung, daten, tmp_path)
     daten.schliessen()
     try:
         pg.stoppen("fast")
