@@ -124,6 +124,9 @@ def verbinden(url: str, zweck: str, *, autocommit: bool = False) -> psycopg.Conn
             url,
             autocommit=autocommit,
             application_name=f"{ANWENDUNG} {zweck}"[:63],
+            # Die Stufe schickt fertig kodierte COPY-Daten (stufe.stapel_kodieren):
+            # UTF-8, was auch immer PGCLIENTENCODING sagt.
+            client_encoding="UTF8",
             options=_optionen(),
             connect_timeout=CONNECT_TIMEOUT,
         )

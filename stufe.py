@@ -69,7 +69,9 @@ SPERR_PRAEFIX = "wurzelwerk-auswahl"
 # bleiben; sie kommt ohne die Texte aus. Die Texte selbst liest die zweite
 # Unterabfrage nur, wenn die Summen sich unterscheiden oder %(alle)s gilt – ein
 # erneuter Lauf überträgt so 100 Byte je Item statt der Volltexte, und jeder
-# Text wird genau einmal entpackt.
+# Text wird genau einmal entpackt. Die Texte kommen als UTF-8-Bytes (bytea):
+# der Hauptprozess reicht sie nur an die Worker weiter, und Bytes gehen ohne
+# Umkodieren durch die Pipe; dekodiert wird einmal, im Worker.
 SQL_LESEN = """
 select r.id, s.pruefsumme, s.ergebnissumme, k.summe, k.zeilen, k.unbekannt, t.namen, t.texte, t.fehler
 from raw_items r
@@ -86,7 +88,7 @@ left join lateral (
 left join selected_extractor s on s.item_id = r.id and s.coder_version = %(version)s
 left join lateral (
     select array_agg(e.extraktor order by e.extraktor) as namen,
-           array_agg(e.text order by e.extraktor) as texte,
+           array_agg(convert_to(e.text, 'UTF8') order by e.extraktor) as texte,
            array_agg(e.fehler order by e.extraktor) as fehler
     from extraktionen e
     where e.item_id = r.id and e.extraktor = any(%(bekannt)s)
@@ -107,6 +109,7 @@ BEDINGUNG_TEIL = sql.SQL("mod(mod(r.id, %(n)s) + %(n)s, %(n)s) = %(k)s")
 SQL_TEMP = """
 create temp table if not exists aw_stapel (
     item_id bigint primary key,
+    coder_version text not null,
     extraktor text not null,
     regel text not null,
     konsens integer not null,
@@ -116,7 +119,19 @@ create temp table if not exists aw_stapel (
     ergebnissumme bytea not null
 ) on commit delete rows
 """
-SQL_COPY = "copy aw_stapel (item_id, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme) from stdin"
+# Die Zeilen eines Stapels, wie die Worker sie als COPY-Daten bauen. Items, die
+# beim Lesen keine Kodierung dieser Version hatten, gehen ohne Umweg direkt in
+# selected_extractor: die Sperre des Laufs (oder seines Teils) schließt aus,
+# dass jemand anders sie inzwischen schrieb – ein Backfill in eine neue
+# coder_version schreibt so jede Zeile nur einmal. Geänderte gehen über
+# aw_stapel und den Upsert (ebenso neue, falls doch jemand zuvorkam).
+SQL_COPY = """
+copy {tabelle}
+    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
+from stdin
+"""
+ZIEL = sql.Identifier("selected_extractor")
+ZWISCHENABLAGE = sql.Identifier("aw_stapel")
 # Schreibt nur, was sich im Ergebnis unterscheidet: eine gleiche Ergebnissumme
 # lässt die Zeile unberührt (keine neue Zeilenversion, kodiert_am bleibt) –
 # auch wenn sich die Eingabe änderte, etwa der Fehlertext eines Kandidaten,
@@ -124,7 +139,7 @@ SQL_COPY = "copy aw_stapel (item_id, extraktor, regel, konsens, metriken, text, 
 SQL_UPSERT = """
 insert into selected_extractor as s
     (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
-select item_id, %(version)s, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme
+select item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme
 from aw_stapel
 on conflict (item_id, coder_version) do update set
     extraktor = excluded.extraktor,
@@ -234,9 +249,37 @@ def kodieren(item_id: int, namen: Sequence[str], texte: Sequence, fehler: Sequen
     return e, Zeile(item_id, e.extraktor, e.regel, e.konsens, metriken, text, summe, ergebnis)
 
 
+# COPY im Textformat (PostgreSQL-Doku, „COPY – Text Format“): Tab trennt die
+# Spalten, \N ist NULL, Backslash, Tab, Zeilenumbruch und Wagenrücklauf werden
+# maskiert; bytea steht als \x mit Hex-Ziffern, dessen Backslash selbst maskiert.
+_COPY_MASKEN = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"))
+
+
+def copy_feld(wert: str | int | bytes | None) -> str:
+    """Ein Wert im Textformat von COPY."""
+    if wert is None:
+        return "\\N"
+    if isinstance(wert, bytes):
+        return "\\\\x" + wert.hex()
+    if isinstance(wert, int):
+        return str(wert)
+    for zeichen, maske in _COPY_MASKEN:  # replace nur, wo nötig: schneller als translate
+        if zeichen in wert:
+            wert = wert.replace(zeichen, maske)
+    return wert
+
+
+def copy_zeile(*werte: str | int | bytes | None) -> str:
+    return "\t".join(map(copy_feld, werte)) + "\n"
+
+
 @dataclass
 class Stapelergebnis:
-    zeilen: list[Zeile] = field(default_factory=list)  # neu oder geändert
+    # Fertige COPY-Daten (UTF-8), in den Workern gebaut: der Hauptprozess
+    # reicht sie nur weiter. „neu“ geht direkt nach selected_extractor (mit
+    # coder_version), „geändert“ über aw_stapel und den Upsert.
+    neu_daten: bytes = b""
+    geaendert_daten: bytes = b""
     neu: int = 0
     geaendert: int = 0
     unveraendert: int = 0
@@ -246,7 +289,8 @@ class Stapelergebnis:
     faelle: list = field(default_factory=list)  # die zweifelhaftesten Fälle dieses Stapels
 
     def dazu(self, anderes: Stapelergebnis) -> Stapelergebnis:
-        self.zeilen += anderes.zeilen
+        self.neu_daten += anderes.neu_daten
+        self.geaendert_daten += anderes.geaendert_daten
         self.neu += anderes.neu
         self.geaendert += anderes.geaendert
         self.unveraendert += anderes.unveraendert
@@ -286,25 +330,33 @@ def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stap
     return auftrag, ergebnis
 
 
-def stapel_kodieren(auftrag: Sequence[tuple], stichprobe_n: int | None) -> Stapelergebnis:
-    """Entscheidet einen Auftrag aus ``vorsortieren``; läuft im Worker (oder im Hauptprozess)."""
+def stapel_kodieren(auftrag: Sequence[tuple], version: str, stichprobe_n: int | None) -> Stapelergebnis:
+    """Entscheidet einen Auftrag aus ``vorsortieren``; läuft im Worker (oder im Hauptprozess).
+
+    Zurück kommen die Zeilen als fertige COPY-Daten, dazu die Zählung.
+    """
     ergebnis = Stapelergebnis()
+    neu: list[str] = []
+    geaendert: list[str] = []
     auswahl = stichprobe_modul.Stichprobe(stichprobe_n) if stichprobe_n else None
-    for item_id, alt_ergebnis, summe, namen, texte, fehler in auftrag:
-        entscheidung, zeile = kodieren(item_id, namen, texte, fehler, summe)
-        if zeile.ergebnissumme == alt_ergebnis:
+    for item_id, alt_ergebnis, summe, namen, roh, fehler in auftrag:
+        texte = [t.decode("utf-8") if t is not None else None for t in roh]
+        entscheidung, z = kodieren(item_id, namen, texte, fehler, summe)
+        werte = (z.extraktor, z.regel, z.konsens, z.metriken, z.text, z.pruefsumme, z.ergebnissumme)
+        if z.ergebnissumme == alt_ergebnis:
             ergebnis.unveraendert += 1
+        elif alt_ergebnis is None:
+            neu.append(copy_zeile(item_id, version, *werte))
         else:
-            ergebnis.zeilen.append(zeile)
-            if alt_ergebnis is None:
-                ergebnis.neu += 1
-            else:
-                ergebnis.geaendert += 1
+            geaendert.append(copy_zeile(item_id, version, *werte))
         if auswahl is not None:
             # Die ganzen Texte: die Seite zeigt sie und markiert den Konsens darin.
             # Zurück in den Hauptprozess reisen nur die N behaltenen Fälle.
             texte_je_name = {n: t for n, t in zip(namen, texte, strict=True) if n in PRIORITAET}
             auswahl.beachte(stichprobe_modul.Fall(str(item_id), entscheidung, texte_je_name))
+    ergebnis.neu, ergebnis.geaendert = len(neu), len(geaendert)
+    ergebnis.neu_daten = "".join(neu).encode("utf-8")
+    ergebnis.geaendert_daten = "".join(geaendert).encode("utf-8")
     if auswahl is not None:
         ergebnis.faelle = auswahl.faelle()
     return ergebnis
@@ -405,28 +457,31 @@ def _freigeben(conn: psycopg.Connection) -> None:
         conn.close()
 
 
+def _copy(cur: psycopg.Cursor, tabelle: sql.Identifier, daten: bytes) -> None:
+    with cur.copy(sql.SQL(SQL_COPY).format(tabelle=tabelle)) as copy:
+        copy.write(daten)
+
+
 def stapel_schreiben(
     conn: psycopg.Connection, version: str, ergebnis: Stapelergebnis
 ) -> tuple[int, int, int]:
     """Schreibt einen Stapel in einer Transaktion; gibt (neu, geändert, entfernt) zurück."""
     neu = geaendert = entfernt = 0
+    ueber_upsert = [ergebnis.geaendert_daten] if ergebnis.geaendert_daten else []
     with conn.transaction(), conn.cursor() as cur:
-        if ergebnis.zeilen:
-            with cur.copy(SQL_COPY) as copy:
-                for z in ergebnis.zeilen:
-                    copy.write_row(
-                        (
-                            z.item_id,
-                            z.extraktor,
-                            z.regel,
-                            z.konsens,
-                            z.metriken,
-                            z.text,
-                            z.pruefsumme,
-                            z.ergebnissumme,
-                        )
-                    )
-            cur.execute(SQL_UPSERT, {"version": version})
+        if ergebnis.neu_daten:
+            try:
+                with conn.transaction():  # Savepoint: bei Konflikt nur dies zurück
+                    _copy(cur, ZIEL, ergebnis.neu_daten)
+                neu = cur.rowcount
+            except psycopg.errors.UniqueViolation:
+                # Jemand schrieb eines dieser Items, seit wir lasen – etwa ein
+                # --teil mit anderem N (die Sperren trennen nur gleiche N).
+                ueber_upsert.append(ergebnis.neu_daten)
+        if ueber_upsert:
+            for daten in ueber_upsert:
+                _copy(cur, ZWISCHENABLAGE, daten)
+            cur.execute(SQL_UPSERT)
             for (ist_neu,) in cur.fetchall():
                 if ist_neu:
                     neu += 1
@@ -592,7 +647,7 @@ def _verarbeiten(
         # Was die Datenbank nicht schrieb, war schon so (oder kam ihr zuvor).
         bilanz.neu += neu
         bilanz.geaendert += geaendert
-        bilanz.unveraendert += ergebnis.unveraendert + len(ergebnis.zeilen) - neu - geaendert
+        bilanz.unveraendert += ergebnis.unveraendert + ergebnis.neu + ergebnis.geaendert - neu - geaendert
         bilanz.entfernt += entfernt
         bilanz.ohne_kandidaten += ergebnis.ohne_kandidaten
         bilanz.unbekannte_zeilen.update(ergebnis.unbekannte_zeilen)
@@ -613,9 +668,11 @@ def _verarbeiten(
             anzahl = len(zeilen)
             del zeilen
             if pool is not None and auftrag:
-                unterwegs.append((pool.apply_async(stapel_kodieren, (auftrag, n)).get, lokal, anzahl))
+                unterwegs.append(
+                    (pool.apply_async(stapel_kodieren, (auftrag, version, n)).get, lokal, anzahl)
+                )
             else:
-                fertig = stapel_kodieren(auftrag, n) if auftrag else Stapelergebnis()
+                fertig = stapel_kodieren(auftrag, version, n) if auftrag else Stapelergebnis()
                 unterwegs.append((lambda fertig=fertig: fertig, lokal, anzahl))
             del auftrag
             # Höchstens so viele Stapel unterwegs, wie die Worker gerade brauchen.

@@ -98,6 +98,72 @@ def test_backfill_schreibt_die_entscheidung_von_waehle(daten, lauf, capsys):
     assert sicht == [(1, SLOT, zeilen[1][2], len(zeilen[1][6]))]
 
 
+# Was PostgreSQL in text annimmt: alles außer NUL und einzelnen Surrogaten.
+POSTGRES_TEXT = st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    texte=st.lists(st.one_of(st.none(), POSTGRES_TEXT, st.sampled_from(["\\N", "\\", "\t\r\n", "a\\tb"]))),
+    roh=st.binary(max_size=40),
+    zahl=st.integers(-(2**63), 2**63 - 1),
+)
+def test_copy_zeile_kommt_unverfaelscht_an(texte, roh, zahl, daten):
+    """Die COPY-Daten der Worker (Textformat von Hand) liest PostgreSQL genau so zurück."""
+    zeilen = [(i, zahl, t, roh) for i, t in enumerate(texte)]
+    with daten.conn.transaction(), daten.conn.cursor() as cur:
+        cur.execute("create temp table t (i int, z bigint, s text, b bytea) on commit drop")
+        with cur.copy("copy t (i, z, s, b) from stdin") as copy:
+            copy.write("".join(stufe.copy_zeile(*z) for z in zeilen).encode("utf-8"))
+        cur.execute("select i, z, s, b from t order by i")
+        assert cur.fetchall() == zeilen
+
+
+def test_backfill_und_aenderung_schreiben_sonderzeichen_unverfaelscht(daten, lauf):
+    """Backslashes, ein wörtliches \\N, Emoji und Tabs im gewählten Text: über den
+    direkten Weg (neu) und über aw_stapel (geändert) gleich bereinigen(text)."""
+    heikel = "C:\\Pfad\\N und \\\\x41 – „Zitat“ 🙂\tEnde\\\n" + SATZ
+
+    def kandidaten(zusatz: str) -> dict[str, str]:
+        return {name: heikel + zusatz for name in ("newspaper4k", "readability", "trafilatura")}
+
+    daten.item(1)
+    daten.kandidaten(1, kandidaten(""))
+    assert zahlen(lauf())[:2] == (1, 0)
+    assert daten.kodierungen()[0][6] == bereinigen(heikel)
+    daten.kandidaten(1, kandidaten("\\Nachtrag\\"))
+    assert zahlen(lauf())[:2] == (0, 1)
+    assert daten.kodierungen()[0][6] == bereinigen(heikel + "\\Nachtrag\\")
+
+
+def test_neue_zeile_die_inzwischen_jemand_schrieb_geht_ueber_den_upsert(daten, lauf, db_url):
+    """Ein Item ohne Kodierung beim Lesen, das bis zum Schreiben doch eine bekam
+    (ein --teil mit anderem N): kein Abbruch, der Stapel geht über den Upsert."""
+    daten.item(1)
+    daten.item(2)
+    daten.kandidaten(1, drei(1))
+    assert zahlen(lauf())[:2] == (1, 0)
+    vorher = daten.kodierungen(mit_zeit=True)
+    daten.kandidaten(2, drei(2))
+
+    def auftrag(item_id: int) -> tuple:
+        kandidaten = drei(item_id)
+        namen = sorted(kandidaten)
+        roh = [kandidaten[n].encode("utf-8") for n in namen]
+        return item_id, None, bytes(32), namen, roh, [None] * len(namen)
+
+    # so, wie ein Worker ihn gebaut hätte, der beide Items noch ohne Zeile sah
+    ergebnis = stufe.stapel_kodieren([auftrag(1), auftrag(2)], CODER_VERSION, None)
+    assert (ergebnis.neu, ergebnis.geaendert) == (2, 0)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(stufe.SQL_TEMP)
+        assert stufe.stapel_schreiben(conn, CODER_VERSION, ergebnis) == (1, 0, 0)
+    nachher = daten.kodierungen(mit_zeit=True)
+    assert nachher[0] == vorher[0]  # gleiche Zeilenversion: nicht neu geschrieben
+    assert [z[0] for z in nachher] == [1, 2]
+    assert zahlen(lauf())[:2] == (0, 0)
+
+
 def test_rueckfall_ohne_newspaper4k_hat_text_null(daten, lauf):
     daten.item(1)
     daten.kandidaten(1, {"trafilatura": "", "readability": None})
