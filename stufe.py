@@ -10,14 +10,18 @@ Ablauf eines Laufs
   unter derselben coder_version folgt die Zeile allein aus der Eingabe –, und
   die Texte werden gar nicht erst übertragen.
 * Worker-Prozesse entscheiden (``waehle``) und bereinigen den Text der Wahl
-  für die übrigen Items. Höchstens ``2 × Prozesse`` Stapel sind gleichzeitig
-  unterwegs: der Speicher bleibt flach, wie groß der Bestand auch ist
-  (``Pool.imap`` läse die Eingabe gierig).
+  für die übrigen Items. Die Texte reisen als UTF-8-Bytes hin, die Zeilen als
+  fertige COPY-Daten zurück: der Hauptprozess reicht nur Bytes weiter.
+  Höchstens ``2 × Prozesse`` Stapel sind gleichzeitig unterwegs: der Speicher
+  bleibt flach, wie groß der Bestand auch ist (``Pool.imap`` läse die Eingabe
+  gierig).
 * Eine Schreibverbindung hält die Sperre des Laufs und schreibt je Stapel in
-  einer Transaktion: COPY in eine temporäre Tabelle, ein ``INSERT … ON
-  CONFLICT … DO UPDATE … WHERE prüfsumme IS DISTINCT FROM …`` und das Löschen
-  von Kodierungen, deren Item keine Kandidaten mehr hat. Ein abgebrochener Lauf
-  hinterlässt jede Zeile alt oder neu; ein zweiter Lauf macht den Rest.
+  einer Transaktion: Items ohne bisherige Kodierung per COPY direkt in die
+  Tabelle, geänderte per COPY in eine temporäre Tabelle und ein ``INSERT … ON
+  CONFLICT … DO UPDATE … WHERE ergebnissumme IS DISTINCT FROM …``, dazu das
+  Löschen von Kodierungen, deren Item keine Kandidaten mehr hat. Ein
+  abgebrochener Lauf hinterlässt jede Zeile alt oder neu; ein zweiter Lauf
+  macht den Rest.
 * ``--trocken`` vergleicht nur Prüfsummen (lesend) und schreibt nichts.
 
 Sperren (Session-Advisory-Locks auf der Schreibverbindung): ein ganzer Lauf
