@@ -147,3 +147,22 @@ def test_slot_felder_fuer_raw_items(seed):
     slots = [item["slot"] for item in items]
     assert len(set(slots)) == 3  # 400 je Slot
     assert slots == sorted(slots)
+
+
+def test_teile_der_stufe_rauchtest(capsys):
+    """bench.teile_stufe läuft und nennt jeden Teil; Zeiten werden nicht geprüft."""
+    from bench import teile_stufe
+
+    auftrag = teile_stufe.auftraege(40, 1)
+    assert len(auftrag) == 40
+    # wie aus vorsortieren: Namen sortiert und bekannt, Texte als UTF-8-Bytes
+    for _, alt, summe, namen, roh, fehler in auftrag:
+        assert alt is None and len(summe) == 32
+        assert namen == sorted(namen) and set(namen) <= set(EXTRAKTOREN)
+        assert len(roh) == len(namen) == len(fehler)
+        assert all(t is None or isinstance(t, bytes) for t in roh)
+    assert teile_stufe.main(["-n", "40", "-r", "1"]) == 0
+    ausgabe = capsys.readouterr().out
+    for teil in ("UTF-8 dekodieren", "waehle", "bereinigen der Wahl", "Metriken als JSON", "COPY-Zeile"):
+        assert f"| {teil} |" in ausgabe
+    assert "| `stapel_kodieren` ganz |" in ausgabe

@@ -1,0 +1,111 @@
+"""Was ein Worker je Item rechnet, Teil für Teil: CPU-Zeit in µs je Item.
+
+Baut die Aufträge genau so, wie ``stufe.vorsortieren`` sie an die Worker gibt
+(Texte als UTF-8-Bytes), und misst dann die Teile von ``stufe.stapel_kodieren``
+einzeln – dekodieren, ``waehle``, ``bereinigen`` der Wahl, Metriken als JSON,
+Ergebnissumme, COPY-Zeile – und das Ganze. Minimum aus den Runden, ein Prozess.
+
+Aufruf (aus dem Projektverzeichnis)::
+
+    python -m bench.teile_stufe                 # 3000 Items, 5 Runden
+    python -m bench.teile_stufe -n 300 -r 1     # Rauchtest
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import stufe
+from auswahl import waehle
+from bench.erzeugen import artikel
+from normalisierung import bereinigen
+from version import CODER_VERSION, PRIORITAET
+
+
+def auftraege(n: int, seed: int) -> list[tuple]:
+    """Aufträge wie aus ``vorsortieren``: (item_id, alt, summe, namen, Bytes, Fehler)."""
+    zeilen = stufe.kandidatenzeilen(list(artikel(n, seed)), "bench.erzeugen", stufe.Einlesebilanz())
+    je_item: dict[int, list] = {}
+    for (item_id, name), (text, fehler) in sorted(zeilen.items()):
+        if name in PRIORITAET:
+            je_item.setdefault(item_id, []).append((name, text, fehler))
+    return [
+        (
+            item_id,
+            None,
+            bytes(32),
+            [name for name, _, _ in kandidaten],
+            [text.encode("utf-8") if text is not None else None for _, text, _ in kandidaten],
+            [fehler for _, _, fehler in kandidaten],
+        )
+        for item_id, kandidaten in je_item.items()
+    ]
+
+
+def messen(funktion: Callable[[], object], runden: int) -> float:
+    beste = float("inf")
+    for _ in range(runden):
+        start = time.process_time()
+        funktion()
+        beste = min(beste, time.process_time() - start)
+    return beste
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Die Teile von stufe.stapel_kodieren, je Item.")
+    parser.add_argument("-n", "--anzahl", type=int, default=3000, help="erzeugte Items (Vorgabe 3000)")
+    parser.add_argument("--seed", type=int, default=1, help="Startwert des Generators (Vorgabe 1)")
+    parser.add_argument("-r", "--runden", type=int, default=5, help="Runden, das Minimum zählt (Vorgabe 5)")
+    args = parser.parse_args(argv)
+
+    auftrag = auftraege(args.anzahl, args.seed)
+    texte = [[t.decode("utf-8") if t is not None else None for t in roh] for *_, roh, _ in auftrag]
+    eingaben = [
+        {n: {"text": t, "error": f} for n, t, f in zip(a[3], ts, a[5], strict=True)}
+        for a, ts in zip(auftrag, texte, strict=True)
+    ]
+    entscheidungen = [waehle(e) for e in eingaben]
+    gewaehlt = [(e.get(d.extraktor) or {}).get("text") for e, d in zip(eingaben, entscheidungen, strict=True)]
+    lesetexte = [bereinigen(t) if isinstance(t, str) else None for t in gewaehlt]
+    metriken = [json.dumps(d.metriken(), sort_keys=True, separators=(",", ":")) for d in entscheidungen]
+    zeilen = list(zip(entscheidungen, metriken, lesetexte, strict=True))
+
+    teile: dict[str, Callable[[], object]] = {
+        "UTF-8 dekodieren": lambda: [
+            [t.decode("utf-8") if t is not None else None for t in a[4]] for a in auftrag
+        ],
+        "waehle": lambda: [waehle(e) for e in eingaben],
+        "bereinigen der Wahl": lambda: [bereinigen(t) for t in gewaehlt if isinstance(t, str)],
+        "Metriken als JSON": lambda: [
+            json.dumps(d.metriken(), sort_keys=True, separators=(",", ":")) for d in entscheidungen
+        ],
+        "Ergebnissumme": lambda: [
+            stufe.ergebnissumme(d.extraktor, d.regel, str(d.konsens), m, t) for d, m, t in zeilen
+        ],
+        "COPY-Zeile": lambda: [
+            stufe.copy_zeile(1, CODER_VERSION, d.extraktor, d.regel, d.konsens, m, t, bytes(32), bytes(32))
+            for d, m, t in zeilen
+        ],
+    }
+    gesamt = messen(lambda: stufe.stapel_kodieren(auftrag, CODER_VERSION, None), args.runden)
+    je_item = 1e6 / len(auftrag)
+    print(f"{len(auftrag)} Items (seed {args.seed}), CPU-Zeit je Item, Minimum aus {args.runden} Runden")
+    print("| Teil | µs je Item | Anteil |")
+    print("|---|---:|---:|")
+    for name, funktion in teile.items():
+        sekunden = messen(funktion, args.runden)
+        print(f"| {name} | {sekunden * je_item:.1f} | {sekunden / gesamt:.0%} |")
+    print(f"| `stapel_kodieren` ganz | {gesamt * je_item:.1f} | 100% |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
