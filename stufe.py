@@ -248,7 +248,7 @@ def kodieren(item_id: int, namen: Sequence[str], texte: Sequence, fehler: Sequen
     gewaehlt = extraktionen.get(e.extraktor)
     roh = gewaehlt["text"] if gewaehlt else None
     text = bereinigen(roh) if isinstance(roh, str) else None
-    metriken = json.dumps(e.metriken(), sort_keys=True, separators=(",", ":"))
+    metriken = e.metriken_json()
     ergebnis = ergebnissumme(e.extraktor, e.regel, str(e.konsens), metriken, text)
     return e, Zeile(item_id, e.extraktor, e.regel, e.konsens, metriken, text, summe, ergebnis)
 

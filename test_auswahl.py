@@ -595,6 +595,14 @@ def test_waehle_wie_referenz(extraktionen):
     assert als_tupel(waehle(extraktionen)) == waehle_referenz(extraktionen)
 
 
+@given(st.one_of(kandidaten_mit_gemeinsamem_kern(), kandidaten_aus_absaetzen(), einfache_kandidaten))
+@settings(max_examples=300)
+def test_metriken_json_zeichengleich_mit_json_dumps(extraktionen):
+    """Die Ergebnissumme der Stufe hängt an diesem Text: von Hand gebaut, aber wie json.dumps."""
+    e = waehle(extraktionen)
+    assert e.metriken_json() == json.dumps(e.metriken(), sort_keys=True, separators=(",", ":"))
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
     lambda innen: st.lists(innen, max_size=4) | st.dictionaries(st.text(max_size=6), innen, max_size=4),

@@ -8,6 +8,7 @@ des Moduls gegen sich selbst prüft, könnte nie fehlschlagen.
 from __future__ import annotations
 
 import html
+import html.entities
 import re
 import unicodedata
 
@@ -63,6 +64,17 @@ def nicht_leere_zeilen(text: str) -> list[str]:
     return [zeile for zeile in text.split("\n") if zeile]
 
 
+# Jedes Leerraumzeichen außer \n und " " (was Schritt 7 trifft), dazu jede
+# Form, in der es durch Schritt 3 erst entstehen kann.
+ANDERER_LEERRAUM = [c for c in map(chr, range(0x110000)) if c.isspace() and c not in "\n "]
+
+
+def formen(zeichen: str) -> list[str]:
+    nummer = ord(zeichen)
+    namen = [f"&{name}" for name, wert in html.entities.html5.items() if wert == zeichen]
+    return [zeichen, f"&#{nummer};", f"&#x{nummer:x};", f"&#X{nummer:X}", f"&#{nummer}", *namen]
+
+
 # --- bereinigen: das Beispiel aus Quelle 003 ----------------------------------
 
 
@@ -70,6 +82,26 @@ def test_neun_schritte_und_bereinigen_ist_ihre_verkettung():
     assert len(SCHRITTE) == 9
     assert len(set(SCHRITTE)) == 9
     assert bereinigen(BEISPIEL) == durchlaufen(BEISPIEL, SCHRITTE)
+
+
+@pytest.mark.parametrize("zeichen", ANDERER_LEERRAUM, ids=lambda z: f"U+{ord(z):04X}")
+def test_bereinigen_ist_die_verkettung_fuer_jedes_leerraumzeichen(zeichen):
+    """bereinigen sucht in Schritt 7 nur, was nach 1–6 noch stehen kann – das muss
+    für jedes Leerraumzeichen stimmen, roh und aus jeder Entität, die es ergibt."""
+    for form in formen(zeichen):
+        for text in (f"a{form}b", f"a {form} b", form, f"x\n{form}\ny", f"a{form}{form}b", f" {form}"):
+            assert bereinigen(text) == durchlaufen(text, SCHRITTE), (form, text)
+
+
+@given(
+    st.lists(
+        st.sampled_from([*(f for z in ANDERER_LEERRAUM for f in formen(z)), "a", " ", "\n"]), max_size=12
+    )
+)
+@settings(max_examples=300)
+def test_bereinigen_ist_die_verkettung_fuer_leerraum_gemische(teile):
+    text = "".join(teile)
+    assert bereinigen(text) == durchlaufen(text, SCHRITTE)
 
 
 def test_beispiel_jede_zwischenlaenge():

@@ -14,7 +14,6 @@ Aufruf (aus dem Projektverzeichnis)::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -75,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     entscheidungen = [waehle(e) for e in eingaben]
     gewaehlt = [(e.get(d.extraktor) or {}).get("text") for e, d in zip(eingaben, entscheidungen, strict=True)]
     lesetexte = [bereinigen(t) if isinstance(t, str) else None for t in gewaehlt]
-    metriken = [json.dumps(d.metriken(), sort_keys=True, separators=(",", ":")) for d in entscheidungen]
+    metriken = [d.metriken_json() for d in entscheidungen]
     zeilen = list(zip(entscheidungen, metriken, lesetexte, strict=True))
 
     teile: dict[str, Callable[[], object]] = {
@@ -84,9 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         ],
         "waehle": lambda: [waehle(e) for e in eingaben],
         "bereinigen der Wahl": lambda: [bereinigen(t) for t in gewaehlt if isinstance(t, str)],
-        "Metriken als JSON": lambda: [
-            json.dumps(d.metriken(), sort_keys=True, separators=(",", ":")) for d in entscheidungen
-        ],
+        "Metriken als JSON": lambda: [d.metriken_json() for d in entscheidungen],
         "Ergebnissumme": lambda: [
             stufe.ergebnissumme(d.extraktor, d.regel, str(d.konsens), m, t) for d, m, t in zeilen
         ],
