@@ -108,6 +108,7 @@ class Entscheidung:
 
 
 def _json_zahl(wert: float | None) -> str:
+    # Wie json für endliche Gleitkommazahlen – andere liefert f1 nicht.
     return "null" if wert is None else float.__repr__(wert)
 
 

@@ -113,7 +113,7 @@ def _leerraum_nach_schritt_6(text: str) -> str:
 
     Gleiches Ergebnis wie ``leerraum_zusammenfassen`` auf allem, was die
     Schritte 1–6 liefern (test_normalisierung.py prüft jedes Leerraumzeichen,
-    roh und als Entität), mit 11 statt 31 Suchläufen über den Text.
+    roh und als Entität), mit 11 statt 28 Suchläufen über den Text.
     """
     return _leerraum(text, _ANDERER_LEERRAUM_NACH_SCHRITT_6)
 

@@ -126,9 +126,10 @@ create temp table if not exists aw_stapel (
 # Die Zeilen eines Stapels, wie die Worker sie als COPY-Daten bauen. Items, die
 # beim Lesen keine Kodierung dieser Version hatten, gehen ohne Umweg direkt in
 # selected_extractor: die Sperre des Laufs (oder seines Teils) schließt aus,
-# dass jemand anders sie inzwischen schrieb – ein Backfill in eine neue
-# coder_version schreibt so jede Zeile nur einmal. Geänderte gehen über
-# aw_stapel und den Upsert (ebenso neue, falls doch jemand zuvorkam).
+# dass jemand anders sie inzwischen schrieb – außer einem --teil mit anderem N,
+# den die Sperren nicht sehen. Ein Backfill in eine neue coder_version schreibt
+# so jede Zeile nur einmal. Geänderte gehen über aw_stapel und den Upsert,
+# ebenso neue, falls doch jemand zuvorkam (stapel_schreiben).
 SQL_COPY = """
 copy {tabelle}
     (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)

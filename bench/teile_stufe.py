@@ -30,7 +30,7 @@ from version import CODER_VERSION, PRIORITAET
 
 
 def auftraege(n: int, seed: int) -> list[tuple]:
-    """Aufträge wie aus ``vorsortieren``: (item_id, alt, summe, namen, Bytes, Fehler)."""
+    """Aufträge wie aus ``vorsortieren``: (item_id, alt_ergebnis, summe, namen, Bytes, Fehler)."""
     zeilen = stufe.kandidatenzeilen(list(artikel(n, seed)), "bench.erzeugen", stufe.Einlesebilanz())
     je_item: dict[int, list] = {}
     for (item_id, name), (text, fehler) in sorted(zeilen.items()):
