@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +24,7 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 import stufe
 from auswahl import waehle
 from bench.erzeugen import artikel
+from bench.tempo_waehle import _laufzeit
 from normalisierung import bereinigen
 from version import CODER_VERSION, PRIORITAET
 
@@ -49,13 +49,9 @@ def auftraege(n: int, seed: int) -> list[tuple]:
     ]
 
 
-def messen(funktion: Callable[[], object], runden: int) -> float:
-    beste = float("inf")
-    for _ in range(runden):
-        start = time.process_time()
-        funktion()
-        beste = min(beste, time.process_time() - start)
-    return beste
+def messen(funktion: Callable[[object], object], eingaben: list, runden: int) -> float:
+    """Beste CPU-Zeit aus den Runden, gemessen wie in ``bench.tempo_waehle``."""
+    return min(_laufzeit(funktion, eingaben) for _ in range(runden))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,28 +73,30 @@ def main(argv: list[str] | None = None) -> int:
     metriken = [d.metriken_json() for d in entscheidungen]
     zeilen = list(zip(entscheidungen, metriken, lesetexte, strict=True))
 
-    teile: dict[str, Callable[[], object]] = {
-        "UTF-8 dekodieren": lambda: [
-            [t.decode("utf-8") if t is not None else None for t in a[4]] for a in auftrag
-        ],
-        "waehle": lambda: [waehle(e) for e in eingaben],
-        "bereinigen der Wahl": lambda: [bereinigen(t) for t in gewaehlt if isinstance(t, str)],
-        "Metriken als JSON": lambda: [d.metriken_json() for d in entscheidungen],
-        "Ergebnissumme": lambda: [
-            stufe.ergebnissumme(d.extraktor, d.regel, str(d.konsens), m, t) for d, m, t in zeilen
-        ],
-        "COPY-Zeile": lambda: [
-            stufe.copy_zeile(1, CODER_VERSION, d.extraktor, d.regel, d.konsens, m, t, bytes(32), bytes(32))
-            for d, m, t in zeilen
-        ],
+    # Je Teil: Funktion je Item und ihre Eingaben.
+    teile: dict[str, tuple[Callable[[object], object], list]] = {
+        "UTF-8 dekodieren": (lambda a: [t.decode("utf-8") if t is not None else None for t in a[4]], auftrag),
+        "waehle": (waehle, eingaben),
+        "bereinigen der Wahl": (bereinigen, [t for t in gewaehlt if isinstance(t, str)]),
+        "Metriken als JSON": (lambda d: d.metriken_json(), entscheidungen),
+        "Ergebnissumme": (
+            lambda z: stufe.ergebnissumme(z[0].extraktor, z[0].regel, str(z[0].konsens), *z[1:]),
+            zeilen,
+        ),
+        "COPY-Zeile": (
+            lambda z: stufe.copy_zeile(
+                1, CODER_VERSION, z[0].extraktor, z[0].regel, z[0].konsens, *z[1:], bytes(32), bytes(32)
+            ),
+            zeilen,
+        ),
     }
-    gesamt = messen(lambda: stufe.stapel_kodieren(auftrag, CODER_VERSION, None), args.runden)
+    gesamt = messen(lambda a: stufe.stapel_kodieren(a, CODER_VERSION, None), [auftrag], args.runden)
     je_item = 1e6 / len(auftrag)
     print(f"{len(auftrag)} Items (seed {args.seed}), CPU-Zeit je Item, Minimum aus {args.runden} Runden")
     print("| Teil | µs je Item | Anteil |")
     print("|---|---:|---:|")
-    for name, funktion in teile.items():
-        sekunden = messen(funktion, args.runden)
+    for name, (funktion, eingaben_des_teils) in teile.items():
+        sekunden = messen(funktion, eingaben_des_teils, args.runden)
         print(f"| {name} | {sekunden * je_item:.1f} | {sekunden / gesamt:.0%} |")
     print(f"| `stapel_kodieren` ganz | {gesamt * je_item:.1f} | 100% |")
     return 0
