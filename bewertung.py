@@ -128,7 +128,7 @@ def intervall(werte: Sequence[float], anteil: float = 0.95) -> tuple[float, floa
 def text_von(artikel: Mapping, extraktor: object) -> str:
     """Der Rohtext eines Extraktors; was kein String ist, gilt als leere Ausgabe.
 
-    Wie bei ``auswahl.waehle``: ``extractions`` ohne Mapping heißt „keine
+    Wie bei ``regeln.waehle``: ``extractions`` ohne Mapping heißt „keine
     Kandidaten“; ein Eintrag ohne Mapping oder ohne Text als String ist leer.
     """
     extraktionen = artikel.get("extractions")
@@ -169,7 +169,7 @@ def varianten_messen(
     artikel: Sequence[Mapping], referenzen: Sequence[str], varianten: Sequence[tuple[int, float]]
 ) -> dict[str, list[Seite]]:
     """Die Auswahl mit anderem k oder anderer Toleranz, neu entschieden mit waehle."""
-    from auswahl import waehle
+    from regeln import waehle
 
     zeilen = {}
     for k, toleranz in varianten:
@@ -261,7 +261,7 @@ def artikel_laden(pfad: str, waehlen: Callable[[object], str]) -> list[Mapping]:
         artikel.append(art)
     if nachgewaehlt:
         click.echo(
-            f"{pfad}: {nachgewaehlt} Artikel ohne selected_extractor – mit auswahl.waehle gewählt.",
+            f"{pfad}: {nachgewaehlt} Artikel ohne selected_extractor – mit regeln.waehle gewählt.",
             err=True,
         )
     return artikel
@@ -390,7 +390,7 @@ def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed, varianten)
     4-Token-Shingles, Präzision über Seiten mit Ausgabe, Recall über Seiten mit
     Referenz, F1 aus den Mitteln.
     """
-    from auswahl import waehle
+    from regeln import waehle
 
     artikel = artikel_laden(auswahl_datei, lambda ex: waehle(ex).extraktor)
     referenzen = referenzen_laden(wahrheit_datei, artikel, ohne_titel)

@@ -38,23 +38,11 @@ import psycopg
 from psycopg import sql
 
 from fehler import DeutscherBefehl
+from ingest import RAW_ITEMS, RAW_ITEMS_COPY, RAW_ITEMS_EINFUEGEN
 
 PROJEKT = Path(__file__).resolve().parent
 BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
 
-# Das raw_items von Ingest, auf das Nötige beschränkt; in echt gehört es Ingest.
-RAW_ITEMS = """
-create table raw_items (
-    id bigint primary key,
-    slot timestamptz not null,
-    haus text,
-    titel text,
-    teaser text,
-    url text,
-    veroeffentlicht_am timestamptz
-)
-"""
-RAW_ITEMS_EINFUEGEN = "insert into raw_items (id, slot, haus, titel, url) values (%s, %s, %s, %s, %s)"
 # Was die Vorführung zeigt: die Sicht für psql-Nutzer und die Regeln im Überblick.
 SICHT = """
 select item_id, haus, extraktor, regel, konsens, text_zeichen, left(titel, 34) as titel
@@ -200,7 +188,6 @@ def vorfuehren(verzeichnis: Path) -> None:
 ERSTER_SLOT = datetime(2026, 9, 1, 4, 0, tzinfo=UTC)
 ITEMS_JE_SLOT = 400
 # raw_items in einem Zug füllen (COPY), auch bei 100.000 Items in Sekunden.
-RAW_ITEMS_COPY = "copy raw_items (id, slot, haus, titel, url) from stdin"
 # Wie viele Items, welcher Slot zuerst; wie viele Items in einem Slot.
 BESTAND_ZAHL = "select count(*), min(slot) from raw_items"
 SLOT_ZAHL = "select count(*) from raw_items where slot = %s"

@@ -34,8 +34,8 @@ from pathlib import Path
 import click
 
 import stichprobe as stichprobe_modul
-from auswahl import REGELN, Entscheidung, waehle
 from fehler import Abgebrochen, EingabeFehler
+from regeln import REGELN, Entscheidung, waehle
 from version import CODER_VERSION, PRIORITAET
 
 STDIO = "-"

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-import auswahl
-from auswahl import Entscheidung, zweifel
+import regeln
 from fehler import EingabeFehler
 from normalisierung import shingles, tokens
+from regeln import Entscheidung, zweifel
 from version import PRIORITAET, K
 
 ANFANG_ZEICHEN = 200  # so viel Text je Kandidat in der CSV
@@ -112,13 +112,13 @@ def schreiben_csv(faelle: list[Fall], pfad: Path) -> Path:
 
 # Was jede Regel bedeutet, in einem Satz für die Seite.
 REGEL_TEXT = {
-    auswahl.RUECKFALL: "kein aktiver Kandidat – Rückfall auf newspaper4k",
-    auswahl.EINZIGER: "nur ein aktiver Kandidat",
-    auswahl.BESTER_SCORE: "höchster Score, allein vorn (Abstand über der Toleranz)",
-    auswahl.GLEICHSTAND_KUERZESTER: "Gleichstand im Score – der mit den wenigsten Shingles",
-    auswahl.GLEICHSTAND_RANG: "Gleichstand in Score und Shingle-Zahl – die Rangfolge entschied",
-    auswahl.OHNE_KONSENS_MEDIAN: "kein gemeinsames Shingle – der mittlere von dreien nach Shingle-Zahl",
-    auswahl.OHNE_KONSENS_GROESSTER: "kein gemeinsames Shingle – der größere von zweien",
+    regeln.RUECKFALL: "kein aktiver Kandidat – Rückfall auf newspaper4k",
+    regeln.EINZIGER: "nur ein aktiver Kandidat",
+    regeln.BESTER_SCORE: "höchster Score, allein vorn (Abstand über der Toleranz)",
+    regeln.GLEICHSTAND_KUERZESTER: "Gleichstand im Score – der mit den wenigsten Shingles",
+    regeln.GLEICHSTAND_RANG: "Gleichstand in Score und Shingle-Zahl – die Rangfolge entschied",
+    regeln.OHNE_KONSENS_MEDIAN: "kein gemeinsames Shingle – der mittlere von dreien nach Shingle-Zahl",
+    regeln.OHNE_KONSENS_GROESSTER: "kein gemeinsames Shingle – der größere von zweien",
 }
 
 # Was tokens() vor dem Zerlegen aus dem Text nimmt: Tags, Entitäten,

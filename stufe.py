@@ -54,9 +54,9 @@ from psycopg import sql
 import check_db
 import db
 import stichprobe as stichprobe_modul
-from auswahl import waehle
 from fehler import Abgebrochen, EingabeFehler, LaufGesperrt, StufenFehler, VoraussetzungFehlt
 from normalisierung import bereinigen
+from regeln import waehle
 from version import CODER_VERSION, PRIORITAET
 
 BERLIN = ZoneInfo("Europe/Berlin")

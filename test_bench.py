@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import normalisierung
-from auswahl import REGELN
 from bench import basis
 from bench.erzeugen import EXTRAKTOREN, artikel, fuzz
 from bench.tempo_waehle import abweichungen
+from regeln import REGELN
 
 BESTAND = list(artikel(300, seed=1))
 RANDFAELLE = fuzz(seed=1, n=1500)

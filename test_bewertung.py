@@ -26,7 +26,7 @@ from bewertung import (
     zeilen_messen,
 )
 
-BENCH = Path(__file__).resolve().parent.parent / "shared" / "bench" / "aeb"
+BENCH = Path(__file__).resolve().parent / "bench" / "aeb"
 
 
 def p_r(seite: Seite) -> tuple[float, float]:
@@ -282,9 +282,8 @@ def test_cli_fehlende_datei(tmp_path, dateien):
 # --- die veröffentlichten Zahlen des Benchmarks ---------------------------------
 
 
-@pytest.mark.skipif(not (BENCH / "candidates.json").exists(), reason=f"Benchmark fehlt: {BENCH}")
 def test_benchmark_zahlen_reproduzieren():
-    from auswahl import waehle
+    from regeln import waehle
 
     arts = bewertung.artikel_laden(str(BENCH / "candidates.json"), lambda ex: waehle(ex).extraktor)
     refs = bewertung.referenzen_laden(str(BENCH / "ground-truth.json"), arts, ohne_titel=False)

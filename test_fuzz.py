@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stapel
-from auswahl import REGELN, RUECKFALL, waehle
 from fehler import EingabeFehler
 from normalisierung import bereinigen, shingles, tokens, tokens_zeilenweise
+from regeln import REGELN, RUECKFALL, waehle
 from version import PRIORITAET
 
 # Beispiele je Eigenschaft; bench/fuzzen.py setzt die Zahl vor dem Import hoch.

@@ -22,18 +22,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stapel
-from auswahl import REGELN, waehle
 from cli import cli
 from fehler import EXIT_ABGEBROCHEN, EXIT_AUFRUF, EXIT_EINGABE, EingabeFehler
+from regeln import REGELN, waehle
 from version import PRIORITAET
 
 HIER = Path(__file__).resolve().parent
 BEISPIEL = HIER / "beispiele" / "artikel.json"
-BENCH = HIER.parent / "shared" / "bench" / "aeb" / "candidates.json"
+BENCH = HIER / "bench" / "aeb" / "candidates.json"
 
 TEXT_A = "Der Stadtrat hat am Montag den neuen Haushalt mit großer Mehrheit beschlossen und vertagt."
 TEXT_B = "Die Brücke über die Moosach bleibt wegen Rissen in zwei Pfeilern bis Oktober gesperrt."
@@ -854,7 +854,7 @@ artikel_listen = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None)
 @given(daten=artikel_listen, saat=st.integers())
 def test_ausgabe_gleich_waehle_je_artikel_in_jeder_schluesselreihenfolge(tmp_path, daten, saat):
     eingabe = ablegen(tmp_path / "p.json", daten)
@@ -887,7 +887,7 @@ zahlen_aller_art = st.recursive(
 ).map(lambda w: re.sub(r'"(-?1[eE.][0-9]+)"', r"\1", json.dumps(w)).encode())
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None)
 @given(
     roh=st.one_of(json_werte.map(lambda w: json.dumps(w).encode()), st.binary(max_size=60), zahlen_aller_art)
 )
@@ -918,7 +918,7 @@ def test_maskieren_gibt_denselben_wert_an_jeder_schnittstelle(text, stueck):
     assert json.loads(maskiert.decode("utf-8")) == text
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None)
 @given(daten=st.lists(st.dictionaries(st.text(max_size=4), json_werte, max_size=3), max_size=4))
 def test_laden_gleich_json_loads(tmp_path, daten):
     eingabe = ablegen(tmp_path / "l.json", json.dumps(daten, ensure_ascii=False))
@@ -950,7 +950,7 @@ def test_fehlerstellen_mit_breiten_zeichen(tmp_path, roh, meldung, ueber_stdin):
 
 def grosse_datei(pfad: Path, ziel_bytes: int) -> int:
     """Echte Artikel (die 181 Seiten aus bench, sonst das Beispiel) wiederholt, bis ``ziel_bytes`` erreicht."""
-    quelle = BENCH if BENCH.exists() else BEISPIEL
+    quelle = BENCH
     zeilen = [json.dumps(a, ensure_ascii=False).encode() for a in json.loads(quelle.read_text("utf-8"))]
     geschrieben = anzahl = 0
     with pfad.open("wb") as f:

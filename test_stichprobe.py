@@ -23,8 +23,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import auswahl
-from auswahl import waehle, zweifel
+import regeln
+from regeln import waehle, zweifel
 from stichprobe import Fall, Stichprobe, konsens_menge, markieren, schreiben, seite, text_mit_marken
 
 ZEIT = datetime(2026, 11, 29, 12, 0, 0)
@@ -310,9 +310,9 @@ def test_browser_dom_bloecke_marken_wahl_und_kein_skript(chromium, seitenpfad, t
         assert len(block.alle("article", "kandidat")) == 3
         marken = block.alle("mark")
         if f.entscheidung.regel in (
-            auswahl.BESTER_SCORE,
-            auswahl.GLEICHSTAND_KUERZESTER,
-            auswahl.GLEICHSTAND_RANG,
+            regeln.BESTER_SCORE,
+            regeln.GLEICHSTAND_KUERZESTER,
+            regeln.GLEICHSTAND_RANG,
         ):
             assert marken, f"{f.schluessel}: Konsens, aber keine Markierung"
             assert all(m.inhalt() in GRUND for m in marken)

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stufe
-from auswahl import waehle
 from conftest import SLOT, auswahl_starten, raw_items_anlegen
 from fehler import EingabeFehler, LaufGesperrt
 from normalisierung import bereinigen
+from regeln import waehle
 from version import CODER_VERSION
 
 BEISPIEL = Path(__file__).resolve().parent / "beispiele" / "artikel.json"
@@ -102,7 +102,7 @@ def test_backfill_schreibt_die_entscheidung_von_waehle(daten, lauf, capsys):
 POSTGRES_TEXT = st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None)
 @given(
     texte=st.lists(st.one_of(st.none(), POSTGRES_TEXT, st.sampled_from(["\\N", "\\", "\t\r\n", "a\\tb"]))),
     roh=st.binary(max_size=40),
@@ -431,7 +431,7 @@ OPERATIONEN = st.lists(
 )
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, deadline=None)
 @given(folge=OPERATIONEN)
 def test_jede_folge_endet_wie_ein_backfill_ins_leere(folge, daten, lauf):
     daten.ausfuehren("delete from raw_items")  # cascade: auch Kandidaten und Kodierungen

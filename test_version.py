@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import auswahl
+import regeln
 import version
 from version import CODER_VERSION, coder_version
 
@@ -53,10 +53,10 @@ def test_dokumentiertes_beispiel_ist_die_heutige_version():
 
 def test_die_regeln_nutzen_dieselben_groessen():
     """Sonst beschriebe die coder_version andere Regeln, als waehle anwendet."""
-    parameter = inspect.signature(auswahl.waehle).parameters
+    parameter = inspect.signature(regeln.waehle).parameters
     assert parameter["k"].default == version.K
     assert parameter["toleranz"].default == version.TOLERANZ
-    assert [k.extraktor for k in auswahl.waehle({}).kandidaten] == list(version.PRIORITAET)
+    assert [k.extraktor for k in regeln.waehle({}).kandidaten] == list(version.PRIORITAET)
 
 
 @pytest.mark.parametrize(
@@ -124,8 +124,8 @@ def test_gleiche_version_heisst_gleiche_entscheidung():
     verschiedene Entscheidungen unter derselben coder_version.
     """
     extraktionen = _kern_plus_rest(3772, 27, 400, 245)
-    streng = auswahl.waehle(extraktionen, toleranz=0.03)
-    weit = auswahl.waehle(extraktionen, toleranz=0.030000004)
+    streng = regeln.waehle(extraktionen, toleranz=0.03)
+    weit = regeln.waehle(extraktionen, toleranz=0.030000004)
     assert (streng.extraktor, streng.regel) == ("newspaper4k", "bester_score")
     assert (weit.extraktor, weit.regel) == ("trafilatura", "gleichstand_kuerzester")
     assert coder_version(toleranz=0.03) != coder_version(toleranz=0.030000004)

@@ -20,9 +20,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auswahl import waehle
 from bench import basis
 from bench.erzeugen import artikel
+from regeln import waehle
 
 
 def main(argv: list[str] | None = None) -> int:

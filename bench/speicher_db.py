@@ -31,6 +31,7 @@ import psycopg
 from psycopg import sql
 
 import demo
+import ingest
 
 STAPEL = 200
 # Eine Zieltabelle wie selected_extractor, mit wählbarer Speicherart des Texts.
@@ -115,7 +116,7 @@ def messen(n: int, seed: int, verzeichnis: Path) -> list[str]:
 
     with demo.wegwerf_datenbank(verzeichnis) as url:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(demo.RAW_ITEMS)
+            conn.execute(ingest.RAW_ITEMS)
         check_db.migrieren(url, ausgabe=lambda _: None)
         bestand_laden(url, list(artikel(n, seed)))
         demo.gemessen("--backfill", url=url, cwd=verzeichnis)

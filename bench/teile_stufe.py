@@ -22,10 +22,10 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import stufe
-from auswahl import waehle
 from bench.erzeugen import artikel
 from bench.tempo_waehle import _laufzeit
 from normalisierung import bereinigen
+from regeln import waehle
 from version import CODER_VERSION, PRIORITAET
 
 

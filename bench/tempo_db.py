@@ -48,6 +48,7 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 import psycopg
 
 import demo
+import ingest
 
 # --- SQL ---------------------------------------------------------------------------
 # Kandidaten wie nach --einlesen; text_md5 rechnet der Server beim COPY selbst.
@@ -140,7 +141,7 @@ def bestand_laden(url: str, items: list[dict]) -> None:
     import stufe
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
-        with cur.copy(demo.RAW_ITEMS_COPY) as copy:
+        with cur.copy(ingest.RAW_ITEMS_COPY) as copy:
             for a in items:
                 copy.write_row((a["item_id"], a["slot"], a["haus"], a["titel"], a["url"]))
         # Dieselbe Umsetzung wie --einlesen (Text, Fehler als Text), ohne die Datei.
@@ -167,7 +168,7 @@ def laden_und_grundlinie(url: str, n: int, seed: int, runden: int) -> dict[str, 
         eintrag = extraktionen.get(basis.waehle(extraktionen)["extraktor"])
         text = eintrag.get("text") if isinstance(eintrag, dict) else None
         texte.append(text if isinstance(text, str) else "")
-    # Zum Vergleich, was die Stufe selbst je Item rechnet (auswahl.waehle und
+    # Zum Vergleich, was die Stufe selbst je Item rechnet (regeln.waehle und
     # normalisierung.bereinigen der Wahl): der Rest eines Backfills ist Beiwerk.
     funktionen = {"waehle": (basis.waehle, eingaben), "bereinigen": (basis.bereinigen, texte)}
     funktionen["stufe"] = (_bereinigen_der_wahl, eingaben)
@@ -288,7 +289,7 @@ def tabelle(n: int, gross: int, m: dict) -> list[str]:
         f"| 2. (Kontext) CPU im schnellsten Backfill: auswahl.py samt Workern / ganze Maschine "
         f"| {zahl(bester[3])} s / {zahl(bester[4])} s | {kerne} Kerne × {zahl(bester[0])} s = "
         f"{zahl(kerne * bester[0])} s | Auslastung {zahl(100 * bester[4] / (kerne * bester[0]), 0)} % | – |",
-        f"| 2. (Kontext) davon `auswahl.waehle` + `bereinigen` allein, 1 Prozess (CPU) "
+        f"| 2. (Kontext) davon `regeln.waehle` + `bereinigen` allein, 1 Prozess (CPU) "
         f"| {zahl(g['stufe'])} s | Rest in auswahl.py: {zahl(bester[3] - g['stufe'])} s, "
         f"Server u. a.: {zahl(bester[4] - bester[3])} s | {zahl(cpu / g['stufe'])}× schneller als Grundlinie | – |",
         f"| 3. `--slot` mit {m['im_slot']} neuen Items (Median aus {len(m['slot'])}) "
@@ -316,7 +317,7 @@ def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path
 
     runden_min = min(wiederholungen, 2)
     with demo.wegwerf_datenbank(verzeichnis) as url:
-        ausfuehren(url, demo.RAW_ITEMS)
+        ausfuehren(url, ingest.RAW_ITEMS)
         check_db.migrieren(url, ausgabe=lambda _: None)
         m: dict = {"version": abfragen(url, SQL_VERSION)[0]}
 

@@ -1,7 +1,7 @@
 """waehle gegen die Grundlinie: gleiche Entscheidungen, dann das Tempoverhältnis.
 
 1. Prüft auf dem erzeugten Bestand und auf den Randfällen, dass
-   ``auswahl.waehle`` und ``bench.basis.waehle`` gleich entscheiden: Wahl,
+   ``regeln.waehle`` und ``bench.basis.waehle`` gleich entscheiden: Wahl,
    Regel, Konsensgröße, übergangene Namen und je Kandidat Klasse, Aktivität,
    Shingle-Zahl, Abdeckung, Stützung und Score (Gleitkommazahlen bitgleich).
 2. Misst beide im selben Lauf auf einem Kern (CPU-Zeit des Prozesses),
@@ -12,7 +12,7 @@ Aufruf (aus dem Projektverzeichnis)::
 
     python -m bench.tempo_waehle                    # 20000 Items, 3 Wiederholungen
     python -m bench.tempo_waehle -n 2000 -w 5
-    python -m bench.tempo_waehle --datei ../shared/bench/aeb/candidates.json -w 20
+    python -m bench.tempo_waehle --datei bench/aeb/candidates.json -w 20
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auswahl import Entscheidung, waehle
 from bench import basis
 from bench.erzeugen import artikel, fuzz
 from normalisierung import bereinigen
+from regeln import Entscheidung, waehle
 
 
 def als_dict(e: Entscheidung) -> dict:

@@ -1,4 +1,4 @@
-"""Tests für auswahl.waehle: jede Regel aus Quelle 000 §3 mit kleinen, handgebauten Texten.
+"""Tests für regeln.waehle: jede Regel aus Quelle 000 §3 mit kleinen, handgebauten Texten.
 
 Die Texte bestehen aus lauter verschiedenen Wörtern (w0, w1, …), damit die
 Shingle-Mengen genau planbar sind: m verschiedene Wörter ergeben m − 4
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auswahl import REGELN, Entscheidung, f1, waehle, zweifel
 from normalisierung import shingles, tokens
+from regeln import REGELN, Entscheidung, f1, waehle, zweifel
 
 PRIORITAET = ("newspaper4k", "readability", "trafilatura")
 FEHLT = object()  # Eintrag gar nicht vorhanden
