@@ -1,0 +1,168 @@
+"""Die Dokumente: kurzes README, keine toten Links, kein ``../shared``, Befehle wie in CI.
+
+Das README ist die Vordertür; alles andere steht in ``docs/``. Diese Tests
+halten fest, was dabei leicht verrottet: die Länge des README, relative Links
+(auch ihre Sprungmarken), Verweise auf Ordner außerhalb des Klons, die
+Schnellstart-Befehle gegen ``.ci/run`` und die Dateitabelle gegen die Module.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+import fehler
+
+PROJEKT = Path(__file__).resolve().parent
+README = PROJEKT / "README.md"
+
+# Alle Markdown-Dateien, die Menschen lesen: README, docs/, die READMEs daneben.
+DOKUMENTE = sorted(
+    [README, *(PROJEKT / "docs").glob("*.md")]
+    + [PROJEKT / p for p in ("bench/README.md", "bench/aeb/README.md", "beispiele/README.md")]
+)
+
+# Dateien anderer Arbeitsstränge, auf die README und docs/ schon verlinken. Bis
+# sie da sind, darf ein Link auf sie ins Leere zeigen; danach gilt er wie jeder.
+KOMMT_NOCH = {
+    "docs/betrieb.md",
+    "docs/betrieb-lauf.md",
+    "docs/kommandozeile.md",
+    "docs/stichprobe.md",
+    "docs/extraktion.md",
+}
+# Extras, die der Schnellstart installiert, die aber erst mit diesen Strängen kommen.
+EXTRAS_KOMMT_NOCH = {"demo"}
+
+# Schnellstart 1: die Vorführung der Postgres-Stufe an einem Wegwerf-Server.
+VORFUEHRUNG = "python3 -m venv .venv && .venv/bin/pip install -q -e '.[demo]' && .venv/bin/python demo.py"
+STAPEL = ".venv/bin/python auswahl.py beispiele/artikel.json"
+
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+_CODEBLOCK = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def _relativ(pfad: Path) -> str:
+    return pfad.relative_to(PROJEKT).as_posix()
+
+
+def _ohne_code(text: str) -> str:
+    """Text ohne Codeblöcke und Inline-Code: Links darin sind keine."""
+    text = _CODEBLOCK.sub("", text)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def _marke(ueberschrift: str) -> str:
+    """Sprungmarke einer Überschrift wie auf GitHub: klein, ohne Satzzeichen, Leerzeichen zu -."""
+    text = ueberschrift.strip().lower().replace("`", "")
+    text = "".join(z for z in text if z in " -_" or unicodedata.category(z)[0] in "LN")
+    return text.replace(" ", "-")
+
+
+def _marken(pfad: Path) -> set[str]:
+    text = _CODEBLOCK.sub("", pfad.read_text(encoding="utf-8"))
+    return {_marke(m) for m in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def _links(pfad: Path) -> list[str]:
+    return _LINK.findall(_ohne_code(pfad.read_text(encoding="utf-8")))
+
+
+def _schnellstart() -> list[str]:
+    """Die Befehlszeilen im Codeblock des Abschnitts Schnellstart, ohne Kommentare."""
+    text = README.read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Schnellstart\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"^```sh\n(.*?)^```", abschnitt, re.S | re.M)
+    assert block, "Im Abschnitt Schnellstart fehlt der Codeblock"
+    return [z.strip() for z in block.group(1).splitlines() if z.strip() and not z.lstrip().startswith("#")]
+
+
+def _testbefehl_aus_ci() -> str:
+    zeilen = (PROJEKT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    befehle = [z for z in zeilen if "pytest" in z and not z.lstrip().startswith("#")]
+    assert len(befehle) == 1, f".ci/run sollte genau einen pytest-Aufruf haben: {befehle}"
+    return befehle[0].strip()
+
+
+def test_readme_ist_die_kurze_vordertuer():
+    zeilen = README.read_text(encoding="utf-8").count("\n")
+    assert zeilen <= 250, f"README.md hat {zeilen} Zeilen; höchstens 250, der Rest gehört nach docs/"
+
+
+@pytest.mark.parametrize("pfad", DOKUMENTE, ids=_relativ)
+def test_jeder_relative_link_zeigt_auf_eine_datei(pfad):
+    tot = []
+    for ziel in _links(pfad):
+        if re.match(r"[a-z]+:", ziel):  # https:, mailto: – nicht unsere Sache
+            continue
+        datei, _, marke = ziel.partition("#")
+        zielpfad = (pfad.parent / datei).resolve() if datei else pfad
+        name = _relativ(zielpfad) if zielpfad.is_relative_to(PROJEKT) else str(zielpfad)
+        if not zielpfad.exists():
+            if name not in KOMMT_NOCH:
+                tot.append(f"{ziel} (Datei {name} fehlt)")
+            continue
+        if marke and zielpfad.suffix == ".md" and marke not in _marken(zielpfad):
+            tot.append(f"{ziel} (keine Überschrift mit der Marke #{marke} in {name})")
+    assert not tot, f"{_relativ(pfad)}: tote Links:\n" + "\n".join(tot)
+
+
+def test_kommt_noch_nennt_nur_dateien_anderer_straenge():
+    # Die Liste soll nicht zum Versteck für Tippfehler werden: nur docs/, nur .md.
+    assert all(re.fullmatch(r"docs/[a-z-]+\.md", name) for name in KOMMT_NOCH)
+
+
+@pytest.mark.parametrize("pfad", DOKUMENTE, ids=_relativ)
+def test_nichts_verweist_auf_shared(pfad):
+    text = pfad.read_text(encoding="utf-8")
+    treffer = [n for n, zeile in enumerate(text.splitlines(), 1) if "../shared" in zeile]
+    assert not treffer, f"{_relativ(pfad)} verweist auf ../shared (Zeilen {treffer}); ein Klon hat es nicht"
+
+
+def test_schnellstart_testbefehl_ist_der_aus_ci():
+    assert _testbefehl_aus_ci() in _schnellstart()
+
+
+def test_schnellstart_beginnt_mit_der_vorfuehrung_dann_der_stapelbetrieb():
+    befehle = _schnellstart()
+    assert befehle[:2] == [VORFUEHRUNG, STAPEL], befehle
+    assert (PROJEKT / "demo.py").exists()
+    assert (PROJEKT / "beispiele" / "artikel.json").exists()
+
+
+def test_schnellstart_installiert_nur_extras_die_es_gibt():
+    extras = set(tomllib.loads((PROJEKT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    genannt = {e for befehl in _schnellstart() for e in re.findall(r"\.\[(\w+)\]", befehl)}
+    assert genannt - extras <= EXTRAS_KOMMT_NOCH, f"Extras fehlen in pyproject.toml: {genannt - extras}"
+
+
+def test_dateitabelle_nennt_jedes_modul_und_nur_vorhandene():
+    text = README.read_text(encoding="utf-8")
+    tabelle = text.split("\n## Dateien\n", 1)[1].split("\n## ", 1)[0]
+    genannt = set(re.findall(r"^\| `([\w.]+\.py)` \|", tabelle, re.M))
+    module = {p.name for p in PROJEKT.glob("*.py") if not p.name.startswith("test_")}
+    assert module - genannt == set(), f"Module ohne Zeile in der Dateitabelle: {sorted(module - genannt)}"
+    assert genannt - module == set(), f"Zeilen für Module, die es nicht gibt: {sorted(genannt - module)}"
+
+
+def test_jeder_exit_code_steht_im_readme():
+    codes = {wert for name, wert in vars(fehler).items() if name.startswith("EXIT_")}
+    tabelle = README.read_text(encoding="utf-8").split("\n### Exit-Codes\n", 1)[1].split("\n#", 1)[0]
+    im_readme = {int(c) for c in re.findall(r"^\| (\d+) \|", tabelle, re.M)}
+    assert codes <= im_readme, f"Exit-Codes aus fehler.py fehlen im README: {sorted(codes - im_readme)}"
+
+
+@pytest.mark.parametrize(
+    "pfad",
+    [README, *(PROJEKT / p for p in ("docs/regeln.md", "docs/messungen.md", "docs/zuverlaessigkeit.md"))],
+    ids=_relativ,
+)
+def test_befehle_nehmen_das_venv(pfad):
+    # Mit dem System-Python fehlen die Abhängigkeiten; jeder Befehl nimmt .venv/bin/python.
+    bloecke = "\n".join(_CODEBLOCK.findall(pfad.read_text(encoding="utf-8")))
+    nackt = re.findall(r"(?:^|[\s|;&(])(python3? (?:-m (?!venv)|[\w/]+\.py).*)", bloecke, re.M)
+    assert not nackt, f"{_relativ(pfad)}: Befehle ohne .venv/bin/python: {nackt}"
