@@ -166,3 +166,36 @@ def test_befehle_nehmen_das_venv(pfad):
     bloecke = "\n".join(_CODEBLOCK.findall(pfad.read_text(encoding="utf-8")))
     nackt = re.findall(r"(?:^|[\s|;&(])(python3? (?:-m (?!venv)|[\w/]+\.py).*)", bloecke, re.M)
     assert not nackt, f"{_relativ(pfad)}: Befehle ohne .venv/bin/python: {nackt}"
+
+
+def test_kernzahlen_im_readme_stehen_auch_dort_wo_sie_gemessen_sind():
+    # Das README nennt die Kernzahlen nur und verlinkt; gemessen sind sie in docs/.
+    text = README.read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Kernzahlen\n", 1)[1].split("\n## ", 1)[0]
+    quellen = "".join(
+        (PROJEKT / "docs" / n).read_text(encoding="utf-8") for n in ("messungen.md", "zuverlaessigkeit.md")
+    )
+    zahlen = set(re.findall(r"\d+,\d+", abschnitt))
+    assert zahlen, "Im Abschnitt Kernzahlen steht keine Zahl"
+    fehlen = sorted(z for z in zahlen if z not in quellen)
+    assert not fehlen, f"Kernzahlen ohne Messung in docs/messungen.md oder docs/zuverlaessigkeit.md: {fehlen}"
+
+
+@pytest.mark.parametrize(
+    "pfad",
+    [README, *(PROJEKT / p for p in ("docs/messungen.md", "docs/zuverlaessigkeit.md", "bench/README.md"))],
+    ids=_relativ,
+)
+def test_befehle_nennen_nur_vorhandene_skripte_module_und_daten(pfad):
+    bloecke = "\n".join(_CODEBLOCK.findall(pfad.read_text(encoding="utf-8")))
+    bloecke = re.sub(r"(^|\s)#.*$", "", bloecke, flags=re.M)  # Kommentare nennen auch Ausgaben
+    fehlt = []
+    for modul in set(re.findall(r"python -m (bench\.\w+)", bloecke)):
+        if not (PROJEKT / (modul.replace(".", "/") + ".py")).exists():
+            fehlt.append(modul)
+    for datei in set(
+        re.findall(r"(?<![\w/.-])((?:bench/aeb|beispiele)/[\w.-]+|\w+\.py|test_\w+\.py)\b", bloecke)
+    ):
+        if not (PROJEKT / datei).exists():
+            fehlt.append(datei)
+    assert not fehlt, f"{_relativ(pfad)}: Befehle nennen, was es nicht gibt: {sorted(fehlt)}"
