@@ -199,3 +199,23 @@ def test_befehle_nennen_nur_vorhandene_skripte_module_und_daten(pfad):
         if not (PROJEKT / datei).exists():
             fehlt.append(datei)
     assert not fehlt, f"{_relativ(pfad)}: Befehle nennen, was es nicht gibt: {sorted(fehlt)}"
+
+
+def test_genannte_tests_gibt_es():
+    # Die Beweistabellen nennen ihre Tests, mit Datei (`test_x.py::test_y`) oder
+    # abgekürzt (`…::test_y`, `test_y`); ein umbenannter Test darf nicht still verschwinden.
+    alle = {
+        datei.name: set(re.findall(r"^(?:async )?def (test_\w+)\(", datei.read_text(encoding="utf-8"), re.M))
+        for datei in PROJEKT.glob("test_*.py")
+    }
+    irgendwo = set().union(*alle.values())
+    fehlt = []
+    for pfad in DOKUMENTE:
+        text = pfad.read_text(encoding="utf-8")
+        for datei, name in set(re.findall(r"(test_\w+\.py)::(test_\w+)", text)):
+            if name not in alle.get(datei, ()):
+                fehlt.append(f"{_relativ(pfad)}: {datei}::{name}")
+        for name in set(re.findall(r"(?<![\w.])(test_\w+)(?![\w.*])", text)):
+            if name not in irgendwo:
+                fehlt.append(f"{_relativ(pfad)}: {name}")
+    assert not fehlt, "Tests, die es nicht gibt:\n" + "\n".join(sorted(fehlt))
