@@ -8,7 +8,11 @@ Schnellstart-Befehle gegen ``.ci/run`` und die Dateitabelle gegen die Module.
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
+import sys
 import tomllib
 import unicodedata
 from pathlib import Path
@@ -235,3 +239,117 @@ def test_genannte_tests_gibt_es():
             if name not in irgendwo:
                 fehlt.append(f"{_relativ(pfad)}: {name}")
     assert not fehlt, "Tests, die es nicht gibt:\n" + "\n".join(sorted(fehlt))
+
+
+# --- Die Zahlen der Dokumente laufen nach ---------------------------------------------
+
+
+def _abschnitt(pfad: Path, ueberschrift: str) -> str:
+    text = pfad.read_text(encoding="utf-8")
+    return text.split(f"\n{ueberschrift}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _zeilen_der_tabelle(text: str) -> dict[str, list[str]]:
+    """Zeilenname → Zahlen (mit Komma) aus einer Markdown-Tabelle oder der Ausgabe von bewertung.py."""
+    zeilen = {}
+    for zeile in text.splitlines():
+        zeile = zeile.replace("**", "")
+        if zeile.startswith("|"):
+            zellen = [z.strip() for z in zeile.strip("|").split("|")]
+            name, rest = zellen[0], " ".join(zellen[1:])
+        else:
+            treffer = re.match(r"(\S.*?)\s{2,}(\d.*)$", zeile)
+            if not treffer:
+                continue
+            name, rest = treffer.groups()
+        zahlen = re.findall(r"\d+,\d+", rest)
+        if zahlen:
+            zeilen[name] = zahlen
+    return zeilen
+
+
+def test_guete_in_messungen_ist_was_die_befehle_dort_ausgeben(tmp_path):
+    # Die Kernzahl F1 0,973: die Befehle aus docs/messungen.md, wörtlich bis auf den
+    # Pfad der Zwischendatei, aus dem Projektverzeichnis ohne jeden Nachbarordner.
+    abschnitt = _abschnitt(PROJEKT / "docs" / "messungen.md", "## Güte gegen die Handreferenz")
+    befehle = re.search(r"^```sh\n(.*?)^```", abschnitt, re.S | re.M).group(1).strip().splitlines()
+    assert len(befehle) == 2, befehle
+    ausgabe = zusammenfassung = ""
+    for befehl in befehle:
+        befehl = befehl.replace("/tmp/aeb_selected.json", str(tmp_path / "aeb_selected.json"))
+        teile = shlex.split(befehl)
+        assert teile[0] == ".venv/bin/python", befehl
+        lauf = subprocess.run(
+            [sys.executable, *teile[1:]], cwd=PROJEKT, capture_output=True, text=True, timeout=300
+        )
+        assert lauf.returncode == 0, lauf.stderr
+        ausgabe, zusammenfassung = lauf.stdout, zusammenfassung or lauf.stderr
+    gemessen = _zeilen_der_tabelle(ausgabe)
+    dokumentiert = _zeilen_der_tabelle(abschnitt.split("\n\n| 181 Seiten", 1)[1].split("\n\n", 1)[0])
+    assert set(dokumentiert) == set(gemessen), (sorted(dokumentiert), sorted(gemessen))
+    for name, zahlen in gemessen.items():
+        assert dokumentiert[name] == zahlen, f"{name}: dokumentiert {dokumentiert[name]}, gemessen {zahlen}"
+    # Die Zusammenfassung des ersten Befehls: Entscheidungen je Extraktor und je Regel.
+    verteilung = (PROJEKT / "docs" / "messungen.md").read_text(encoding="utf-8")
+    verteilung = verteilung.split("\n### Wie die Entscheidungen auf den 181 Seiten fallen\n", 1)[1].split(
+        "\n## ", 1
+    )[0]
+    zaehlungen = re.findall(r"^  (\w+) +(\d+) +(\d+,\d) %$", zusammenfassung, re.M)
+    assert len(zaehlungen) == 10, zusammenfassung  # drei Extraktoren, sieben Regeln
+    for name, zahl, anteil in zaehlungen:
+        if zahl != "0":
+            assert f"{zahl} ({anteil} %)" in verteilung, f"{name}: {zahl} ({anteil} %) fehlt in messungen.md"
+
+
+# Kleine Skripte, die Zahlen im Fließtext nachmessen: was sie ausgeben, und wie es im Text steht.
+SKRIPTE = {
+    "docs/regeln.md": [
+        ("Seiten mit Formatzeichen: 6 ", "sechs\nSeiten Formatzeichen"),
+        (
+            "'U+200B': 40, 'U+00AD': 10, 'U+2060': 4, 'U+200D': 1",
+            "(40 × U+200B, 10 × U+00AD, 4 × U+2060, 1 × U+200D)",
+        ),
+        ("Kandidaten mit anderen Tokens: 2", "bei\nzwei Kandidaten ändern sich dadurch die Tokens"),
+        ("comwrap.com/die-elektronische-patientenakte", "(comwrap, elektronische Patientenakte)"),
+        (
+            "mit: readability 1.0 ohne: trafilatura 0.995",
+            "gewählt (Seiten-F1 gegen die Handreferenz 1,000), nach Quelle 000 trafilatura\n(0,995)",
+        ),
+    ],
+    "docs/messungen.md": [
+        ("wie Orakel: 133 Verlust > 0,05: 6 höchstens: 0.23", "auf 133 der 181 Seiten trifft die Auswahl"),
+        (
+            "wie Orakel: 133 Verlust > 0,05: 6 höchstens: 0.23",
+            "auf 6 verliert sie mehr als 0,05\nSeiten-F1 (höchstens 0,23)",
+        ),
+        (
+            "'newspaper4k': 4, 'readability': 2, 'trafilatura': 4, 'Auswahl': 1, "
+            "'Orakel (bester je Seite)': 1, 'immer der längste': 5",
+            "Unter 0,5 Seiten-F1 liegt die Auswahl auf 1 Seite,\nnewspaper4k und trafilatura auf je 4, "
+            "readability auf 2, „immer der längste“\nauf 5",
+        ),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SKRIPTE))
+def test_skripte_in_den_dokumenten_geben_aus_was_im_text_steht(name):
+    text = (PROJEKT / name).read_text(encoding="utf-8")
+    skripte = re.findall(r"^(?:PYTHONPATH=\. )?\.venv/bin/python - <<'EOF'\n(.*?)^EOF$", text, re.S | re.M)
+    assert skripte, f"{name}: kein Skript gefunden"
+    ausgabe = ""
+    for skript in skripte:
+        lauf = subprocess.run(
+            [sys.executable, "-"],
+            input=skript,
+            cwd=PROJEKT,
+            env={**os.environ, "PYTHONPATH": str(PROJEKT)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert lauf.returncode == 0, lauf.stderr
+        ausgabe += lauf.stdout
+    for erwartet, im_text in SKRIPTE[name]:
+        assert erwartet in ausgabe, f"{name}: das Skript gibt nicht mehr „{erwartet}“ aus:\n{ausgabe}"
+        assert im_text in text, f"{name}: im Text steht nicht mehr „{im_text}“"
