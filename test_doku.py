@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import fehler
+import version
 
 PROJEKT = Path(__file__).resolve().parent
 README = PROJEKT / "README.md"
@@ -353,3 +354,12 @@ def test_skripte_in_den_dokumenten_geben_aus_was_im_text_steht(name):
     for erwartet, im_text in SKRIPTE[name]:
         assert erwartet in ausgabe, f"{name}: das Skript gibt nicht mehr „{erwartet}“ aus:\n{ausgabe}"
         assert im_text in text, f"{name}: im Text steht nicht mehr „{im_text}“"
+
+
+def test_coder_version_in_den_regeln_ist_die_aktuelle():
+    # Eine neue Fassung der Regeln (version.py) muss auch in der Spezifikation stehen.
+    text = (PROJEKT / "docs" / "regeln.md").read_text(encoding="utf-8")
+    genannt = set(re.findall(r"auswahl-\d+\+norm-\d+\+rein-\d+\+k\d+\+t[\d.]+\+[\w>]+", text))
+    assert genannt == {version.coder_version()}, (
+        f"regeln.md nennt {genannt}, version.py sagt {version.coder_version()}"
+    )
