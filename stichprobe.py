@@ -26,8 +26,8 @@ from pathlib import Path
 
 import regeln
 from fehler import EingabeFehler
-from normalisierung import shingles, tokens
-from regeln import Entscheidung, zweifel
+from normalisierung import FORMATZEICHEN, shingles, tokens
+from regeln import Entscheidung, Zweifel, zweifel
 from version import PRIORITAET, K
 
 ANFANG_ZEICHEN = 200  # so viel Text je Kandidat in der CSV
@@ -52,9 +52,10 @@ class Stichprobe:
         self._zaehler = itertools.count()  # stabile Reihenfolge bei gleichem Zweifel
 
     def beachte(self, fall: Fall) -> None:
-        # Heap der „am wenigsten zweifelhaften“ oben: Schlüssel negiert über den Rang.
-        rang, marge = zweifel(fall.entscheidung)
-        eintrag = (-rang, -marge, -next(self._zaehler), fall)
+        # Heap mit dem am wenigsten zweifelhaften oben: jeder Teil des Schlüssels
+        # negiert; bei gleichem Zweifel gilt der später gekommene als weniger zweifelhaft.
+        fast_gleich, minus_wert, grund = zweifel(fall.entscheidung).schluessel()
+        eintrag = (-fast_gleich, -minus_wert, -grund, -next(self._zaehler), fall)
         if len(self._heap) < self.n:
             heapq.heappush(self._heap, eintrag)
         elif eintrag > self._heap[0]:
@@ -62,7 +63,7 @@ class Stichprobe:
 
     def faelle(self) -> list[Fall]:
         """Die behaltenen Fälle, zweifelhaftester zuerst."""
-        return [e[3] for e in sorted(self._heap, reverse=True)]
+        return [e[-1] for e in sorted(self._heap, key=lambda e: e[:-1], reverse=True)]
 
 
 def dateiname(coder_version: str, zeitpunkt: datetime, endung: str) -> str:
@@ -71,13 +72,22 @@ def dateiname(coder_version: str, zeitpunkt: datetime, endung: str) -> str:
     return f"stichprobe-{version}-{zeitpunkt:%Y%m%dT%H%M%S}.{endung}"
 
 
+KOPF = ("rang", "schluessel", "extraktor", "regel", "zweifel", "zweifel_grund", "naechster", "fast_gleich")
+
+
 def _zeile(rang: int, fall: Fall) -> dict[str, object]:
     e = fall.entscheidung
+    z = zweifel(e)
     zeile: dict[str, object] = {
         "rang": rang,
         "schluessel": fall.schluessel,
         "extraktor": e.extraktor,
         "regel": e.regel,
+        "zweifel": f"{z.wert:.4f}",
+        "zweifel_grund": z.grund,
+        "naechster": z.nachbar or "",
+        "fast_gleich": "ja" if z.fast_gleich else "nein",
+        "warum": warum(z, e),
         "konsens": e.konsens,
         "marge": "" if e.marge is None else f"{e.marge:.4f}",
     }
@@ -85,7 +95,7 @@ def _zeile(rang: int, fall: Fall) -> dict[str, object]:
     for k in e.kandidaten:
         zeile[f"{k.extraktor}_klasse"] = k.klasse
         zeile[f"{k.extraktor}_shingles"] = k.shingles
-        for mass in ("abdeckung", "stuetzung", "score"):
+        for mass in ("abdeckung", "stuetzung", "score", "abstand"):
             wert = getattr(k, mass)
             zeile[f"{k.extraktor}_{mass}"] = "" if wert is None else f"{wert:.4f}"
         text = fall.texte.get(k.extraktor)
@@ -96,7 +106,7 @@ def _zeile(rang: int, fall: Fall) -> dict[str, object]:
 def schreiben_csv(faelle: list[Fall], pfad: Path) -> Path:
     """Schreibt die Fälle als CSV (UTF-8, Komma, Kopfzeile)."""
     zeilen = [_zeile(rang, fall) for rang, fall in enumerate(faelle, 1)]
-    spalten = ["rang", "schluessel", "extraktor", "regel", "konsens", "marge"]
+    spalten = [*KOPF, "warum", "konsens", "marge"]
     for zeile in zeilen:
         spalten += [s for s in zeile if s not in spalten]
     if not zeilen:  # auch eine leere Stichprobe hat eine Kopfzeile
@@ -121,16 +131,35 @@ REGEL_TEXT = {
     regeln.OHNE_KONSENS_GROESSTER: "kein gemeinsames Shingle – der größere von zweien",
 }
 
+# Warum eine Entscheidung zweifelhaft ist, in einem Satz; {nachbar} ist der
+# andere aktive Kandidat, der der Wahl am nächsten liegt.
+GRUND_TEXT = {
+    regeln.KEIN_KANDIDAT: "kein Kandidat nutzbar – Rückfall auf newspaper4k",
+    regeln.KEIN_KONSENS: "die Kandidaten teilen kein Shingle – es gibt keinen Konsens",
+    regeln.NUR_EINER: "nur ein Kandidat nutzbar – kein zweiter bestätigt ihn",
+    regeln.WAHL_LAENGER: "die Wahl hat Text, den {nachbar} nicht hat – ist das Artikel oder Beiwerk?",
+    regeln.WAHL_KUERZER: "{nachbar} hat Text, der der Wahl fehlt – fehlt ihr ein Teil des Artikels?",
+    regeln.BESTAETIGT: "{nachbar} liefert fast denselben Text, ein weiterer Kandidat weicht ab",
+    regeln.FAST_GLEICH: "alle Kandidaten fast gleich – welcher gilt, ändert kaum etwas",
+}
+
+
+def warum(z: Zweifel, e: Entscheidung) -> str:
+    """Der Grund des Zweifels in Worten."""
+    text = GRUND_TEXT[z.grund].format(nachbar=z.nachbar)
+    aktive = sum(k.aktiv for k in e.kandidaten)
+    return text + (" (nur zwei Kandidaten nutzbar)" if aktive == 2 else "")
+
+
 # Was tokens() vor dem Zerlegen aus dem Text nimmt: Tags, Entitäten,
 # Markdown-Bilder und Linkziele. Wörter darin gehören zu keinem Shingle und
 # werden nie markiert. Formatzeichen im Wort (weiches Trennzeichen) halten das
 # Wort zusammen, wie in tokens().
-_FORMAT = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _WORT_ODER_LUECKE = re.compile(
     r"(?P<luecke><[^>]+>|&#?\w+;|!\s*\[[^\]]*\]\([^)]*\)|(?<=\])\([^)]+\))"
-    rf"|(?P<wort>\w+(?:[{_FORMAT}]+\w+)*)"
+    rf"|(?P<wort>\w+(?:[{FORMATZEICHEN}]+\w+)*)"
 )
-_FORMAT_LOESCHEN = str.maketrans(dict.fromkeys(_FORMAT))
+_FORMAT_LOESCHEN = str.maketrans(dict.fromkeys(FORMATZEICHEN))
 
 
 def konsens_menge(entscheidung: Entscheidung, texte: Mapping[str, str | None], k: int = K) -> set:
@@ -245,6 +274,9 @@ article.kandidat.gewaehlt { border: 3px solid var(--gruen); background: #f3fbf6;
 mark { background: var(--gelb); color: inherit; padding: 0 1px; border-radius: 2px; }
 .leer { color: var(--grau); font-style: italic; }
 nav table { font-size: .9rem; }
+tr.fast-gleich td, section.fast-gleich h2 { color: var(--grau); }
+.hinweis { font-size: .8rem; font-weight: 600; color: #fff; background: var(--grau); border-radius: 4px;
+  padding: 0 .45em; }
 a { color: #1d4ed8; }
 @media print { .text { max-height: none; overflow: visible; } body { background: #fff; } }
 """
@@ -265,10 +297,13 @@ def _kopf(faelle: Sequence[Fall], coder_version: str, zeitpunkt: datetime, zaehl
         teile += [f'<tr><td>{_e(n)}</td><td class="zahl">{_e(w)}</td></tr>' for n, w in zaehlung.items()]
         teile.append("</tbody></table>")
     teile.append(
-        "<p><strong>Ordnung:</strong> die zweifelhaftesten zuerst – erst Rückfälle (kein aktiver "
-        "Kandidat), dann Entscheidungen ohne Konsens, dann nach der kleinsten Marge |Score der Wahl − "
-        "bester Score der aktiven Kandidaten mit anderem Text|; zuletzt, wo es nichts abzuwägen gab: "
-        "ein einziger Kandidat oder wortgleiche Gewinner.</p>"
+        "<p><strong>Ordnung:</strong> die zweifelhaftesten zuerst. Der <strong>Zweifel</strong> ist der "
+        "Abstand der Wahl zum nächsten anderen aktiven Kandidaten: der Anteil der Shingles, die nur "
+        "einer der beiden hat (Jaccard-Abstand). 0 heißt, ein zweiter Extraktor lieferte denselben Text; "
+        "1, dass keiner ihn bestätigt – kein nutzbarer Kandidat, nur einer, oder kein gemeinsames "
+        "Shingle. Bei gleichem Zweifel erst Rückfälle, dann ohne Konsens, dann einzige Kandidaten. "
+        "<strong>Fast gleich</strong> (grau, ganz hinten): alle Kandidaten liegen höchstens "
+        f"{_zahl(regeln.FAST_GLEICH_BIS)} von der Wahl entfernt; welcher gilt, ändert kaum etwas.</p>"
         f"<p><mark>Gelb</mark> sind Wortfolgen, die ein {K}-Token-Shingle des Konsenses K abdeckt "
         "(Shingles, die in mindestens zwei aktiven Kandidaten stehen). Die Markierung ist eine Näherung: "
         "sie sucht <code>\\w+</code> im Rohtext, wo <code>tokens()</code> erst Entitäten dekodiert und "
@@ -280,15 +315,18 @@ def _kopf(faelle: Sequence[Fall], coder_version: str, zeitpunkt: datetime, zaehl
 
 
 def _verzeichnis(faelle: Sequence[Fall]) -> str:
-    zeilen = [
-        f'<tr><td class="zahl"><a href="#fall-{rang}">{rang}</a></td><td>{_e(f.schluessel)}</td>'
-        f"<td>{_e(f.entscheidung.extraktor)}</td><td>{_e(f.entscheidung.regel)}</td>"
-        f'<td class="zahl">{_zahl(f.entscheidung.marge)}</td></tr>'
-        for rang, f in enumerate(faelle, 1)
-    ]
+    zeilen = []
+    for rang, f in enumerate(faelle, 1):
+        z = zweifel(f.entscheidung)
+        klasse = ' class="fast-gleich"' if z.fast_gleich else ""
+        zeilen.append(
+            f'<tr{klasse}><td class="zahl"><a href="#fall-{rang}">{rang}</a></td><td>{_e(f.schluessel)}</td>'
+            f"<td>{_e(f.entscheidung.extraktor)}</td><td>{_e(f.entscheidung.regel)}</td>"
+            f'<td class="zahl">{_zahl(z.wert)}</td><td>{_e(warum(z, f.entscheidung))}</td></tr>'
+        )
     return (
         '<header><nav><h2>Übersicht</h2><table><thead><tr><th class="zahl">Rang</th><th>Schlüssel</th>'
-        '<th>Wahl</th><th>Regel</th><th class="zahl">Marge</th></tr></thead><tbody>'
+        '<th>Wahl</th><th>Regel</th><th class="zahl">Zweifel</th><th>Warum</th></tr></thead><tbody>'
         + "".join(zeilen)
         + "</tbody></table></nav></header>"
     )
@@ -302,12 +340,14 @@ def _masse(e: Entscheidung) -> str:
             f"<tr{klasse}><td>{_e(k.extraktor)}</td><td>{_e(k.klasse)}</td>"
             f'<td>{"ja" if k.aktiv else "nein"}</td><td class="zahl">{k.shingles}</td>'
             f'<td class="zahl">{_zahl(k.abdeckung)}</td><td class="zahl">{_zahl(k.stuetzung)}</td>'
-            f'<td class="zahl">{_zahl(k.score)}</td></tr>'
+            f'<td class="zahl">{_zahl(k.score)}</td><td class="zahl">{_zahl(k.abstand)}</td></tr>'
         )
     return (
         '<table class="masse"><thead><tr><th>Extraktor</th><th>Klasse</th><th>aktiv</th>'
         '<th class="zahl">Shingles</th><th class="zahl">Abdeckung</th><th class="zahl">Stützung</th>'
-        '<th class="zahl">Score</th></tr></thead><tbody>' + "".join(zeilen) + "</tbody></table>"
+        '<th class="zahl">Score</th><th class="zahl">Abstand zur Wahl</th></tr></thead><tbody>'
+        + "".join(zeilen)
+        + "</tbody></table>"
     )
 
 
@@ -330,6 +370,7 @@ def _kandidat(fall: Fall, extraktor: str, klasse: str, aktiv: bool, konsens: set
 
 def _fall(rang: int, fall: Fall, k: int) -> str:
     e = fall.entscheidung
+    z = zweifel(e)
     konsens = konsens_menge(e, fall.texte, k)
     meta = " · ".join(
         f'<a href="{_e(wert)}">{_e(wert)}</a>'
@@ -340,11 +381,15 @@ def _fall(rang: int, fall: Fall, k: int) -> str:
     )
     kandidaten = "".join(_kandidat(fall, c.extraktor, c.klasse, c.aktiv, konsens, k) for c in e.kandidaten)
     return (
-        f'<section class="fall" id="fall-{rang}" data-schluessel="{_e(fall.schluessel)}">'
-        f'<h2><span class="rang">{rang}</span>{_e(fall.schluessel)}</h2>'
+        f'<section class="fall{" fast-gleich" if z.fast_gleich else ""}" id="fall-{rang}" '
+        f'data-schluessel="{_e(fall.schluessel)}" data-zweifel="{z.wert:.4f}" data-grund="{_e(z.grund)}">'
+        f'<h2><span class="rang">{rang}</span>{_e(fall.schluessel)}'
+        + (' <span class="hinweis">fast gleich</span>' if z.fast_gleich else "")
+        + "</h2>"
         + (f'<p class="meta">{meta}</p>' if meta else "")
         + '<div class="entscheidung"><dl class="kopf">'
         f"<dt>Wahl</dt><dd><strong>{_e(e.extraktor)}</strong></dd>"
+        f"<dt>Zweifel</dt><dd><strong>{_zahl(z.wert)}</strong> – {_e(warum(z, e))}</dd>"
         f"<dt>Regel</dt><dd><code>{_e(e.regel)}</code> – {_e(REGEL_TEXT.get(e.regel, ''))}</dd>"
         f"<dt>Konsens |K|</dt><dd>{e.konsens} Shingles</dd>"
         f"<dt>Marge</dt><dd>{_zahl(e.marge)}</dd>"

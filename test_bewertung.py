@@ -305,7 +305,7 @@ def test_cli_variante_neu_entschieden(dateien):
     ergebnis = aufruf(*dateien, "--variante", "4:0.03", "--variante", "5:0", "--bootstrap", "20")
     assert ergebnis.exit_code == 0, ergebnis.output
     assert "Auswahl k4 t0,03  " in ergebnis.stdout and "Auswahl k5 t0  " in ergebnis.stdout
-    assert "coder_version auswahl-1+norm-1+rein-1+k4+t0.03+n4k>rd>tf" in ergebnis.stdout
+    assert "coder_version auswahl-2+norm-1+rein-1+k4+t0.03+n4k>rd>tf" in ergebnis.stdout
     assert "Auswahl k5 t0 − Auswahl:" in ergebnis.stdout
 
 

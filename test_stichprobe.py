@@ -28,7 +28,7 @@ from regeln import waehle, zweifel
 from stichprobe import Fall, Stichprobe, konsens_menge, markieren, schreiben, seite, text_mit_marken
 
 ZEIT = datetime(2026, 11, 29, 12, 0, 0)
-VERSION = "auswahl-1+norm-1+rein-1+k5+t0.03+n4k>rd>tf"
+VERSION = "auswahl-2+norm-1+rein-1+k5+t0.03+n4k>rd>tf"
 GRUND = (
     "Der Stadtrat hat am Dienstagabend nach langer Debatte beschlossen, die alte Brücke über den Fluss "
     "im kommenden Frühjahr abzureißen und durch einen breiteren Neubau mit Radweg zu ersetzen."
@@ -75,7 +75,8 @@ def stichprobe_aus(liste: list[Fall], n: int = 10) -> Stichprobe:
 def test_zweifelhafteste_zuerst_und_nur_n():
     liste = faelle()
     ordnung = [f.schluessel for f in stichprobe_aus(liste).faelle()]
-    assert ordnung == ["rueckfall", "ohne-konsens", "klar", "einziger"]
+    # Zweifel 1 für die drei ohne Bestätigung (in dieser Folge), dann „klar“ (0,11)
+    assert ordnung == ["rueckfall", "ohne-konsens", "einziger", "klar"]
     # Mit n = 2 bleiben genau die zwei zweifelhaftesten
     assert [f.schluessel for f in stichprobe_aus(liste, 2).faelle()] == ["rueckfall", "ohne-konsens"]
 
@@ -85,8 +86,8 @@ def test_heap_behaelt_die_n_kleinsten_zweifelsschluessel(auswahl_indizes, n):
     basis = faelle()
     liste = [basis[i] for i in auswahl_indizes]
     behalten = stichprobe_aus(liste, n).faelle()
-    erwartet = sorted(zweifel(f.entscheidung) for f in liste)[:n]
-    assert [zweifel(f.entscheidung) for f in behalten] == erwartet
+    erwartet = sorted(zweifel(f.entscheidung).schluessel() for f in liste)[:n]
+    assert [zweifel(f.entscheidung).schluessel() for f in behalten] == erwartet
 
 
 # --- Markierung ----------------------------------------------------------------
@@ -154,8 +155,8 @@ def test_schreiben_legt_csv_und_html_mit_gleichem_stamm_an(tmp_path):
         assert [z["schluessel"] for z in csv.DictReader(datei)] == [
             "rueckfall",
             "ohne-konsens",
-            "klar",
             "einziger",
+            "klar",
         ]
     text = seite_pfad.read_text(encoding="utf-8")
     assert '<html lang="de">' in text and html.escape(VERSION) in text and "Artikel" in text
@@ -176,6 +177,82 @@ def test_seite_escaped_jeden_text():
     assert "Brücke &lt;wird&gt; abgerissen" in text
     assert 'href="https://example.org/bruecke?a=1&amp;b=2"' in text
     assert "http" not in re.sub(r'href="https://example\.org[^"]*"|https://example\.org\S*', "", text)
+
+
+def fast_gleich_fall(schluessel: str = "fast-gleich") -> Fall:
+    """Drei Kandidaten, die sich nur im letzten Wort unterscheiden (Abstand unter 0,03)."""
+    lang = " ".join(f"wort{i}" for i in range(120))
+    return fall(schluessel, {n: f"{lang} {n}" for n in ("newspaper4k", "readability", "trafilatura")})
+
+
+def test_fast_gleiche_stehen_zuletzt_auch_hinter_dem_einzigen_zwilling():
+    zwilling = fall(
+        "zwilling",
+        {
+            "newspaper4k": GRUND,
+            "readability": GRUND,
+            "trafilatura": GRUND + " Und noch viel mehr Beiwerk hier.",
+        },
+    )
+    probe = stichprobe_aus([fast_gleich_fall(), *faelle(), zwilling])
+    assert [f.schluessel for f in probe.faelle()] == [
+        "rueckfall",
+        "ohne-konsens",
+        "einziger",
+        "klar",
+        "zwilling",
+        "fast-gleich",
+    ]
+    assert zweifel(zwilling.entscheidung).wert == 0.0 < zweifel(fast_gleich_fall().entscheidung).wert
+
+
+def test_csv_zeigt_zweifel_grund_und_fast_gleich(tmp_path):
+    pfad = schreiben(
+        stichprobe_aus([*faelle(), fast_gleich_fall()]), VERSION, verzeichnis=tmp_path, zeitpunkt=ZEIT
+    )
+    with pfad.open(encoding="utf-8") as datei:
+        zeilen = {z["schluessel"]: z for z in csv.DictReader(datei)}
+    assert list(next(iter(zeilen.values())))[:8] == [
+        "rang",
+        "schluessel",
+        "extraktor",
+        "regel",
+        "zweifel",
+        "zweifel_grund",
+        "naechster",
+        "fast_gleich",
+    ]
+    klar = zeilen["klar"]
+    assert (klar["zweifel"], klar["zweifel_grund"], klar["naechster"]) == (
+        "0.1111",
+        "wahl_kuerzer",
+        "trafilatura",
+    )
+    assert klar["warum"].startswith("trafilatura hat Text, der der Wahl fehlt")
+    assert klar["newspaper4k_abstand"] == "0.0000" and klar["trafilatura_abstand"] == "0.1111"
+    assert (
+        zeilen["rueckfall"]["zweifel"] == "1.0000" and zeilen["rueckfall"]["zweifel_grund"] == "kein_kandidat"
+    )
+    assert zeilen["einziger"]["zweifel_grund"] == "nur_einer"
+    assert [z["fast_gleich"] for z in zeilen.values()] == ["nein"] * 4 + ["ja"]
+
+
+def test_seite_zeigt_zweifel_warum_und_markiert_fast_gleiche():
+    liste = stichprobe_aus([*faelle(), fast_gleich_fall()]).faelle()
+    text = seite(liste, VERSION, zeitpunkt=ZEIT)
+    bloecke = re.findall(
+        r'<section class="fall( fast-gleich)?" id="fall-\d+" [^>]*data-zweifel="([^"]+)"', text
+    )
+    assert bloecke == [
+        ("", "1.0000"),
+        ("", "1.0000"),
+        ("", "1.0000"),
+        ("", "0.1111"),
+        (" fast-gleich", "0.0169"),
+    ]
+    assert "<dt>Zweifel</dt><dd><strong>0,111</strong> – trafilatura hat Text, der der Wahl fehlt" in text
+    assert '<tr class="fast-gleich">' in text and '<span class="hinweis">fast gleich</span>' in text
+    assert "Abstand zur Wahl" in text
 
 
 def test_seite_ein_block_je_fall_in_zweifelsordnung():

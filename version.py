@@ -8,9 +8,12 @@ nicht überschrieben.
 
 from __future__ import annotations
 
-# Fassung der Entscheidungsregeln in auswahl.py (Klassen, Aktivmenge,
-# Gleichstand, Rangfolge, Median). Bei jeder Regeländerung hochzählen.
-REGELWERK = 1
+# Fassung der Entscheidungsregeln in regeln.py (Klassen, Aktivmenge,
+# Gleichstand, Rangfolge, Median) und dessen, was sie je Entscheidung
+# speichern (metriken). Bei jeder Änderung an einem von beiden hochzählen.
+# 2: metriken je aktivem Kandidaten mit „abstand“ (Jaccard-Abstand zur Wahl,
+#    daraus das Zweifelsmaß); dieselben Wahlen, aber eine andere Ergebnissumme.
+REGELWERK = 2
 # Fassung von normalisierung.tokens() und shingles(): der Vergleichsschlüssel.
 NORMALISIERUNG = 1
 # Fassung von normalisierung.bereinigen(): bestimmt den gespeicherten Text.
@@ -33,7 +36,7 @@ def coder_version(
     toleranz: float = TOLERANZ,
     prioritaet: tuple[str, ...] = PRIORITAET,
 ) -> str:
-    """Lesbare Kennung, z. B. ``auswahl-1+norm-1+rein-1+k5+t0.03+n4k>rd>tf``."""
+    """Lesbare Kennung, z. B. ``auswahl-2+norm-1+rein-1+k5+t0.03+n4k>rd>tf``."""
     rangfolge = ">".join(KUERZEL.get(name, name) for name in prioritaet)
     return f"auswahl-{regelwerk}+norm-{normalisierung}+rein-{bereinigung}+k{k}+t{toleranz!r}+{rangfolge}"
 
