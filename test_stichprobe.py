@@ -15,6 +15,7 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -422,3 +423,28 @@ def test_schreiben_laesst_keine_halbe_stichprobe(tmp_path):
     with pytest.raises(EingabeFehler):
         schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path, zeitpunkt=zeit)
     assert [p.name for p in tmp_path.iterdir()] == [f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}.html"]
+
+
+# --- die Messung ------------------------------------------------------------------
+
+
+def test_bench_zweifel_findet_mindestens_drei_der_sechs_fehlgriffe():
+    """Die Zahl aus docs/stichprobe.md: unter den ersten 20 von 181 Seiten stehen mindestens 3 der 6
+    Entscheidungen, die mehr als 0,05 Seiten-F1 verlieren (die Ordnung bis auswahl-1: 1)."""
+    hier = Path(__file__).resolve().parent
+    ergebnis = subprocess.run(
+        [sys.executable, "-m", "bench.zweifel", "--teilungen", "2"],
+        cwd=hier,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    zeilen: dict[str, list[str]] = {}
+    for zeile in ergebnis.stdout.splitlines():  # die Tabelle oben; die Teilungen darunter sind eingerückt
+        if len(zeile) > 30 and not zeile.startswith(" "):
+            zeilen[zeile[:30].strip()] = zeile[30:].split()
+    neu = zeilen["neu (Abstand zum nächsten)"]
+    gefunden, gesamt = map(int, neu[2].split("/"))
+    assert gesamt == 6 and gefunden >= 3
+    assert zeilen["heute (Marge)"][2] == "1/6"
