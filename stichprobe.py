@@ -66,10 +66,34 @@ class Stichprobe:
         return [e[-1] for e in sorted(self._heap, key=lambda e: e[:-1], reverse=True)]
 
 
-def dateiname(coder_version: str, zeitpunkt: datetime, endung: str) -> str:
+def dateiname(coder_version: str, zeitpunkt: datetime, endung: str, nummer: int = 1) -> str:
+    """``stichprobe-<version>-<zeit>.<endung>``; ab der zweiten in derselben Sekunde ``…-<nummer>``."""
     # '>' ist in Dateinamen lästig (Shell-Umleitung); sonst bleibt die Version lesbar.
     version = coder_version.replace(">", "-")
-    return f"stichprobe-{version}-{zeitpunkt:%Y%m%dT%H%M%S}.{endung}"
+    zusatz = f"-{nummer}" if nummer > 1 else ""
+    return f"stichprobe-{version}-{zeitpunkt:%Y%m%dT%H%M%S}{zusatz}.{endung}"
+
+
+def _freie_namen(verzeichnis: Path, coder_version: str, zeitpunkt: datetime) -> tuple[Path, Path]:
+    """Legt CSV und Seite leer an (exklusiv, ``x``) unter dem ersten freien Stamm.
+
+    Zwei Läufe in derselben Sekunde – auch gleichzeitig – bekommen so
+    verschiedene Dateien; keiner überschreibt den anderen.
+    """
+    for nummer in itertools.count(1):
+        csv_pfad = verzeichnis / dateiname(coder_version, zeitpunkt, "csv", nummer)
+        html_pfad = csv_pfad.with_suffix(".html")
+        try:
+            csv_pfad.open("x").close()
+        except FileExistsError:
+            continue
+        try:
+            html_pfad.open("x").close()
+        except FileExistsError:
+            csv_pfad.unlink()
+            continue
+        return csv_pfad, html_pfad
+    raise AssertionError("unerreichbar")
 
 
 KOPF = ("rang", "schluessel", "extraktor", "regel", "zweifel", "zweifel_grund", "naechster", "fast_gleich")
@@ -111,7 +135,8 @@ def schreiben_csv(faelle: list[Fall], pfad: Path) -> Path:
         spalten += [s for s in zeile if s not in spalten]
     if not zeilen:  # auch eine leere Stichprobe hat eine Kopfzeile
         spalten += [f"{name}_{s}" for name in PRIORITAET for s in ("klasse", "shingles", "score")]
-    with pfad.open("w", newline="", encoding="utf-8") as datei:
+    # Ein einzelnes Surrogat (gültiges JSON, kein UTF-8) erscheint als \ud800.
+    with pfad.open("w", newline="", encoding="utf-8", errors="backslashreplace") as datei:
         schreiber = csv.DictWriter(datei, fieldnames=spalten)
         schreiber.writeheader()
         schreiber.writerows(zeilen)
@@ -434,19 +459,20 @@ def schreiben(
     zaehlung: Mapping[str, int] | None = None,
 ) -> Path:
     """Schreibt die Stichprobe nach ``stichprobe-<coder_version>-<zeit>.csv`` und
-    daneben ``….html``; gibt den Pfad der CSV zurück."""
+    daneben ``….html`` (ist der Name schon vergeben: ``…-2``, ``…-3`` …); gibt den
+    Pfad der CSV zurück."""
     zeitpunkt = zeitpunkt or datetime.now()
     faelle = stichprobe.faelle()
     geschrieben: list[Path] = []
     try:
         verzeichnis = verzeichnis or Path.cwd()
-        csv_pfad = verzeichnis / dateiname(coder_version, zeitpunkt, "csv")
-        html_pfad = csv_pfad.with_suffix(".html")
-        geschrieben.append(csv_pfad)
+        csv_pfad, html_pfad = _freie_namen(verzeichnis, coder_version, zeitpunkt)
+        geschrieben += [csv_pfad, html_pfad]
         schreiben_csv(faelle, csv_pfad)
-        geschrieben.append(html_pfad)
         html_pfad.write_text(
-            seite(faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung), encoding="utf-8"
+            seite(faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung),
+            encoding="utf-8",
+            errors="backslashreplace",
         )
     except OSError as fehler:
         # Keine halbe Stichprobe: was schon dasteht, geht wieder.

@@ -163,6 +163,22 @@ def test_schreiben_legt_csv_und_html_mit_gleichem_stamm_an(tmp_path):
     assert '<html lang="de">' in text and html.escape(VERSION) in text and "Artikel" in text
 
 
+def test_zwei_stichproben_in_derselben_sekunde_ueberschreiben_einander_nicht(tmp_path):
+    erste = schreiben(stichprobe_aus(faelle()), VERSION, verzeichnis=tmp_path, zeitpunkt=ZEIT)
+    inhalt = erste.read_text(encoding="utf-8"), erste.with_suffix(".html").read_text(encoding="utf-8")
+    zweite = schreiben(stichprobe_aus(faelle()[:1]), VERSION, verzeichnis=tmp_path, zeitpunkt=ZEIT)
+    dritte = schreiben(Stichprobe(1), VERSION, verzeichnis=tmp_path, zeitpunkt=ZEIT)
+    assert len({erste, zweite, dritte}) == 3
+    assert zweite.name == erste.name.replace(".csv", "-2.csv") and dritte.stem.endswith("-3")
+    assert len(list(tmp_path.iterdir())) == 6  # je CSV und Seite
+    # die erste steht unverändert
+    assert (
+        erste.read_text(encoding="utf-8"),
+        erste.with_suffix(".html").read_text(encoding="utf-8"),
+    ) == inhalt
+    assert len(zweite.read_text(encoding="utf-8").splitlines()) == 2
+
+
 def test_schreiben_ohne_zaehlung_wie_bisher(tmp_path):
     pfad = schreiben(Stichprobe(3), VERSION, verzeichnis=tmp_path, zeitpunkt=ZEIT)
     assert pfad.read_text(encoding="utf-8").startswith("rang,schluessel,extraktor")
@@ -413,16 +429,39 @@ def test_schreiben_in_ein_fehlendes_verzeichnis_klare_meldung_nichts_halb(tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
-def test_schreiben_laesst_keine_halbe_stichprobe(tmp_path):
-    """Scheitert die Seite nach der CSV (hier: ein Verzeichnis steht, wo die Seite hin soll),
-    verschwindet auch die CSV wieder."""
+def test_belegter_name_wird_uebersprungen(tmp_path):
+    """Steht schon etwas, wo die Seite hin soll (hier ein Verzeichnis), nimmt die Stichprobe
+    den nächsten freien Stamm; nichts Vorhandenes wird angefasst."""
+    zeit = datetime(2026, 9, 7, 8, 0)
+    belegt = tmp_path / f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}.html"
+    belegt.mkdir()
+    pfad = schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path, zeitpunkt=zeit)
+    assert pfad.name == f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}-2.csv"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([belegt.name, pfad.name, f"{pfad.stem}.html"])
+
+
+def test_schreiben_laesst_keine_halbe_stichprobe(tmp_path, monkeypatch):
+    """Scheitert die Seite nach der CSV (hier: die Platte ist voll), verschwindet auch die CSV wieder."""
+    import errno
+
+    import stichprobe
     from fehler import EingabeFehler
 
-    zeit = datetime(2026, 9, 7, 8, 0)
-    (tmp_path / f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}.html").mkdir()
-    with pytest.raises(EingabeFehler):
-        schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path, zeitpunkt=zeit)
-    assert [p.name for p in tmp_path.iterdir()] == [f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}.html"]
+    def platte_voll(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "Kein Platz mehr auf dem Gerät")
+
+    monkeypatch.setattr(stichprobe, "seite", platte_voll)
+    with pytest.raises(EingabeFehler, match="Kein Platz"):
+        schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path, zeitpunkt=ZEIT)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_einzelnes_surrogat_im_text_wird_sichtbar_geschrieben(tmp_path):
+    """Ein einzelnes Surrogat ist gültiges JSON, aber kein UTF-8: CSV und Seite zeigen es als \\ud800."""
+    kaputt = fall("surrogat", {"newspaper4k": GRUND + " \ud800", "readability": GRUND})
+    pfad = schreiben(stichprobe_aus([kaputt]), "v1", verzeichnis=tmp_path, zeitpunkt=ZEIT)
+    assert "\\ud800" in pfad.read_text(encoding="utf-8")
+    assert "\\ud800" in pfad.with_suffix(".html").read_text(encoding="utf-8")
 
 
 # --- die Messung ------------------------------------------------------------------
