@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import click
 
-from fehler import DeutscherBefehl, EingabeFehler
+from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
 from version import PRIORITAET, coder_version
 
 SHINGLE_LAENGE = 4
@@ -350,9 +350,22 @@ def variante_lesen(ctx, param, werte: tuple[str, ...]) -> list[tuple[int, float]
     return varianten
 
 
+def nicht_negativ(ctx, param, wert: int) -> int:
+    if wert < 0:
+        raise click.BadParameter(f"{wert}: erwartet eine Zahl ab 0")
+    return wert
+
+
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("auswahl_datei", metavar="AUSWAHL.json", type=click.Path(dir_okay=False))
-@click.argument("wahrheit_datei", metavar="WAHRHEIT.json", type=click.Path(dir_okay=False))
+@click.argument("auswahl_datei", metavar="AUSWAHL.json", required=False)
+@click.argument("wahrheit_datei", metavar="WAHRHEIT.json", required=False)
+@click.option(
+    "--urteile",
+    "urteile_datei",
+    metavar="URTEILE.json",
+    help="Statt AUSWAHL.json und WAHRHEIT.json: Urteile von der Prüfseite einer Stichprobe auswerten "
+    "(wie oft die Wahl richtig war).",
+)
 @click.option(
     "--ohne-titel",
     is_flag=True,
@@ -361,13 +374,15 @@ def variante_lesen(ctx, param, werte: tuple[str, ...]) -> list[tuple[int, float]
 @click.option(
     "--bootstrap",
     "stichproben",
-    type=click.IntRange(min=0),
+    type=int,
     default=1000,
-    show_default=True,
+    callback=nicht_negativ,
     metavar="N",
-    help="Stichproben für das 95-%-Intervall des F1 (0: ohne).",
+    help="Stichproben für das 95-%-Intervall des F1 (0: ohne; Voreinstellung 1000).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Startwert des Zufalls (Bootstrap).")
+@click.option(
+    "--seed", type=int, default=0, metavar="ZAHL", help="Startwert des Zufalls (Bootstrap; Voreinstellung 0)."
+)
 @click.option(
     "--variante",
     "varianten",
@@ -377,7 +392,7 @@ def variante_lesen(ctx, param, werte: tuple[str, ...]) -> list[tuple[int, float]
     help="Zusätzlich die Auswahl mit anderer Shingle-Länge und Toleranz neu entscheiden und messen "
     "(mehrfach möglich), z. B. --variante 4:0.03.",
 )
-def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed, varianten):
+def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, seed, varianten):
     """Bewertet ein Stapelergebnis gegen eine Handreferenz.
 
     AUSWAHL.json ist die Ausgabe des Stapelbetriebs (Artikel mit id,
@@ -389,7 +404,21 @@ def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed, varianten)
     immer der längste und je --variante die neu entschiedene Auswahl. Maß wie im article-extraction-benchmark:
     4-Token-Shingles, Präzision über Seiten mit Ausgabe, Recall über Seiten mit
     Referenz, F1 aus den Mitteln.
+
+    Mit --urteile URTEILE.json (von der Prüfseite einer Stichprobe
+    heruntergeladen): wie oft die Wahl nach Urteil von Hand richtig war, mit
+    95-%-Intervall, und welcher Kandidat sonst besser gewesen wäre.
     """
+    if urteile_datei is not None:
+        if auswahl_datei is not None:
+            raise Aufruffehler("--urteile gilt allein, ohne AUSWAHL.json und WAHRHEIT.json.")
+        import urteile
+
+        click.echo(urteile.bericht(*urteile.lesen(urteile_datei, json_laden(urteile_datei))))
+        return
+    if wahrheit_datei is None:
+        fehlt = "AUSWAHL.json und WAHRHEIT.json fehlen" if auswahl_datei is None else "WAHRHEIT.json fehlt"
+        raise Aufruffehler(f"{fehlt} (oder --urteile URTEILE.json).")
     from regeln import waehle
 
     artikel = artikel_laden(auswahl_datei, lambda ex: waehle(ex).extraktor)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import html
 import itertools
+import json
 import os
 import re
 import shutil
@@ -24,9 +25,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pruefseite
 import regeln
+import urteile
+from pruefseite import konsens_menge, markieren, seite, text_mit_marken
 from regeln import waehle, zweifel
-from stichprobe import Fall, Stichprobe, konsens_menge, markieren, schreiben, seite, text_mit_marken
+from stichprobe import Fall, Stichprobe, schreiben
 
 ZEIT = datetime(2026, 11, 29, 12, 0, 0)
 VERSION = "auswahl-2+norm-1+rein-1+k5+t0.03+n4k>rd>tf"
@@ -187,7 +191,9 @@ def test_schreiben_ohne_zaehlung_wie_bisher(tmp_path):
 
 def test_seite_escaped_jeden_text():
     text = seite(stichprobe_aus(faelle()).faelle(), "v<1>", zeitpunkt=ZEIT, zaehlung={"<b>": 1})
-    assert "<script" not in text.lower()  # die Seite braucht und enthält kein Skript
+    # das einzige Skript ist das eigene, feste der Urteile; kein Kandidatentext wird Skript
+    assert text.lower().count("<script") == 1
+    assert f'<script id="urteile-skript">{pruefseite.URTEIL_SKRIPT}</script>' in text
     assert html.escape(SKRIPT) in text
     assert "Mehr &amp;lt;b&amp;gt; Werbung" in text  # &lt; bleibt als Zeichenfolge sichtbar
     assert "v&lt;1&gt;" in text and "&lt;b&gt;</td>" in text
@@ -389,9 +395,9 @@ def test_browser_dom_bloecke_marken_wahl_und_kein_skript(chromium, seitenpfad, t
     baum.feed(ergebnis.stdout)
     dom = baum.wurzel
 
-    # Nichts ausgeführt: Titel unverändert, kein script-Element im DOM
+    # Nichts aus den Texten ausgeführt: Titel unverändert, nur das eigene Skript der Urteile
     assert [t.inhalt() for t in dom.alle("title")] == [f"Stichprobe {VERSION}"]
-    assert dom.alle("script") == []
+    assert [s.attribute.get("id") for s in dom.alle("script")] == ["urteile-skript"]
 
     erwartet = stichprobe_aus(faelle()).faelle()
     bloecke = dom.alle("section", "fall")
@@ -418,6 +424,112 @@ def test_browser_dom_bloecke_marken_wahl_und_kein_skript(chromium, seitenpfad, t
     text = rd.alle("div", "text")[0].inhalt()
     assert SKRIPT in text  # als Text sichtbar, wörtlich
     assert "Mehr &lt;b&gt; Werbung" in text  # nicht dekodiert
+
+
+# Angehängt an eine Kopie der Seite: urteilt wie ein Mensch (Klicks auf die Knöpfe), fängt den
+# Download ab (das Blob hinter dem Link) und legt seinen Inhalt in <pre id="ergebnis">.
+PRUEFER = """
+<script>
+window.addEventListener("load", function () {
+  function klick(schluessel, wert) {
+    var f = document.querySelector('form.urteil[data-schluessel="' + schluessel + '"]');
+    f.querySelector('input[value="' + wert + '"]').click();
+  }
+  klick("klar", "anderer:trafilatura");
+  klick("einziger", "richtig");
+  klick("ohne-konsens", "anderer:newspaper4k");
+  klick("ohne-konsens", "richtig");  // umentschieden: das letzte gilt
+  var zahl = document.getElementById("urteile-zahl").textContent;
+  HTMLAnchorElement.prototype.click = function () {
+    var a = this;
+    fetch(a.href).then(function (r) { return r.text(); }).then(function (text) {
+      var pre = document.createElement("pre");
+      pre.id = "ergebnis";
+      pre.dataset.datei = a.download;
+      pre.dataset.zahl = zahl;
+      pre.textContent = text;
+      document.body.appendChild(pre);
+    });
+  };
+  document.getElementById("urteile-export").click();
+});
+</script>
+"""
+
+
+@pytest.mark.browser
+def test_browser_urteile_herunterladen_und_bewerten(chromium, seitenpfad, tmp_path):
+    """Der Rundweg: Urteile auf der Seite → heruntergeladenes JSON → bewertung.py --urteile."""
+    pruefung = tmp_path / "pruefung.html"
+    pruefung.write_text(
+        seitenpfad.read_text(encoding="utf-8").replace("</body>", PRUEFER + "</body>"), encoding="utf-8"
+    )
+    ergebnis = browser(chromium, tmp_path, "--virtual-time-budget=10000", "--dump-dom", pruefung.as_uri())
+    baum = Baum()
+    baum.feed(ergebnis.stdout)
+    pre = [k for k in baum.wurzel.alle("pre") if k.attribute.get("id") == "ergebnis"]
+    assert len(pre) == 1, ergebnis.stdout[-2000:]
+    assert pre[0].attribute["data-datei"] == f"urteile-{seitenpfad.stem}.json"
+    assert pre[0].attribute["data-zahl"] == "3"
+    daten = json.loads(pre[0].inhalt())
+    assert (daten["format"], daten["coder_version"], daten["stichprobe"]) == (
+        urteile.URTEILE_FORMAT,
+        VERSION,
+        seitenpfad.stem,
+    )
+    assert [(x["schluessel"], x["urteil"], x["besser"]) for x in daten["urteile"]] == [
+        ("ohne-konsens", "richtig", None),
+        ("einziger", "richtig", None),
+        ("klar", "anderer", "trafilatura"),
+    ]
+    assert daten["urteile"][2]["zweifel"] == 0.1111 and daten["urteile"][2]["grund"] == "wahl_kuerzer"
+
+    datei = tmp_path / "urteile.json"
+    datei.write_text(pre[0].inhalt(), encoding="utf-8")
+    bewertet = subprocess.run(
+        [sys.executable, "bewertung.py", "--urteile", str(datei)],
+        cwd=Path(__file__).resolve().parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"3 Urteile über Wahlen von coder_version {VERSION}" in bewertet.stdout
+    assert "Wahl richtig: 2 von 3" in bewertet.stdout
+    assert "Anderer Kandidat besser: trafilatura 1" in bewertet.stdout
+
+
+@pytest.mark.browser
+def test_browser_urteile_ueberstehen_das_neu_laden(chromium, seitenpfad, tmp_path):
+    """Die Urteile liegen im Browser (localStorage), bis sie heruntergeladen sind."""
+    klicken = """<script>window.addEventListener("load", function () {
+      document.querySelector('form.urteil[data-schluessel="klar"] input[value="richtig"]').click();
+    });</script>"""
+    zaehlen = """<script>window.addEventListener("load", function () {
+      var pre = document.createElement("pre");
+      pre.id = "ergebnis";
+      pre.textContent = document.getElementById("urteile-zahl").textContent + " " +
+        document.querySelector('form.urteil[data-schluessel="klar"] input[value="richtig"]').checked;
+      document.body.appendChild(pre);
+    });</script>"""
+    inhalt = seitenpfad.read_text(encoding="utf-8")
+    seitenpfad.write_text(inhalt.replace("</body>", klicken + "</body>"), encoding="utf-8")
+    browser(chromium, tmp_path, "--virtual-time-budget=5000", "--dump-dom", seitenpfad.as_uri())
+    seitenpfad.write_text(inhalt.replace("</body>", zaehlen + "</body>"), encoding="utf-8")
+    ergebnis = browser(chromium, tmp_path, "--virtual-time-budget=5000", "--dump-dom", seitenpfad.as_uri())
+    assert '<pre id="ergebnis">1 true</pre>' in ergebnis.stdout
+
+
+def test_seite_bietet_je_fall_die_urteile():
+    liste = stichprobe_aus(faelle()).faelle()
+    text = seite(liste, VERSION, zeitpunkt=ZEIT, stamm="stichprobe-x")
+    assert 'id="urteile" data-stamm="stichprobe-x"' in text
+    formulare = re.findall(r'<form class="urteil" data-schluessel="([^"]*)" data-wahl="([^"]*)"', text)
+    assert formulare == [(f.schluessel, f.entscheidung.extraktor) for f in liste]
+    klar = text[text.index('data-schluessel="klar" data-wahl') :]
+    klar = klar[: klar.index("</form>")]
+    # richtig, und je anderer Kandidat mit Text einer
+    assert re.findall(r'value="([^"]+)"', klar) == ["richtig", "anderer:readability", "anderer:trafilatura"]
+    assert urteile.URTEILE_FORMAT in pruefseite.URTEIL_SKRIPT
 
 
 def test_schreiben_in_ein_fehlendes_verzeichnis_klare_meldung_nichts_halb(tmp_path):
