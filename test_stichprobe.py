@@ -31,6 +31,7 @@ import urteile
 from pruefseite import konsens_menge, markieren, seite, text_mit_marken
 from regeln import waehle, zweifel
 from stichprobe import Fall, Stichprobe, schreiben
+from version import CODER_VERSION
 
 ZEIT = datetime(2026, 11, 29, 12, 0, 0)
 VERSION = "auswahl-2+norm-1+rein-1+k5+t0.03+n4k>rd>tf"
@@ -599,3 +600,51 @@ def test_bench_zweifel_findet_mindestens_drei_der_sechs_fehlgriffe():
     gefunden, gesamt = map(int, neu[2].split("/"))
     assert gesamt == 6 and gefunden >= 3
     assert zeilen["heute (Marge)"][2] == "1/6"
+
+
+# --- der Zweifel in psql (docs/stichprobe.md) -----------------------------------------
+
+
+def doku_abfrage() -> str:
+    """Die Abfrage „zweifel-abfrage“ aus docs/stichprobe.md, wie ein Mensch sie kopiert."""
+    text = (Path(__file__).resolve().parent / "docs" / "stichprobe.md").read_text(encoding="utf-8")
+    block = text.split("-- zweifel-abfrage\n", 1)[1].split("```", 1)[0]
+    return block.replace(":'version'", "%(version)s")
+
+
+def test_zweifel_abfrage_der_doku_rechnet_wie_regeln(daten, cli):
+    w = [f"wort{i}" for i in range(120)]
+    texte = {
+        1: {n: " ".join([*w, n]) for n in ("newspaper4k", "readability", "trafilatura")},  # fast gleich
+        2: {
+            "newspaper4k": " ".join(w[:60]),
+            "readability": " ".join(w),
+            "trafilatura": " ".join(w),
+        },  # Zwilling
+        3: {"newspaper4k": " ".join(w), "readability": " ".join(w[:80]), "trafilatura": " ".join(w[30:])},
+        4: {"trafilatura": " ".join(w)},  # einziger
+        5: {"trafilatura": "", "readability": None},  # Rückfall
+        6: {"readability": " ".join(w[:50]), "trafilatura": " ".join(w[60:])},  # kein Konsens
+        7: {"newspaper4k": " ".join([*w[:100], *(["x"] * 30)]), "readability": " ".join(w[:100])},  # zwei
+    }
+    for item_id, kandidaten in texte.items():
+        daten.item(item_id)
+        daten.kandidaten(item_id, kandidaten)
+    ergebnis = cli("--backfill")
+    assert ergebnis.code == 0, str(ergebnis)
+
+    zeilen = daten.abfrage(doku_abfrage(), {"version": CODER_VERSION})
+    erwartet = []
+    for item_id, kandidaten in texte.items():
+        z = zweifel(waehle({n: {"text": t, "error": None} for n, t in kandidaten.items()}))
+        erwartet.append((z.fast_gleich, -z.wert, item_id))
+    assert [(z[0], z[4], z[3]) for z in zeilen] == [(i, f, pytest.approx(-m)) for f, m, i in sorted(erwartet)]
+    assert {z[0]: z[4] for z in zeilen} == {
+        1: True,
+        2: False,
+        3: False,
+        4: False,
+        5: False,
+        6: False,
+        7: False,
+    }
