@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import click
 
 from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
-from version import PRIORITAET, coder_version
+from version import PRIORITAET, Variante, variante_lesen
 
 SHINGLE_LAENGE = 4
 _WORT = re.compile(r"\w+")
@@ -161,20 +161,21 @@ def zeilen_messen(
     return zeilen
 
 
-def variante_name(k: int, toleranz: float) -> str:
-    return f"Auswahl k{k} t{toleranz:g}".replace(".", ",")
+def variante_name(variante: Variante) -> str:
+    name = f"Auswahl k{variante.k} t{variante.toleranz:g}".replace(".", ",")
+    return name + (" quelle000" if variante.quelle000 else "")
 
 
 def varianten_messen(
-    artikel: Sequence[Mapping], referenzen: Sequence[str], varianten: Sequence[tuple[int, float]]
+    artikel: Sequence[Mapping], referenzen: Sequence[str], varianten: Sequence[Variante]
 ) -> dict[str, list[Seite]]:
-    """Die Auswahl mit anderem k oder anderer Toleranz, neu entschieden mit waehle."""
+    """Die Auswahl einer Variante (anderes k, andere Toleranz, Schlüssel wie Quelle 000), neu entschieden."""
     from regeln import waehle
 
     zeilen = {}
-    for k, toleranz in varianten:
-        zeilen[variante_name(k, toleranz)] = [
-            messen(text_von(art, waehle(art.get("extractions"), k=k, toleranz=toleranz).extraktor), ref)
+    for variante in varianten:
+        zeilen[variante_name(variante)] = [
+            messen(text_von(art, waehle(art.get("extractions"), **variante.argumente()).extraktor), ref)
             for art, ref in zip(artikel, referenzen, strict=True)
         ]
     return zeilen
@@ -335,19 +336,12 @@ def differenzen(
     return "\n".join(linien)
 
 
-def variante_lesen(ctx, param, werte: tuple[str, ...]) -> list[tuple[int, float]]:
-    """``K:TOLERANZ`` → (k, toleranz); click meldet Unsinn als Aufruffehler."""
-    varianten = []
-    for wert in werte:
-        try:
-            k_text, toleranz_text = wert.split(":")
-            k, toleranz = int(k_text), float(toleranz_text.replace(",", "."))
-        except ValueError:
-            raise click.BadParameter(f"{wert!r}: erwartet K:TOLERANZ, z. B. 4:0.03") from None
-        if k < 1 or not 0 <= toleranz < 1:
-            raise click.BadParameter(f"{wert!r}: k ab 1, Toleranz zwischen 0 und 1")
-        varianten.append((k, toleranz))
-    return varianten
+def varianten_lesen(ctx, param, werte: tuple[str, ...]) -> list[Variante]:
+    """``k4:0.03``, ``quelle000`` … → Varianten (version.variante_lesen); Unsinn ist ein Aufruffehler."""
+    try:
+        return [variante_lesen(wert) for wert in werte]
+    except ValueError as fehler:
+        raise click.BadParameter(str(fehler)) from None
 
 
 def nicht_negativ(ctx, param, wert: int) -> int:
@@ -387,10 +381,11 @@ def nicht_negativ(ctx, param, wert: int) -> int:
     "--variante",
     "varianten",
     multiple=True,
-    metavar="K:TOLERANZ",
-    callback=variante_lesen,
-    help="Zusätzlich die Auswahl mit anderer Shingle-Länge und Toleranz neu entscheiden und messen "
-    "(mehrfach möglich), z. B. --variante 4:0.03.",
+    metavar="VARIANTE",
+    callback=varianten_lesen,
+    help="Zusätzlich die Auswahl einer Variante neu entscheiden und messen (mehrfach möglich): "
+    "K:TOLERANZ wie k4:0.03, quelle000 (Vergleichsschlüssel wie Quelle 000, Formatzeichen bleiben) "
+    "oder beides, k4:0.03+quelle000. Jede nennt ihre coder_version.",
 )
 def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, seed, varianten):
     """Bewertet ein Stapelergebnis gegen eine Handreferenz.
@@ -428,12 +423,12 @@ def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, s
     streuung = bootstrap(zeilen, stichproben, seed) if stichproben and artikel else None
     click.echo(f"{len(artikel)} Seiten{', Referenz ohne erste Zeile' if ohne_titel else ''}")
     click.echo(tabelle(zeilen, streuung))
-    for k, toleranz in varianten:
-        click.echo(f"{variante_name(k, toleranz)}: coder_version {coder_version(k=k, toleranz=toleranz)}")
+    for variante in varianten:
+        click.echo(f"{variante_name(variante)}: coder_version {variante.coder_version}")
     if streuung:
         click.echo(f"\nBootstrap: {stichproben} Stichproben der Seiten, seed {seed}, gepaart")
         paare = [(AUSWAHL, name) for name in PRIORITAET]
-        paare += [(variante_name(k, t), AUSWAHL) for k, t in varianten]
+        paare += [(variante_name(v), AUSWAHL) for v in varianten]
         click.echo(differenzen(zeilen, streuung, paare))
 
 

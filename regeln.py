@@ -185,14 +185,15 @@ class _Item:
     sich ein Mengenobjekt (die Schnitte erkennen es an der Identität).
     """
 
-    __slots__ = ("gebaut", "zeilen")
+    __slots__ = ("formatzeichen", "gebaut", "zeilen")
 
-    def __init__(self) -> None:
+    def __init__(self, formatzeichen: bool = True) -> None:
+        self.formatzeichen = formatzeichen  # False: Formatzeichen bleiben (Quelle 000 wörtlich)
         self.zeilen: dict[str, list[str]] = {}
         self.gebaut: list[tuple[list[str], set]] = []
 
     def shingles(self, text: str, k: int) -> set:
-        toks = tokens_zeilenweise(text, self.zeilen)
+        toks = tokens_zeilenweise(text, self.zeilen, formatzeichen=self.formatzeichen)
         for frueher, menge in self.gebaut:
             if frueher == toks:
                 return menge
@@ -262,18 +263,22 @@ def f1(treffer: int, konsens: int, eigene: int) -> tuple[float, float, float]:
     return abdeckung, stuetzung, score
 
 
-def waehle(extraktionen: object, *, k: int = K, toleranz: float = TOLERANZ) -> Entscheidung:
+def waehle(
+    extraktionen: object, *, k: int = K, toleranz: float = TOLERANZ, formatzeichen_loeschen: bool = True
+) -> Entscheidung:
     """Wähle den Extraktor, dessen Text für das Item steht.
 
     ``extraktionen`` bildet Extraktornamen auf ``{"text": …, "error": …}`` ab.
     Unbekannte Namen werden übergangen; alles, was kein Mapping ist, gilt als
     leer. Das Ergebnis hängt nicht von der Reihenfolge der Schlüssel ab.
+    ``k``, ``toleranz`` und ``formatzeichen_loeschen`` weichen nur für eine
+    Variante ab (version.Variante, mit eigener coder_version).
     """
     if not isinstance(extraktionen, Mapping):
         extraktionen = {}
     unbekannt = tuple(sorted(str(name) for name in extraktionen if name not in _RANG))
 
-    item = _Item()
+    item = _Item(formatzeichen_loeschen)
     eingeordnet = [(name, *einordnen(extraktionen.get(name), k, item)) for name in PRIORITAET]
     nutzbar = [e for e in eingeordnet if e[1] == NUTZBAR]
     aktive = nutzbar or [e for e in eingeordnet if e[1] == BEEINTRAECHTIGT]

@@ -25,6 +25,7 @@ from bewertung import (
     shingles,
     zeilen_messen,
 )
+from version import Variante, variante_lesen
 
 BENCH = Path(__file__).resolve().parent / "bench" / "aeb"
 
@@ -309,6 +310,42 @@ def test_cli_variante_neu_entschieden(dateien):
     assert "Auswahl k5 t0 − Auswahl:" in ergebnis.stdout
 
 
+def test_cli_variante_quelle000_und_kombiniert(dateien):
+    ergebnis = aufruf(
+        *dateien, "--variante", "quelle000", "--variante", "k4:0.03+quelle000", "--bootstrap", "0"
+    )
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (
+        "Auswahl k5 t0,03 quelle000: coder_version auswahl-2+norm-0+rein-1+k5+t0.03+n4k>rd>tf"
+        in ergebnis.stdout
+    )
+    assert (
+        "Auswahl k4 t0,03 quelle000: coder_version auswahl-2+norm-0+rein-1+k4+t0.03+n4k>rd>tf"
+        in ergebnis.stdout
+    )
+
+
+def test_variante_quelle000_trennt_an_formatzeichen():
+    """Quelle 000 wörtlich löscht Formatzeichen nicht: „Bundes\u00adregierung“ sind zwei Tokens,
+    readability (ohne weiches Trennzeichen) steht dann abseits."""
+    wort = "Bundes\u00adregierung"
+    kern = " ".join(f"w{i}" for i in range(30))
+    texte = {
+        "newspaper4k": f"{kern} {wort} beschließt heute",
+        "readability": f"{kern} Bundesregierung beschließt heute",
+        "trafilatura": f"{kern} {wort} beschließt heute mehr",
+    }
+    extraktionen = {n: {"text": t, "error": None} for n, t in texte.items()}
+    from regeln import waehle
+
+    voreinstellung = waehle(extraktionen)
+    variante = waehle(extraktionen, **variante_lesen("quelle000").argumente())
+    assert (voreinstellung.regel, voreinstellung.konsens) == ("gleichstand_rang", 29)
+    assert voreinstellung.kandidat("readability").abstand == 0.0  # Formatzeichen gelöscht: derselbe Text
+    assert (variante.regel, variante.konsens) == ("gleichstand_kuerzester", 30)
+    assert variante.kandidat("readability").abstand == pytest.approx(1 - 26 / 33)
+
+
 def test_variante_entscheidet_wirklich_neu():
     # trafilatura trifft den Konsens genau (Score 1,0), readability ist kürzer (0,923):
     # ohne Toleranz gewinnt trafilatura, mit 0,5 der kürzere im Gleichstand.
@@ -316,16 +353,17 @@ def test_variante_entscheidet_wirklich_neu():
     texte = {"newspaper4k": basis + " " + " ".join(f"n{i}" for i in range(12)), "readability": basis}
     texte["trafilatura"] = basis + " " + " ".join(f"n{i}" for i in range(6))
     arts = [artikel("x", texte, "newspaper4k")]
-    zeilen = bewertung.varianten_messen(arts, [basis], [(5, 0.0), (5, 0.5)])
+    zeilen = bewertung.varianten_messen(arts, [basis], [Variante(5, 0.0), Variante(5, 0.5)])
     assert p_r(zeilen["Auswahl k5 t0,5"][0]) == (1.0, 1.0)  # readability: genau die Referenz
     assert zeilen["Auswahl k5 t0"][0].praezision < 1.0
 
 
-@pytest.mark.parametrize("wert", ["4", "x:0.1", "0:0.03", "5:1.5"])
+@pytest.mark.parametrize("wert", ["4", "x:0.1", "0:0.03", "5:1.5", "quelle001", "k4:0.03+", "k4"])
 def test_cli_variante_unsinn_ist_aufruffehler(dateien, wert):
     ergebnis = aufruf(*dateien, "--variante", wert)
     assert ergebnis.exit_code == 2, ergebnis.output
     assert "K:TOLERANZ" in ergebnis.stderr or "k ab 1" in ergebnis.stderr
+    assert f"'{wert}'" in ergebnis.stderr
 
 
 # --- Hilfe und Aufruf ---------------------------------------------------------
