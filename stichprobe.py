@@ -58,22 +58,26 @@ class Stichprobe:
         return [e[-1] for e in sorted(self._heap, key=lambda e: e[:-1], reverse=True)]
 
 
-def dateiname(coder_version: str, zeitpunkt: datetime, endung: str, nummer: int = 1) -> str:
+def dateiname(
+    coder_version: str, zeitpunkt: datetime, endung: str, nummer: int = 1, praefix: str = "stichprobe"
+) -> str:
     """``stichprobe-<version>-<zeit>.<endung>``; ab der zweiten in derselben Sekunde ``…-<nummer>``."""
     # '>' ist in Dateinamen lästig (Shell-Umleitung); sonst bleibt die Version lesbar.
     version = coder_version.replace(">", "-")
     zusatz = f"-{nummer}" if nummer > 1 else ""
-    return f"stichprobe-{version}-{zeitpunkt:%Y%m%dT%H%M%S}{zusatz}.{endung}"
+    return f"{praefix}-{version}-{zeitpunkt:%Y%m%dT%H%M%S}{zusatz}.{endung}"
 
 
-def _freie_namen(verzeichnis: Path, coder_version: str, zeitpunkt: datetime) -> tuple[Path, Path]:
+def _freie_namen(
+    verzeichnis: Path, coder_version: str, zeitpunkt: datetime, praefix: str
+) -> tuple[Path, Path]:
     """Legt CSV und Seite leer an (exklusiv, ``x``) unter dem ersten freien Stamm.
 
     Zwei Läufe in derselben Sekunde – auch gleichzeitig – bekommen so
     verschiedene Dateien; keiner überschreibt den anderen.
     """
     for nummer in itertools.count(1):
-        csv_pfad = verzeichnis / dateiname(coder_version, zeitpunkt, "csv", nummer)
+        csv_pfad = verzeichnis / dateiname(coder_version, zeitpunkt, "csv", nummer, praefix)
         html_pfad = csv_pfad.with_suffix(".html")
         try:
             csv_pfad.open("x").close()
@@ -142,6 +146,7 @@ def schreiben(
     verzeichnis: Path | None = None,
     zeitpunkt: datetime | None = None,
     zaehlung: Mapping[str, int] | None = None,
+    praefix: str = "stichprobe",
 ) -> Path:
     """Schreibt die Stichprobe nach ``stichprobe-<coder_version>-<zeit>.csv`` und
     daneben ``….html`` (ist der Name schon vergeben: ``…-2``, ``…-3`` …); gibt den
@@ -151,7 +156,7 @@ def schreiben(
     geschrieben: list[Path] = []
     try:
         verzeichnis = verzeichnis or Path.cwd()
-        csv_pfad, html_pfad = _freie_namen(verzeichnis, coder_version, zeitpunkt)
+        csv_pfad, html_pfad = _freie_namen(verzeichnis, coder_version, zeitpunkt, praefix)
         geschrieben += [csv_pfad, html_pfad]
         schreiben_csv(faelle, csv_pfad)
         html_pfad.write_text(
