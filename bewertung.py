@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import click
 
-from fehler import DeutscherBefehl, EingabeFehler
-from version import PRIORITAET, coder_version
+from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
+from version import PRIORITAET, Variante, variante_lesen
 
 SHINGLE_LAENGE = 4
 _WORT = re.compile(r"\w+")
@@ -161,20 +161,21 @@ def zeilen_messen(
     return zeilen
 
 
-def variante_name(k: int, toleranz: float) -> str:
-    return f"Auswahl k{k} t{toleranz:g}".replace(".", ",")
+def variante_name(variante: Variante) -> str:
+    name = f"Auswahl k{variante.k} t{variante.toleranz:g}".replace(".", ",")
+    return name + (" quelle000" if variante.quelle000 else "")
 
 
 def varianten_messen(
-    artikel: Sequence[Mapping], referenzen: Sequence[str], varianten: Sequence[tuple[int, float]]
+    artikel: Sequence[Mapping], referenzen: Sequence[str], varianten: Sequence[Variante]
 ) -> dict[str, list[Seite]]:
-    """Die Auswahl mit anderem k oder anderer Toleranz, neu entschieden mit waehle."""
+    """Die Auswahl einer Variante (anderes k, andere Toleranz, Schlüssel wie Quelle 000), neu entschieden."""
     from regeln import waehle
 
     zeilen = {}
-    for k, toleranz in varianten:
-        zeilen[variante_name(k, toleranz)] = [
-            messen(text_von(art, waehle(art.get("extractions"), k=k, toleranz=toleranz).extraktor), ref)
+    for variante in varianten:
+        zeilen[variante_name(variante)] = [
+            messen(text_von(art, waehle(art.get("extractions"), **variante.argumente()).extraktor), ref)
             for art, ref in zip(artikel, referenzen, strict=True)
         ]
     return zeilen
@@ -335,24 +336,30 @@ def differenzen(
     return "\n".join(linien)
 
 
-def variante_lesen(ctx, param, werte: tuple[str, ...]) -> list[tuple[int, float]]:
-    """``K:TOLERANZ`` → (k, toleranz); click meldet Unsinn als Aufruffehler."""
-    varianten = []
-    for wert in werte:
-        try:
-            k_text, toleranz_text = wert.split(":")
-            k, toleranz = int(k_text), float(toleranz_text.replace(",", "."))
-        except ValueError:
-            raise click.BadParameter(f"{wert!r}: erwartet K:TOLERANZ, z. B. 4:0.03") from None
-        if k < 1 or not 0 <= toleranz < 1:
-            raise click.BadParameter(f"{wert!r}: k ab 1, Toleranz zwischen 0 und 1")
-        varianten.append((k, toleranz))
-    return varianten
+def varianten_lesen(ctx, param, werte: tuple[str, ...]) -> list[Variante]:
+    """``k4:0.03``, ``quelle000`` … → Varianten (version.variante_lesen); Unsinn ist ein Aufruffehler."""
+    try:
+        return [variante_lesen(wert) for wert in werte]
+    except ValueError as fehler:
+        raise click.BadParameter(str(fehler)) from None
+
+
+def nicht_negativ(ctx, param, wert: int) -> int:
+    if wert < 0:
+        raise click.BadParameter(f"{wert}: erwartet eine Zahl ab 0")
+    return wert
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("auswahl_datei", metavar="AUSWAHL.json", type=click.Path(dir_okay=False))
-@click.argument("wahrheit_datei", metavar="WAHRHEIT.json", type=click.Path(dir_okay=False))
+@click.argument("auswahl_datei", metavar="AUSWAHL.json", required=False)
+@click.argument("wahrheit_datei", metavar="WAHRHEIT.json", required=False)
+@click.option(
+    "--urteile",
+    "urteile_datei",
+    metavar="URTEILE.json",
+    help="Statt AUSWAHL.json und WAHRHEIT.json: Urteile von der Prüfseite einer Stichprobe auswerten "
+    "(wie oft die Wahl richtig war).",
+)
 @click.option(
     "--ohne-titel",
     is_flag=True,
@@ -361,23 +368,26 @@ def variante_lesen(ctx, param, werte: tuple[str, ...]) -> list[tuple[int, float]
 @click.option(
     "--bootstrap",
     "stichproben",
-    type=click.IntRange(min=0),
+    type=int,
     default=1000,
-    show_default=True,
+    callback=nicht_negativ,
     metavar="N",
-    help="Stichproben für das 95-%-Intervall des F1 (0: ohne).",
+    help="Stichproben für das 95-%-Intervall des F1 (0: ohne; Voreinstellung 1000).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Startwert des Zufalls (Bootstrap).")
+@click.option(
+    "--seed", type=int, default=0, metavar="ZAHL", help="Startwert des Zufalls (Bootstrap; Voreinstellung 0)."
+)
 @click.option(
     "--variante",
     "varianten",
     multiple=True,
-    metavar="K:TOLERANZ",
-    callback=variante_lesen,
-    help="Zusätzlich die Auswahl mit anderer Shingle-Länge und Toleranz neu entscheiden und messen "
-    "(mehrfach möglich), z. B. --variante 4:0.03.",
+    metavar="VARIANTE",
+    callback=varianten_lesen,
+    help="Zusätzlich die Auswahl einer Variante neu entscheiden und messen (mehrfach möglich): "
+    "K:TOLERANZ wie k4:0.03, quelle000 (Vergleichsschlüssel wie Quelle 000, Formatzeichen bleiben) "
+    "oder beides, k4:0.03+quelle000. Jede nennt ihre coder_version.",
 )
-def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed, varianten):
+def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, seed, varianten):
     """Bewertet ein Stapelergebnis gegen eine Handreferenz.
 
     AUSWAHL.json ist die Ausgabe des Stapelbetriebs (Artikel mit id,
@@ -389,7 +399,21 @@ def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed, varianten)
     immer der längste und je --variante die neu entschiedene Auswahl. Maß wie im article-extraction-benchmark:
     4-Token-Shingles, Präzision über Seiten mit Ausgabe, Recall über Seiten mit
     Referenz, F1 aus den Mitteln.
+
+    Mit --urteile URTEILE.json (von der Prüfseite einer Stichprobe
+    heruntergeladen): wie oft die Wahl nach Urteil von Hand richtig war, mit
+    95-%-Intervall, und welcher Kandidat sonst besser gewesen wäre.
     """
+    if urteile_datei is not None:
+        if auswahl_datei is not None:
+            raise Aufruffehler("--urteile gilt allein, ohne AUSWAHL.json und WAHRHEIT.json.")
+        import urteile
+
+        click.echo(urteile.bericht(*urteile.lesen(urteile_datei, json_laden(urteile_datei))))
+        return
+    if wahrheit_datei is None:
+        fehlt = "AUSWAHL.json und WAHRHEIT.json fehlen" if auswahl_datei is None else "WAHRHEIT.json fehlt"
+        raise Aufruffehler(f"{fehlt} (oder --urteile URTEILE.json).")
     from regeln import waehle
 
     artikel = artikel_laden(auswahl_datei, lambda ex: waehle(ex).extraktor)
@@ -399,12 +423,12 @@ def cli(auswahl_datei, wahrheit_datei, ohne_titel, stichproben, seed, varianten)
     streuung = bootstrap(zeilen, stichproben, seed) if stichproben and artikel else None
     click.echo(f"{len(artikel)} Seiten{', Referenz ohne erste Zeile' if ohne_titel else ''}")
     click.echo(tabelle(zeilen, streuung))
-    for k, toleranz in varianten:
-        click.echo(f"{variante_name(k, toleranz)}: coder_version {coder_version(k=k, toleranz=toleranz)}")
+    for variante in varianten:
+        click.echo(f"{variante_name(variante)}: coder_version {variante.coder_version}")
     if streuung:
         click.echo(f"\nBootstrap: {stichproben} Stichproben der Seiten, seed {seed}, gepaart")
         paare = [(AUSWAHL, name) for name in PRIORITAET]
-        paare += [(variante_name(k, t), AUSWAHL) for k, t in varianten]
+        paare += [(variante_name(v), AUSWAHL) for v in varianten]
         click.echo(differenzen(zeilen, streuung, paare))
 
 

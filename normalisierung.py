@@ -185,7 +185,7 @@ def bereinigen(text: str) -> str:
 # --- tokens: der Vergleichsschlüssel -------------------------------------------
 
 
-def vergleichstext(text: str) -> str:
+def vergleichstext(text: str, *, formatzeichen: bool = True) -> str:
     """Alles vor Kleinschreibung und Zerlegen, in der Reihenfolge von Quelle 000.
 
     Entitäten dekodieren; Markdown-Bilder zu Leerzeichen; Markdown-Links zu
@@ -199,6 +199,10 @@ def vergleichstext(text: str) -> str:
     gelöscht, nicht mit ``translate``: ``translate`` mit Tabelle schlägt bei
     Text außerhalb von ASCII jedes Zeichen im Wörterbuch nach und kostete so
     zwei Drittel der ganzen Auswahl (bench/README.md).
+
+    ``formatzeichen=False`` lässt die Formatzeichen stehen, wie Quelle 000
+    wörtlich: sie sind kein ``\\w`` und trennen dann Wörter (die Variante
+    ``quelle000``, version.Variante).
     """
     if "&" in text:
         text = html.unescape(text)
@@ -208,7 +212,8 @@ def vergleichstext(text: str) -> str:
     if "<" in text:
         text = _TAG.sub(" ", text)
     if not text.isascii():
-        text = formatzeichen_loeschen(text)
+        if formatzeichen:
+            text = formatzeichen_loeschen(text)
         # NFKC macht aus U+00A0 ohnehin U+0020 (ein Starter, der mit nichts
         # verschmilzt); vorab ersetzt, ist der häufigste Grund für den teuren
         # Aufruf von normalize in deutschem Text weg.
@@ -219,12 +224,12 @@ def vergleichstext(text: str) -> str:
     return text
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, *, formatzeichen: bool = True) -> list[str]:
     """Tokens für den Vergleich: ``\\w+`` im kleingeschriebenen Vergleichstext."""
-    return _WORT.findall(vergleichstext(text).lower())
+    return _WORT.findall(vergleichstext(text, formatzeichen=formatzeichen).lower())
 
 
-def tokens_zeilenweise(text: str, zeilen: dict[str, list[str]]) -> list[str]:
+def tokens_zeilenweise(text: str, zeilen: dict[str, list[str]], *, formatzeichen: bool = True) -> list[str]:
     """Wie ``tokens``, aber jede Zeile wird nur einmal je Zwischenspeicher zerlegt.
 
     Die Kandidaten eines Items teilen meist die meisten Absätze; ``zeilen``
@@ -236,7 +241,7 @@ def tokens_zeilenweise(text: str, zeilen: dict[str, list[str]]) -> list[str]:
     und gleiche Shingles vergleichen sich dann über die Identität.
     """
     ergebnis: list[str] = []
-    for zeile in vergleichstext(text).split("\n"):
+    for zeile in vergleichstext(text, formatzeichen=formatzeichen).split("\n"):
         teil = zeilen.get(zeile)
         if teil is None:
             teil = zeilen[zeile] = _WORT.findall(zeile.lower())

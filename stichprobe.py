@@ -1,34 +1,26 @@
 """Stichprobe: die zweifelhaftesten Entscheidungen eines Laufs zum Prüfen von Hand.
 
 Ein Lauf reicht jede Entscheidung an ``Stichprobe.beachte``; behalten werden
-nur die N zweifelhaftesten (ein Heap), der Speicher bleibt also flach, wie
-groß der Bestand auch ist. ``schreiben`` legt die CSV-Datei im aktuellen
-Verzeichnis an und gibt ihren Pfad zurück; daneben, mit demselben Stamm,
-die HTML-Seite zum Lesen im Browser (``seite``).
-
-Die Seite ist in sich geschlossen: CSS inline, keine fremden Dateien, kein
-JavaScript. Jeder Text geht durch ``html.escape`` – ein Kandidat mit
-``<script>`` oder ``&lt;`` erscheint als genau diese Zeichen.
+nur die N zweifelhaftesten (``regeln.zweifel``, ein Heap), der Speicher bleibt
+also flach, wie groß der Bestand auch ist. ``schreiben`` legt die CSV-Datei im
+aktuellen Verzeichnis an und gibt ihren Pfad zurück; daneben, mit demselben
+Stamm, die Prüfseite zum Lesen und Beurteilen im Browser (``pruefseite.seite``).
 """
 
 from __future__ import annotations
 
 import csv
 import heapq
-import html
 import itertools
-import re
-import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-import regeln
 from fehler import EingabeFehler
-from normalisierung import shingles, tokens
+from pruefseite import seite, warum
 from regeln import Entscheidung, zweifel
-from version import PRIORITAET, K
+from version import PRIORITAET
 
 ANFANG_ZEICHEN = 200  # so viel Text je Kandidat in der CSV
 
@@ -52,9 +44,10 @@ class Stichprobe:
         self._zaehler = itertools.count()  # stabile Reihenfolge bei gleichem Zweifel
 
     def beachte(self, fall: Fall) -> None:
-        # Heap der „am wenigsten zweifelhaften“ oben: Schlüssel negiert über den Rang.
-        rang, marge = zweifel(fall.entscheidung)
-        eintrag = (-rang, -marge, -next(self._zaehler), fall)
+        # Heap mit dem am wenigsten zweifelhaften oben: jeder Teil des Schlüssels
+        # negiert; bei gleichem Zweifel gilt der später gekommene als weniger zweifelhaft.
+        fast_gleich, minus_wert, grund = zweifel(fall.entscheidung).schluessel()
+        eintrag = (-fast_gleich, -minus_wert, -grund, -next(self._zaehler), fall)
         if len(self._heap) < self.n:
             heapq.heappush(self._heap, eintrag)
         elif eintrag > self._heap[0]:
@@ -62,22 +55,59 @@ class Stichprobe:
 
     def faelle(self) -> list[Fall]:
         """Die behaltenen Fälle, zweifelhaftester zuerst."""
-        return [e[3] for e in sorted(self._heap, reverse=True)]
+        return [e[-1] for e in sorted(self._heap, key=lambda e: e[:-1], reverse=True)]
 
 
-def dateiname(coder_version: str, zeitpunkt: datetime, endung: str) -> str:
+def dateiname(
+    coder_version: str, zeitpunkt: datetime, endung: str, nummer: int = 1, praefix: str = "stichprobe"
+) -> str:
+    """``stichprobe-<version>-<zeit>.<endung>``; ab der zweiten in derselben Sekunde ``…-<nummer>``."""
     # '>' ist in Dateinamen lästig (Shell-Umleitung); sonst bleibt die Version lesbar.
     version = coder_version.replace(">", "-")
-    return f"stichprobe-{version}-{zeitpunkt:%Y%m%dT%H%M%S}.{endung}"
+    zusatz = f"-{nummer}" if nummer > 1 else ""
+    return f"{praefix}-{version}-{zeitpunkt:%Y%m%dT%H%M%S}{zusatz}.{endung}"
+
+
+def _freie_namen(
+    verzeichnis: Path, coder_version: str, zeitpunkt: datetime, praefix: str
+) -> tuple[Path, Path]:
+    """Legt CSV und Seite leer an (exklusiv, ``x``) unter dem ersten freien Stamm.
+
+    Zwei Läufe in derselben Sekunde – auch gleichzeitig – bekommen so
+    verschiedene Dateien; keiner überschreibt den anderen.
+    """
+    for nummer in itertools.count(1):
+        csv_pfad = verzeichnis / dateiname(coder_version, zeitpunkt, "csv", nummer, praefix)
+        html_pfad = csv_pfad.with_suffix(".html")
+        try:
+            csv_pfad.open("x").close()
+        except FileExistsError:
+            continue
+        try:
+            html_pfad.open("x").close()
+        except FileExistsError:
+            csv_pfad.unlink()
+            continue
+        return csv_pfad, html_pfad
+    raise AssertionError("unerreichbar")
+
+
+KOPF = ("rang", "schluessel", "extraktor", "regel", "zweifel", "zweifel_grund", "naechster", "fast_gleich")
 
 
 def _zeile(rang: int, fall: Fall) -> dict[str, object]:
     e = fall.entscheidung
+    z = zweifel(e)
     zeile: dict[str, object] = {
         "rang": rang,
         "schluessel": fall.schluessel,
         "extraktor": e.extraktor,
         "regel": e.regel,
+        "zweifel": f"{z.wert:.4f}",
+        "zweifel_grund": z.grund,
+        "naechster": z.nachbar or "",
+        "fast_gleich": "ja" if z.fast_gleich else "nein",
+        "warum": warum(z, e),
         "konsens": e.konsens,
         "marge": "" if e.marge is None else f"{e.marge:.4f}",
     }
@@ -85,7 +115,7 @@ def _zeile(rang: int, fall: Fall) -> dict[str, object]:
     for k in e.kandidaten:
         zeile[f"{k.extraktor}_klasse"] = k.klasse
         zeile[f"{k.extraktor}_shingles"] = k.shingles
-        for mass in ("abdeckung", "stuetzung", "score"):
+        for mass in ("abdeckung", "stuetzung", "score", "abstand"):
             wert = getattr(k, mass)
             zeile[f"{k.extraktor}_{mass}"] = "" if wert is None else f"{wert:.4f}"
         text = fall.texte.get(k.extraktor)
@@ -96,288 +126,17 @@ def _zeile(rang: int, fall: Fall) -> dict[str, object]:
 def schreiben_csv(faelle: list[Fall], pfad: Path) -> Path:
     """Schreibt die Fälle als CSV (UTF-8, Komma, Kopfzeile)."""
     zeilen = [_zeile(rang, fall) for rang, fall in enumerate(faelle, 1)]
-    spalten = ["rang", "schluessel", "extraktor", "regel", "konsens", "marge"]
+    spalten = [*KOPF, "warum", "konsens", "marge"]
     for zeile in zeilen:
         spalten += [s for s in zeile if s not in spalten]
     if not zeilen:  # auch eine leere Stichprobe hat eine Kopfzeile
         spalten += [f"{name}_{s}" for name in PRIORITAET for s in ("klasse", "shingles", "score")]
-    with pfad.open("w", newline="", encoding="utf-8") as datei:
+    # Ein einzelnes Surrogat (gültiges JSON, kein UTF-8) erscheint als \ud800.
+    with pfad.open("w", newline="", encoding="utf-8", errors="backslashreplace") as datei:
         schreiber = csv.DictWriter(datei, fieldnames=spalten)
         schreiber.writeheader()
         schreiber.writerows(zeilen)
     return pfad
-
-
-# --- die Seite: dieselben Fälle als HTML ------------------------------------
-
-# Was jede Regel bedeutet, in einem Satz für die Seite.
-REGEL_TEXT = {
-    regeln.RUECKFALL: "kein aktiver Kandidat – Rückfall auf newspaper4k",
-    regeln.EINZIGER: "nur ein aktiver Kandidat",
-    regeln.BESTER_SCORE: "höchster Score, allein vorn (Abstand über der Toleranz)",
-    regeln.GLEICHSTAND_KUERZESTER: "Gleichstand im Score – der mit den wenigsten Shingles",
-    regeln.GLEICHSTAND_RANG: "Gleichstand in Score und Shingle-Zahl – die Rangfolge entschied",
-    regeln.OHNE_KONSENS_MEDIAN: "kein gemeinsames Shingle – der mittlere von dreien nach Shingle-Zahl",
-    regeln.OHNE_KONSENS_GROESSTER: "kein gemeinsames Shingle – der größere von zweien",
-}
-
-# Was tokens() vor dem Zerlegen aus dem Text nimmt: Tags, Entitäten,
-# Markdown-Bilder und Linkziele. Wörter darin gehören zu keinem Shingle und
-# werden nie markiert. Formatzeichen im Wort (weiches Trennzeichen) halten das
-# Wort zusammen, wie in tokens().
-_FORMAT = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
-_WORT_ODER_LUECKE = re.compile(
-    r"(?P<luecke><[^>]+>|&#?\w+;|!\s*\[[^\]]*\]\([^)]*\)|(?<=\])\([^)]+\))"
-    rf"|(?P<wort>\w+(?:[{_FORMAT}]+\w+)*)"
-)
-_FORMAT_LOESCHEN = str.maketrans(dict.fromkeys(_FORMAT))
-
-
-def konsens_menge(entscheidung: Entscheidung, texte: Mapping[str, str | None], k: int = K) -> set:
-    """K: die Shingles, die in mindestens zwei aktiven Kandidaten stehen."""
-    gesehen: set = set()
-    konsens: set = set()
-    for kandidat in entscheidung.kandidaten:
-        if kandidat.aktiv:
-            menge = shingles(tokens(texte.get(kandidat.extraktor) or ""), k)
-            konsens |= gesehen & menge
-            gesehen |= menge
-    return konsens
-
-
-def woerter(text: str) -> list[tuple[int, int, str]]:
-    """Die Wörter des Texts mit Anfang, Ende und Vergleichsschlüssel.
-
-    Näherung an tokens(): Wörter in Tags, Entitäten und Markdown-Zielen
-    fallen weg; der Schlüssel ist NFKC und klein. Wo tokens() anders
-    zerlegt – eine Entität mitten im Wort, NFKC macht aus einem Zeichen zwei
-    Wörter –, stimmt die Markierung dort nicht genau.
-    """
-    liste = []
-    for treffer in _WORT_ODER_LUECKE.finditer(text):
-        if treffer.lastgroup == "wort":
-            wort = treffer.group().translate(_FORMAT_LOESCHEN)
-            liste.append((treffer.start(), treffer.end(), unicodedata.normalize("NFKC", wort).lower()))
-    return liste
-
-
-def markieren(text: str, konsens: set, k: int = K) -> tuple[list[tuple[int, int]], int, int]:
-    """Zeichenbereiche zusammenhängender Wörter, die ein Shingle aus K abdeckt;
-    dazu die Zahl der markierten und aller Wörter."""
-    liste = woerter(text)
-    schluessel = [w[2] for w in liste]
-    markiert = [False] * len(liste)
-    if 0 < len(liste) < k:  # ein kurzer Text ist ein einziges Shingle
-        markiert = [tuple(schluessel) in konsens] * len(liste)
-    for anfang in range(len(liste) - k + 1):
-        if tuple(schluessel[anfang : anfang + k]) in konsens:
-            markiert[anfang : anfang + k] = [True] * k
-    return _zusammenfassen(liste, markiert), sum(markiert), len(liste)
-
-
-def _zusammenfassen(liste: list[tuple[int, int, str]], markiert: list[bool]) -> list[tuple[int, int]]:
-    """Aufeinanderfolgende markierte Wörter zu einem Lauf (samt Leerraum dazwischen)."""
-    laeufe: list[tuple[int, int]] = []
-    vorher = False
-    for (anfang, ende, _), an in zip(liste, markiert, strict=True):
-        if an and vorher:
-            laeufe[-1] = (laeufe[-1][0], ende)
-        elif an:
-            laeufe.append((anfang, ende))
-        vorher = an
-    return laeufe
-
-
-def text_mit_marken(text: str, laeufe: Sequence[tuple[int, int]]) -> str:
-    """Der Text, escaped, mit <mark> um die Läufe."""
-    teile = []
-    stelle = 0
-    for anfang, ende in laeufe:
-        teile.append(html.escape(text[stelle:anfang]))
-        teile.append(f"<mark>{html.escape(text[anfang:ende])}</mark>")
-        stelle = ende
-    teile.append(html.escape(text[stelle:]))
-    return "".join(teile)
-
-
-def _zahl(wert: float | None) -> str:
-    return "–" if wert is None else f"{wert:.3f}".replace(".", ",")
-
-
-def _e(wert: object) -> str:
-    return html.escape(str(wert), quote=True)
-
-
-CSS = """
-:root { --gruen: #1d7a3a; --gelb: #fde68a; --grau: #6b7280; --rand: #d1d5db; }
-* { box-sizing: border-box; }
-body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2937;
-  background: #f5f5f4; margin: 0; padding: 1.5rem 2rem 4rem; }
-h1 { font-size: 1.5rem; margin: 0 0 .5rem; }
-h2 { font-size: 1.15rem; margin: 0 0 .4rem; }
-h3 { font-size: 1rem; margin: 0; display: flex; gap: .5em; align-items: baseline; }
-header, section.fall { background: #fff; border: 1px solid var(--rand); border-radius: 8px;
-  padding: 1rem 1.25rem; margin: 0 auto 1.25rem; max-width: 110rem; }
-dl.kopf { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .5rem 0; }
-dl.kopf dt { color: var(--grau); }
-.entscheidung { display: flex; flex-wrap: wrap; gap: .5rem 3rem; align-items: flex-start; }
-.entscheidung > * { flex: none; margin: .25rem 0; }
-.entscheidung > dl { max-width: 28rem; }
-dl.kopf dd { margin: 0; }
-code { font-size: .9em; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: .5rem 0; }
-th, td { text-align: left; padding: .2rem .7rem; border-bottom: 1px solid #e5e7eb; }
-td.zahl, th.zahl { text-align: right; }
-tr.gewaehlt td { background: #e7f5ec; font-weight: 600; }
-.rang { display: inline-block; min-width: 2em; padding: 0 .4em; margin-right: .4em; border-radius: 4px;
-  background: #374151; color: #fff; text-align: center; }
-.meta { color: var(--grau); margin: 0 0 .5rem; overflow-wrap: anywhere; }
-.kandidaten { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1rem;
-  margin-top: .75rem; }
-article.kandidat { border: 1px solid var(--rand); border-radius: 6px; padding: .6rem .8rem; min-width: 0; }
-article.kandidat.gewaehlt { border: 3px solid var(--gruen); background: #f3fbf6; }
-.abzeichen { font-size: .8rem; font-weight: 600; color: #fff; background: var(--gruen);
-  border-radius: 4px; padding: 0 .45em; }
-.inaktiv { opacity: .75; }
-.klasse { color: var(--grau); font-size: .85rem; margin: .15rem 0 .4rem; }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .9rem; line-height: 1.45;
-  max-height: 34rem; overflow-y: auto; margin: 0; }
-mark { background: var(--gelb); color: inherit; padding: 0 1px; border-radius: 2px; }
-.leer { color: var(--grau); font-style: italic; }
-nav table { font-size: .9rem; }
-a { color: #1d4ed8; }
-@media print { .text { max-height: none; overflow: visible; } body { background: #fff; } }
-"""
-
-
-def _kopf(faelle: Sequence[Fall], coder_version: str, zeitpunkt: datetime, zaehlung) -> str:
-    teile = [
-        "<header>",
-        "<h1>Stichprobe zum Prüfen von Hand</h1>",
-        '<dl class="kopf">',
-        f"<dt>coder_version</dt><dd><code>{_e(coder_version)}</code></dd>",
-        f"<dt>Geschrieben</dt><dd>{_e(f'{zeitpunkt:%Y-%m-%d %H:%M:%S}')}</dd>",
-        f"<dt>Fälle auf dieser Seite</dt><dd>{len(faelle)}</dd>",
-        "</dl>",
-    ]
-    if zaehlung:
-        teile.append('<h2>Zählung des Laufs</h2><table class="zaehlung"><tbody>')
-        teile += [f'<tr><td>{_e(n)}</td><td class="zahl">{_e(w)}</td></tr>' for n, w in zaehlung.items()]
-        teile.append("</tbody></table>")
-    teile.append(
-        "<p><strong>Ordnung:</strong> die zweifelhaftesten zuerst – erst Rückfälle (kein aktiver "
-        "Kandidat), dann Entscheidungen ohne Konsens, dann nach der kleinsten Marge |Score der Wahl − "
-        "bester Score der aktiven Kandidaten mit anderem Text|; zuletzt, wo es nichts abzuwägen gab: "
-        "ein einziger Kandidat oder wortgleiche Gewinner.</p>"
-        f"<p><mark>Gelb</mark> sind Wortfolgen, die ein {K}-Token-Shingle des Konsenses K abdeckt "
-        "(Shingles, die in mindestens zwei aktiven Kandidaten stehen). Die Markierung ist eine Näherung: "
-        "sie sucht <code>\\w+</code> im Rohtext, wo <code>tokens()</code> erst Entitäten dekodiert und "
-        "NFKC anwendet. Der gewählte Kandidat ist <strong>grün umrandet</strong>. Texte erscheinen roh, "
-        "wie der Extraktor sie lieferte: Markup darin ist Text, nicht Seite.</p>"
-    )
-    teile.append("</header>")
-    return "\n".join(teile)
-
-
-def _verzeichnis(faelle: Sequence[Fall]) -> str:
-    zeilen = [
-        f'<tr><td class="zahl"><a href="#fall-{rang}">{rang}</a></td><td>{_e(f.schluessel)}</td>'
-        f"<td>{_e(f.entscheidung.extraktor)}</td><td>{_e(f.entscheidung.regel)}</td>"
-        f'<td class="zahl">{_zahl(f.entscheidung.marge)}</td></tr>'
-        for rang, f in enumerate(faelle, 1)
-    ]
-    return (
-        '<header><nav><h2>Übersicht</h2><table><thead><tr><th class="zahl">Rang</th><th>Schlüssel</th>'
-        '<th>Wahl</th><th>Regel</th><th class="zahl">Marge</th></tr></thead><tbody>'
-        + "".join(zeilen)
-        + "</tbody></table></nav></header>"
-    )
-
-
-def _masse(e: Entscheidung) -> str:
-    zeilen = []
-    for k in e.kandidaten:
-        klasse = ' class="gewaehlt"' if k.extraktor == e.extraktor else ""
-        zeilen.append(
-            f"<tr{klasse}><td>{_e(k.extraktor)}</td><td>{_e(k.klasse)}</td>"
-            f'<td>{"ja" if k.aktiv else "nein"}</td><td class="zahl">{k.shingles}</td>'
-            f'<td class="zahl">{_zahl(k.abdeckung)}</td><td class="zahl">{_zahl(k.stuetzung)}</td>'
-            f'<td class="zahl">{_zahl(k.score)}</td></tr>'
-        )
-    return (
-        '<table class="masse"><thead><tr><th>Extraktor</th><th>Klasse</th><th>aktiv</th>'
-        '<th class="zahl">Shingles</th><th class="zahl">Abdeckung</th><th class="zahl">Stützung</th>'
-        '<th class="zahl">Score</th></tr></thead><tbody>' + "".join(zeilen) + "</tbody></table>"
-    )
-
-
-def _kandidat(fall: Fall, extraktor: str, klasse: str, aktiv: bool, konsens: set, k: int) -> str:
-    gewaehlt = extraktor == fall.entscheidung.extraktor
-    css = "kandidat" + (" gewaehlt" if gewaehlt else "") + ("" if aktiv else " inaktiv")
-    abzeichen = ' <span class="abzeichen">✔ gewählt</span>' if gewaehlt else ""
-    text = fall.texte.get(extraktor)
-    if not isinstance(text, str) or not text.strip():
-        inhalt, anteil = '<p class="leer">(kein Text)</p>', ""
-    else:
-        laeufe, markiert, gesamt = markieren(text, konsens, k)
-        anteil = f" · {markiert / gesamt:.0%} der Wörter markiert".replace("%", " %") if gesamt else ""
-        inhalt = f'<div class="text">{text_mit_marken(text, laeufe)}</div>'
-    return (
-        f'<article class="{css}" data-extraktor="{_e(extraktor)}"><h3>{_e(extraktor)}{abzeichen}</h3>'
-        f'<p class="klasse">{_e(klasse)}{"" if aktiv else " · nicht aktiv"}{anteil}</p>{inhalt}</article>'
-    )
-
-
-def _fall(rang: int, fall: Fall, k: int) -> str:
-    e = fall.entscheidung
-    konsens = konsens_menge(e, fall.texte, k)
-    meta = " · ".join(
-        f'<a href="{_e(wert)}">{_e(wert)}</a>'
-        if name == "url" and wert.startswith(("http://", "https://"))
-        else _e(wert)
-        for name, wert in fall.info.items()
-        if isinstance(wert, str)
-    )
-    kandidaten = "".join(_kandidat(fall, c.extraktor, c.klasse, c.aktiv, konsens, k) for c in e.kandidaten)
-    return (
-        f'<section class="fall" id="fall-{rang}" data-schluessel="{_e(fall.schluessel)}">'
-        f'<h2><span class="rang">{rang}</span>{_e(fall.schluessel)}</h2>'
-        + (f'<p class="meta">{meta}</p>' if meta else "")
-        + '<div class="entscheidung"><dl class="kopf">'
-        f"<dt>Wahl</dt><dd><strong>{_e(e.extraktor)}</strong></dd>"
-        f"<dt>Regel</dt><dd><code>{_e(e.regel)}</code> – {_e(REGEL_TEXT.get(e.regel, ''))}</dd>"
-        f"<dt>Konsens |K|</dt><dd>{e.konsens} Shingles</dd>"
-        f"<dt>Marge</dt><dd>{_zahl(e.marge)}</dd>"
-        "</dl>" + _masse(e) + f'</div><div class="kandidaten">{kandidaten}</div></section>'
-    )
-
-
-def seite(
-    faelle: Sequence[Fall],
-    coder_version: str,
-    *,
-    zeitpunkt: datetime,
-    zaehlung: Mapping[str, int] | None = None,
-    k: int = K,
-) -> str:
-    """Die ganze HTML-Seite als Text: Kopf, Übersicht, ein Abschnitt je Fall."""
-    teile = [
-        "<!DOCTYPE html>",
-        '<html lang="de"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Stichprobe {_e(coder_version)}</title>",
-        f"<style>{CSS}</style></head><body>",
-        _kopf(faelle, coder_version, zeitpunkt, zaehlung),
-    ]
-    if faelle:
-        teile.append(_verzeichnis(faelle))
-    else:
-        teile.append(
-            '<header><p class="leer">Keine Fälle – der Lauf hatte nichts zu entscheiden.</p></header>'
-        )
-    teile += [_fall(rang, fall, k) for rang, fall in enumerate(faelle, 1)]
-    teile.append("</body></html>\n")
-    return "\n".join(teile)
 
 
 def schreiben(
@@ -387,21 +146,23 @@ def schreiben(
     verzeichnis: Path | None = None,
     zeitpunkt: datetime | None = None,
     zaehlung: Mapping[str, int] | None = None,
+    praefix: str = "stichprobe",
 ) -> Path:
     """Schreibt die Stichprobe nach ``stichprobe-<coder_version>-<zeit>.csv`` und
-    daneben ``….html``; gibt den Pfad der CSV zurück."""
+    daneben ``….html`` (ist der Name schon vergeben: ``…-2``, ``…-3`` …); gibt den
+    Pfad der CSV zurück."""
     zeitpunkt = zeitpunkt or datetime.now()
     faelle = stichprobe.faelle()
     geschrieben: list[Path] = []
     try:
         verzeichnis = verzeichnis or Path.cwd()
-        csv_pfad = verzeichnis / dateiname(coder_version, zeitpunkt, "csv")
-        html_pfad = csv_pfad.with_suffix(".html")
-        geschrieben.append(csv_pfad)
+        csv_pfad, html_pfad = _freie_namen(verzeichnis, coder_version, zeitpunkt, praefix)
+        geschrieben += [csv_pfad, html_pfad]
         schreiben_csv(faelle, csv_pfad)
-        geschrieben.append(html_pfad)
         html_pfad.write_text(
-            seite(faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung), encoding="utf-8"
+            seite(faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung, stamm=csv_pfad.stem),
+            encoding="utf-8",
+            errors="backslashreplace",
         )
     except OSError as fehler:
         # Keine halbe Stichprobe: was schon dasteht, geht wieder.

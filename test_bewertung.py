@@ -25,6 +25,7 @@ from bewertung import (
     shingles,
     zeilen_messen,
 )
+from version import Variante, variante_lesen
 
 BENCH = Path(__file__).resolve().parent / "bench" / "aeb"
 
@@ -305,8 +306,44 @@ def test_cli_variante_neu_entschieden(dateien):
     ergebnis = aufruf(*dateien, "--variante", "4:0.03", "--variante", "5:0", "--bootstrap", "20")
     assert ergebnis.exit_code == 0, ergebnis.output
     assert "Auswahl k4 t0,03  " in ergebnis.stdout and "Auswahl k5 t0  " in ergebnis.stdout
-    assert "coder_version auswahl-1+norm-1+rein-1+k4+t0.03+n4k>rd>tf" in ergebnis.stdout
+    assert "coder_version auswahl-2+norm-1+rein-1+k4+t0.03+n4k>rd>tf" in ergebnis.stdout
     assert "Auswahl k5 t0 − Auswahl:" in ergebnis.stdout
+
+
+def test_cli_variante_quelle000_und_kombiniert(dateien):
+    ergebnis = aufruf(
+        *dateien, "--variante", "quelle000", "--variante", "k4:0.03+quelle000", "--bootstrap", "0"
+    )
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (
+        "Auswahl k5 t0,03 quelle000: coder_version auswahl-2+norm-0+rein-1+k5+t0.03+n4k>rd>tf"
+        in ergebnis.stdout
+    )
+    assert (
+        "Auswahl k4 t0,03 quelle000: coder_version auswahl-2+norm-0+rein-1+k4+t0.03+n4k>rd>tf"
+        in ergebnis.stdout
+    )
+
+
+def test_variante_quelle000_trennt_an_formatzeichen():
+    """Quelle 000 wörtlich löscht Formatzeichen nicht: „Bundes\u00adregierung“ sind zwei Tokens,
+    readability (ohne weiches Trennzeichen) steht dann abseits."""
+    wort = "Bundes\u00adregierung"
+    kern = " ".join(f"w{i}" for i in range(30))
+    texte = {
+        "newspaper4k": f"{kern} {wort} beschließt heute",
+        "readability": f"{kern} Bundesregierung beschließt heute",
+        "trafilatura": f"{kern} {wort} beschließt heute mehr",
+    }
+    extraktionen = {n: {"text": t, "error": None} for n, t in texte.items()}
+    from regeln import waehle
+
+    voreinstellung = waehle(extraktionen)
+    variante = waehle(extraktionen, **variante_lesen("quelle000").argumente())
+    assert (voreinstellung.regel, voreinstellung.konsens) == ("gleichstand_rang", 29)
+    assert voreinstellung.kandidat("readability").abstand == 0.0  # Formatzeichen gelöscht: derselbe Text
+    assert (variante.regel, variante.konsens) == ("gleichstand_kuerzester", 30)
+    assert variante.kandidat("readability").abstand == pytest.approx(1 - 26 / 33)
 
 
 def test_variante_entscheidet_wirklich_neu():
@@ -316,13 +353,114 @@ def test_variante_entscheidet_wirklich_neu():
     texte = {"newspaper4k": basis + " " + " ".join(f"n{i}" for i in range(12)), "readability": basis}
     texte["trafilatura"] = basis + " " + " ".join(f"n{i}" for i in range(6))
     arts = [artikel("x", texte, "newspaper4k")]
-    zeilen = bewertung.varianten_messen(arts, [basis], [(5, 0.0), (5, 0.5)])
+    zeilen = bewertung.varianten_messen(arts, [basis], [Variante(5, 0.0), Variante(5, 0.5)])
     assert p_r(zeilen["Auswahl k5 t0,5"][0]) == (1.0, 1.0)  # readability: genau die Referenz
     assert zeilen["Auswahl k5 t0"][0].praezision < 1.0
 
 
-@pytest.mark.parametrize("wert", ["4", "x:0.1", "0:0.03", "5:1.5"])
+@pytest.mark.parametrize("wert", ["4", "x:0.1", "0:0.03", "5:1.5", "quelle001", "k4:0.03+", "k4"])
 def test_cli_variante_unsinn_ist_aufruffehler(dateien, wert):
     ergebnis = aufruf(*dateien, "--variante", wert)
     assert ergebnis.exit_code == 2, ergebnis.output
     assert "K:TOLERANZ" in ergebnis.stderr or "k ab 1" in ergebnis.stderr
+    assert f"'{wert}'" in ergebnis.stderr
+
+
+# --- Hilfe und Aufruf ---------------------------------------------------------
+
+
+def test_hilfe_ganz_deutsch():
+    hilfe = aufruf("--help").stdout
+    for englisch in ("[default:", "FILE", "INTEGER", "RANGE", "x>=", "Usage", "Options"):
+        assert englisch not in hilfe
+    assert "Voreinstellung 1000" in hilfe and "--urteile URTEILE.json" in hilfe
+
+
+@pytest.mark.parametrize(
+    ("argumente", "meldung"),
+    [
+        ((), "Fehler: AUSWAHL.json und WAHRHEIT.json fehlen (oder --urteile URTEILE.json)."),
+        (("a.json",), "Fehler: WAHRHEIT.json fehlt (oder --urteile URTEILE.json)."),
+        (("a.json", "b.json", "--bootstrap", "-1"), "-1: erwartet eine Zahl ab 0"),
+        (("a.json", "--urteile", "u.json"), "--urteile gilt allein, ohne AUSWAHL.json und WAHRHEIT.json."),
+    ],
+)
+def test_aufruffehler_mit_grund(argumente, meldung):
+    ergebnis = aufruf(*argumente)
+    assert ergebnis.exit_code == 2
+    assert meldung in ergebnis.stderr
+    assert "Ungültiger Wert für 'AUSWAHL.json': \n" not in ergebnis.stderr
+
+
+# --- Urteile von der Prüfseite ------------------------------------------------
+
+
+def urteilsdatei(tmp_path: Path, urteile: list, **kopf) -> str:
+    daten = {"format": "wurzelwerk-urteile/1", "coder_version": "auswahl-2+x", "urteile": urteile, **kopf}
+    pfad = tmp_path / "urteile.json"
+    pfad.write_text(json.dumps(daten), encoding="utf-8")
+    return str(pfad)
+
+
+def u(schluessel: str, wahl: str, besser: str | None = None, grund: str = "wahl_kuerzer") -> dict:
+    urteil = "richtig" if besser is None else "anderer"
+    return {"schluessel": schluessel, "wahl": wahl, "urteil": urteil, "besser": besser, "grund": grund}
+
+
+def test_urteile_genauigkeit_mit_intervall(tmp_path):
+    liste = [u(str(i), "readability") for i in range(7)]
+    liste += [u("7", "readability", "trafilatura"), u("8", "newspaper4k", "trafilatura", "kein_konsens")]
+    liste += [u("9", "newspaper4k", "readability", "kein_konsens")]
+    ergebnis = aufruf("--urteile", urteilsdatei(tmp_path, liste))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    aus = ergebnis.stdout
+    assert "10 Urteile über Wahlen von coder_version auswahl-2+x" in aus
+    # Wilson-Intervall für 7 von 10: 0,397 … 0,892
+    assert "Wahl richtig: 7 von 10 (70 %, 95 %: 40 % – 89 %)" in aus
+    assert "Anderer Kandidat besser: readability 1, trafilatura 2" in aus
+    assert "Je gewähltem Extraktor richtig: newspaper4k 0/2, readability 7/8" in aus
+    assert "Je Grund des Zweifels richtig: kein_konsens 0/2, wahl_kuerzer 7/8" in aus
+    assert "keine Zufallsstichprobe" in aus
+
+
+def test_urteile_leer(tmp_path):
+    ergebnis = aufruf("--urteile", urteilsdatei(tmp_path, []))
+    assert ergebnis.exit_code == 0 and "Keine Urteile" in ergebnis.stdout
+
+
+@pytest.mark.parametrize(
+    ("inhalt", "meldung"),
+    [
+        ([], "keine Urteilsdatei"),
+        ({"format": "anderes", "urteile": []}, "keine Urteilsdatei"),
+        ({"format": "wurzelwerk-urteile/1"}, "„urteile“ fehlt oder ist keine Liste"),
+        ({"format": "wurzelwerk-urteile/1", "urteile": [3]}, "Urteil 0 ist kein Objekt"),
+        (
+            {"format": "wurzelwerk-urteile/1", "urteile": [{"wahl": "readability"}]},
+            "Urteil 0 hat keinen Schlüssel",
+        ),
+        ({"format": "wurzelwerk-urteile/1", "urteile": [u("a", "x")]}, "Urteil 0 (a): „wahl“ ist keiner"),
+        (
+            {"format": "wurzelwerk-urteile/1", "urteile": [u("a", "readability", "readability")]},
+            "Urteil 0 (a): erwartet „urteil“",
+        ),
+        (
+            {
+                "format": "wurzelwerk-urteile/1",
+                "urteile": [{**u("a", "readability"), "besser": "trafilatura"}],
+            },
+            "Urteil 0 (a): erwartet „urteil“",
+        ),
+        (
+            {"format": "wurzelwerk-urteile/1", "urteile": [u("a", "readability"), u("a", "trafilatura")]},
+            "Urteil 1 (a) steht doppelt",
+        ),
+    ],
+)
+def test_urteile_kaputt_klare_meldung(tmp_path, inhalt, meldung):
+    pfad = tmp_path / "u.json"
+    pfad.write_text(json.dumps(inhalt), encoding="utf-8")
+    ergebnis = aufruf("--urteile", str(pfad))
+    assert ergebnis.exit_code == 1
+    assert meldung in ergebnis.stderr and str(pfad) in ergebnis.stderr
+    assert "Traceback" not in ergebnis.output

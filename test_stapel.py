@@ -657,7 +657,7 @@ def test_schreiben_atomar_ersetzt_ganz(tmp_path):
 
 def test_stichprobe_schreibt_csv_in_zweifelsordnung(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    ergebnis = aufrufen(str(BEISPIEL), "-o", str(tmp_path / "aus.json"), "--stichprobe", "7")
+    ergebnis = aufrufen(str(BEISPIEL), "-o", str(tmp_path / "aus.json"), "--stichprobe", "11")
     assert ergebnis.exit_code == 0, ergebnis.output
     assert ergebnis.stdout == ""
     treffer = re.search(r"^Stichprobe: (.+\.csv)$", ergebnis.stderr, re.M)
@@ -666,22 +666,26 @@ def test_stichprobe_schreibt_csv_in_zweifelsordnung(tmp_path, monkeypatch):
     assert pfad.parent == tmp_path and pfad.name.startswith("stichprobe-auswahl-")
     with pfad.open(encoding="utf-8", newline="") as f:
         zeilen = list(csv.DictReader(f))
-    assert len(zeilen) == 7
-    # Rückfälle, dann ohne Konsens, dann nach kleinster Marge zum besten anderen Text: 0,011
-    # (Artikel 2), 0,156, 0,2; gleiche Texte (Artikel 3, 4) und einzige Kandidaten zuletzt;
-    # bei gleichem Zweifel in Dateireihenfolge
+    assert len(zeilen) == 11
+    # Zweifel 1 (kein Kandidat, kein Konsens, nur einer), dann nach dem Abstand der Wahl zum
+    # nächsten Kandidaten: 0,33, 0,27, 0,02 (Artikel 2, bestätigt); fast gleiche (Artikel 3, 4)
+    # zuletzt; bei gleichem Zweifel in Dateireihenfolge
     assert [(z["schluessel"], z["regel"]) for z in zeilen] == [
         ("wz-2026-0010", "rueckfall"),
         ("wz-2026-0011", "rueckfall"),
         ("wz-2026-0005", "ohne_konsens_median"),
         ("wz-2026-0006", "ohne_konsens_groesster"),
-        ("wz-2026-0002", "gleichstand_kuerzester"),
-        ("wz-2026-0009", "bester_score"),
+        ("wz-2026-0007", "einziger"),
+        ("wz-2026-0008", "einziger"),
+        ("wz-2026-0012", "einziger"),
+        ("wz-2026-0013", "einziger"),
         ("wz-2026-0001", "bester_score"),
+        ("wz-2026-0009", "bester_score"),
+        ("wz-2026-0002", "gleichstand_kuerzester"),
     ]
     assert zeilen[0]["url"] == "https://tagblatt.example/lokales/geloescht"
-    assert zeilen[4]["marge"] == "0.0112"
-    assert zeilen[4]["readability_anfang"].startswith("Die Brücke über die Moosach")
+    assert zeilen[10]["marge"] == "0.0112" and zeilen[10]["zweifel_grund"] == "bestaetigt"
+    assert zeilen[10]["readability_anfang"].startswith("Die Brücke über die Moosach")
 
 
 def test_stichprobe_bei_stdout_bleibt_stdout_reines_json(tmp_path, monkeypatch):

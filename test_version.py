@@ -30,7 +30,8 @@ FORMAT = re.compile(
 
 
 def test_heutige_version_wortlaut():
-    assert CODER_VERSION == "auswahl-1+norm-1+rein-1+k5+t0.03+n4k>rd>tf"
+    # 2 seit metriken den Abstand zur Wahl tragen (Zweifelsmaß, version.py)
+    assert CODER_VERSION == "auswahl-2+norm-1+rein-1+k5+t0.03+n4k>rd>tf"
     assert coder_version() == CODER_VERSION
 
 
@@ -62,7 +63,7 @@ def test_die_regeln_nutzen_dieselben_groessen():
 @pytest.mark.parametrize(
     ("bestandteil", "anderer_wert"),
     [
-        ("regelwerk", 2),
+        ("regelwerk", 3),
         ("normalisierung", 2),
         ("bereinigung", 2),
         ("k", 4),
@@ -137,3 +138,42 @@ def test_toleranz_jede_aenderung_aendert_die_version(toleranz):
     geltenden Stelle unterscheiden, teilen eine Version."""
     naechste = math.nextafter(toleranz, 1.0)
     assert coder_version(toleranz=toleranz) != coder_version(toleranz=naechste)
+
+
+# --- Varianten: eine Ableitung für bewertung.py und die Datenbankmodi ----------------
+
+
+def test_voreinstellung_als_variante_ist_die_coder_version():
+    assert version.Variante().coder_version == CODER_VERSION
+    assert version.variante_lesen("k5:0.03").coder_version == CODER_VERSION
+
+
+@pytest.mark.parametrize(
+    ("text", "erwartet"),
+    [
+        ("k4:0.03", "auswahl-2+norm-1+rein-1+k4+t0.03+n4k>rd>tf"),
+        ("4:0,03", "auswahl-2+norm-1+rein-1+k4+t0.03+n4k>rd>tf"),
+        ("quelle000", "auswahl-2+norm-0+rein-1+k5+t0.03+n4k>rd>tf"),
+        ("k6:0+quelle000", "auswahl-2+norm-0+rein-1+k6+t0.0+n4k>rd>tf"),
+    ],
+)
+def test_variante_hat_ihre_eigene_version(text, erwartet):
+    variante = version.variante_lesen(text)
+    assert variante.coder_version == erwartet != CODER_VERSION
+    assert FORMAT.fullmatch(variante.coder_version)
+    # der Name liest sich wieder als dieselbe Variante
+    assert version.variante_lesen(variante.name) == variante
+
+
+def test_variante_argumente_passen_zu_waehle():
+    parameter = inspect.signature(regeln.waehle).parameters
+    argumente = version.variante_lesen("k4:0.05+quelle000").argumente()
+    assert set(argumente) <= set(parameter)
+    assert argumente == {"k": 4, "toleranz": 0.05, "formatzeichen_loeschen": False}
+    assert parameter["formatzeichen_loeschen"].default is True
+
+
+@pytest.mark.parametrize("text", ["", "k4", "4:", "k0:0.03", "k4:1", "quelle", "k4:0.03+x", "quelle000+"])
+def test_variante_unsinn_ist_ein_valueerror_mit_satz(text):
+    with pytest.raises(ValueError, match=r"erwartet K:TOLERANZ|k ab 1"):
+        version.variante_lesen(text)

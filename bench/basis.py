@@ -90,11 +90,17 @@ def waehle(extraktionen: object) -> dict:
             "abdeckung": None,
             "stuetzung": None,
             "score": None,
+            "abstand": None,
         }
         for n in PRIORITAET
     }
 
     def ergebnis(extraktor: str, regel: str, konsens: int) -> dict:
+        # Jaccard-Abstand jedes aktiven Kandidaten zur Wahl, aus den Mengen selbst
+        for n in aktive:
+            kandidaten[n]["abstand"] = 1 - len(mengen[n] & mengen[extraktor]) / len(
+                mengen[n] | mengen[extraktor]
+            )
         return {
             "extraktor": extraktor,
             "regel": regel,
