@@ -51,8 +51,8 @@ import click
 import psycopg
 from psycopg import sql
 
-import check_db
 import db
+import migrationen
 import stichprobe as stichprobe_modul
 from fehler import Abgebrochen, EingabeFehler, LaufGesperrt, StufenFehler, VoraussetzungFehlt
 from normalisierung import bereinigen
@@ -413,12 +413,12 @@ class Bilanz:
 
 def voraussetzungen(conn: psycopg.Connection) -> None:
     """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt."""
-    if not conn.execute(check_db.SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
+    if not conn.execute(migrationen.SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
         raise VoraussetzungFehlt(
             "Die Tabelle raw_items fehlt (sie gehört Ingest). Prüfen mit: python check_db.py"
         )
-    schon = check_db.angewandt(conn)
-    fehlt = [d.stem for d in check_db.migrationsdateien() if d.stem not in schon]
+    schon = migrationen.angewandt(conn)
+    fehlt = [d.stem for d in migrationen.migrationsdateien() if d.stem not in schon]
     if fehlt:
         raise VoraussetzungFehlt(
             f"Migration(en) fehlen: {', '.join(fehlt)}. Anwenden mit: python check_db.py --migrieren"

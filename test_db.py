@@ -10,11 +10,17 @@ from pathlib import Path
 import psycopg
 import pytest
 
-import check_db
 import db
+import migrationen
 from cli import cli
-from conftest import PROJEKT, RAW_ITEMS_DDL, raw_items_anlegen
-from fehler import DatenbankFehler, EingabeFehler, VoraussetzungFehlt
+from fehler import (
+    EXIT_DATENBANK,
+    EXIT_KONFIGURATION,
+    DatenbankFehler,
+    EingabeFehler,
+    VoraussetzungFehlt,
+)
+from testhilfen import PROJEKT, RAW_ITEMS, raw_items_anlegen, starten
 
 # --- maskieren und DATABASE_URL ------------------------------------------------------
 
@@ -47,22 +53,90 @@ def test_ohne_passwort_auch_im_freien_text():
 
 
 @pytest.mark.parametrize(
-    "url",
+    ("url", "code"),
     [
-        "postgresql://wurzel:Geh%ZZeim99@localhost/db",  # libpq liest die URL nicht und zitiert das Stück
-        "postgresql://wurzel:Geh%41eim99@localhost/db",  # kodiert: in Meldungen auch als „GehAeim99“
-        "host=localhost password='Geh eim99' dbname=db",
+        # libpq liest die URL nicht und zitiert das Stück: eine Frage der Konfiguration
+        ("postgresql://wurzel:Geh%ZZeim99@localhost/db", EXIT_KONFIGURATION),
+        ("postgresql://wurzel:Geh%41eim99@localhost/db", EXIT_DATENBANK),  # kodiert: auch als „GehAeim99“
+        ("host=localhost password='Geh eim99' dbname=db", EXIT_DATENBANK),
     ],
 )
-def test_kein_passwort_auch_wenn_die_url_kaputt_ist(url, monkeypatch, capsys):
+def test_kein_passwort_auch_wenn_die_url_kaputt_ist(url, code, monkeypatch, capsys):
     monkeypatch.setenv("DATABASE_URL", url)
     with pytest.raises(SystemExit) as ende:
         cli.main(["--backfill"], standalone_mode=True)
-    assert ende.value.code == 3
+    assert ende.value.code == code
     ausgabe = capsys.readouterr()
     for form in ("Geh%ZZeim99", "ZZeim99", "GehAeim99", "Geh%41eim99", "Geh eim99"):
         assert form not in ausgabe.out + ausgabe.err
     assert "Fehler: " in ausgabe.err
+
+
+# --- Kaputte Konfiguration: Exit 7, deutsch, kein Passwort (Issue 10.8) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "satz"),
+    [
+        ("kein-url", "DATABASE_URL ist nicht lesbar: fehlendes „=“ nach „kein-url“"),
+        (
+            "postgresql://rolle:Geheim-1234@localhost/db?sslmode=falsch",
+            "sslmode='falsch' ist kein gültiger Wert",
+        ),
+        ("postgresql://rolle:Geheim-1234@localhost/db?foo=bar", "unbekannter Parameter „foo“ in der URL"),
+        ("postgresql://rolle:Geheim-1234@localhost:abc/db", "Port 'abc' ist keine Zahl"),
+        ("postgresql://rolle:Geheim-1234@localhost/db?connect_timeout=bald", "connect_timeout='bald'"),
+        ("host=localhost password=Geheim-1234 target_session_attrs=egal", "target_session_attrs='egal'"),
+    ],
+)
+@pytest.mark.parametrize("befehl", ["auswahl.py", "check_db.py"])
+def test_kaputte_url_ist_ein_konfigurationsfehler(url, satz, befehl, tmp_path):
+    e = starten(befehl, *(["--backfill"] if befehl == "auswahl.py" else []), url=url, cwd=tmp_path)
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert satz in e.err and e.err.startswith("Fehler: "), str(e)
+    assert "Geheim-1234" not in e.out + e.err and "Traceback" not in e.err
+    assert "invalid" not in e.err and "missing" not in e.err  # kein englischer libpq-Text
+
+
+@pytest.mark.parametrize(
+    ("variable", "wert"),
+    [
+        ("AUSWAHL_STATEMENT_TIMEOUT", "zwei Minuten"),
+        ("AUSWAHL_LOCK_TIMEOUT", "10s -c search_path=fremd"),  # würde sonst eine Option einschleusen
+        ("AUSWAHL_MIGRATION_LOCK_TIMEOUT", "-1"),
+    ],
+)
+def test_kaputte_grenze_aus_der_umgebung_ist_ein_konfigurationsfehler(variable, wert, db_url, tmp_path):
+    args = ["--migrieren"] if variable == "AUSWAHL_MIGRATION_LOCK_TIMEOUT" else []
+    e = starten("check_db.py", *args, url=db_url, cwd=tmp_path, env={variable: wert})
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert f"{variable}=" in e.err and "ist keine Dauer" in e.err, str(e)
+
+
+def test_optionen_werden_maskiert_und_behalten_die_der_url():
+    assert db.optionen({"lock_timeout": "10s"}) == "-c lock_timeout=10s"
+    # Leerraum und Backslash trennen in libpq sonst Argumente
+    assert db.optionen({"x": "a b\\c"}, "-c search_path=s") == "-c search_path=s -c x=a\\ b\\\\c"
+
+
+def test_optionen_der_url_bleiben_und_die_grenzen_gelten(db_url, monkeypatch):
+    monkeypatch.setenv("AUSWAHL_LOCK_TIMEOUT", "7s")
+    url = psycopg.conninfo.make_conninfo(db_url, options="-c work_mem=7MB")
+    with db.verbinden(url, "test") as conn:
+        werte = conn.execute(
+            "select current_setting('work_mem'), current_setting('lock_timeout'), "
+            "current_setting('statement_timeout')"
+        ).fetchone()
+    assert werte == ("7MB", "7s", "2min")
+
+
+def test_ohne_database_url_nennt_die_gesuchte_env(tmp_path):
+    e = starten("auswahl.py", "--backfill", url=None, cwd=tmp_path)
+    assert e.code == 4 and f"{tmp_path / '.env'} gibt es nicht" in e.err, str(e)
+    (tmp_path / ".env").write_text("ANDERES=1\n")
+    (tmp_path / ".env").chmod(0o600)
+    e = starten("check_db.py", url=None, cwd=tmp_path)
+    assert e.code == 4 and f"{tmp_path / '.env'} enthält keine Zeile DATABASE_URL" in e.err, str(e)
 
 
 def test_datenbank_url_aus_umgebung_vor_env(tmp_path, monkeypatch):
@@ -142,11 +216,11 @@ def test_zeitlimit_wird_zeitlimit(db_url, monkeypatch):
 
 
 def test_dateinamen_und_eingetragene_namen():
-    dateien = check_db.migrationsdateien()
+    dateien = migrationen.migrationsdateien()
     assert [d.name for d in dateien] == sorted(d.name for d in dateien)
     assert len(dateien) >= 3
     for nummer, datei in enumerate(dateien, 1):
-        assert check_db.DATEINAME.match(datei.name), datei.name
+        assert migrationen.DATEINAME.match(datei.name), datei.name
         assert datei.name.startswith(f"aw-{nummer:03d}-"), "lückenlos nummeriert"
         text = datei.read_text()
         # jede Datei trägt genau ihren eigenen Namen ins Buch ein, in ihrer Transaktion
@@ -166,7 +240,7 @@ def _psql() -> str:
 
 def test_jede_migration_laeuft_mit_psql_der_reihe_nach(leere_db_url):
     raw_items_anlegen(leere_db_url)
-    for datei in check_db.migrationsdateien():
+    for datei in migrationen.migrationsdateien():
         lauf = subprocess.run(
             [_psql(), leere_db_url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(datei)],
             capture_output=True,
@@ -175,7 +249,7 @@ def test_jede_migration_laeuft_mit_psql_der_reihe_nach(leere_db_url):
         assert lauf.returncode == 0, lauf.stderr
     with psycopg.connect(leere_db_url) as conn:
         namen = [n for (n,) in conn.execute("select name from schema_migrationen order by name")]
-    assert namen == [d.stem for d in check_db.migrationsdateien()]
+    assert namen == [d.stem for d in migrationen.migrationsdateien()]
     # ein zweites Mal: psql bricht mit klarer Meldung ab, nichts ändert sich
     zweiter = subprocess.run(
         [
@@ -186,7 +260,7 @@ def test_jede_migration_laeuft_mit_psql_der_reihe_nach(leere_db_url):
             "-v",
             "ON_ERROR_STOP=1",
             "-f",
-            str(check_db.migrationsdateien()[0]),
+            str(migrationen.migrationsdateien()[0]),
         ],
         capture_output=True,
         text=True,
@@ -205,15 +279,15 @@ def test_runner_wendet_fehlende_an_und_verweigert_doppelte(leere_db_url):
         )
         conn.execute("insert into schema_migrationen (name) values ('p2-000-migrationsbuch')")
     ausgaben: list[str] = []
-    assert check_db.migrieren(leere_db_url, ausgabe=ausgaben.append) == [
-        d.stem for d in check_db.migrationsdateien()
+    assert migrationen.migrieren(leere_db_url, ausgabe=ausgaben.append) == [
+        d.stem for d in migrationen.migrationsdateien()
     ]
-    assert check_db.migrieren(leere_db_url, ausgabe=ausgaben.append) == []
+    assert migrationen.migrieren(leere_db_url, ausgabe=ausgaben.append) == []
     assert ausgaben[-1] == "Alle Migrationen sind schon angewandt."
     with psycopg.connect(leere_db_url, autocommit=True) as conn:
         vorher = conn.execute("select name, angewandt_am from schema_migrationen order by name").fetchall()
         with pytest.raises(EingabeFehler, match="schon angewandt"):
-            check_db.anwenden(conn, check_db.migrationsdateien()[1])
+            migrationen.anwenden(conn, migrationen.migrationsdateien()[1])
         # die Verbindung ist danach wieder benutzbar, das Buch unverändert
         assert (
             conn.execute("select name, angewandt_am from schema_migrationen order by name").fetchall()
@@ -224,7 +298,7 @@ def test_runner_wendet_fehlende_an_und_verweigert_doppelte(leere_db_url):
 
 def test_migration_ohne_raw_items_laesst_nichts_zurueck(leere_db_url):
     with pytest.raises(VoraussetzungFehlt, match="raw_items fehlt"):
-        check_db.migrieren(leere_db_url, ausgabe=lambda _: None)
+        migrationen.migrieren(leere_db_url, ausgabe=lambda _: None)
     with psycopg.connect(leere_db_url) as conn:
         # aw-001 ist ganz zurückgerollt: nicht einmal das Buch blieb stehen
         assert conn.execute("select to_regclass('schema_migrationen')").fetchone()[0] is None
@@ -257,14 +331,16 @@ def test_check_db_alles_da(db_url, daten, tmp_path):
     assert "Items mit Kandidaten: 1" in lauf.stdout
     assert "Kandidaten je Extraktor: Trafilatura 1, trafilatura 1" in lauf.stdout
     assert "unbekannte Extraktoren (werden übergangen): Trafilatura" in lauf.stdout
-    assert "Noch nicht kodiert mit" in lauf.stdout and lauf.stdout.rstrip().endswith("erfüllt.")
+    assert "Noch nicht kodiert mit" in lauf.stdout and lauf.stdout.rstrip().endswith(
+        "erfüllt (lauf, check_db)."
+    )
 
 
 def test_check_db_leere_datenbank_listet_alles(leere_db_url, tmp_path):
     lauf = check(leere_db_url, cwd=tmp_path)
     assert lauf.returncode == 4
     assert "Tabelle raw_items (gehört Ingest)" in lauf.stdout
-    for datei in check_db.migrationsdateien():
+    for datei in migrationen.migrationsdateien():
         assert f"Migration {datei.name}" in lauf.stdout
     assert "Traceback" not in lauf.stderr
 
@@ -281,7 +357,7 @@ def test_check_db_migrieren_und_danach_alles_da(leere_db_url, tmp_path):
     raw_items_anlegen(leere_db_url)
     lauf = check(leere_db_url, "--migrieren", cwd=tmp_path)
     assert lauf.returncode == 0, lauf.stdout + lauf.stderr
-    assert lauf.stdout.count("angewandt: aw-") == len(check_db.migrationsdateien())
+    assert lauf.stdout.count("angewandt: aw-") == len(migrationen.migrationsdateien())
 
 
 def test_check_db_ohne_rechte(pg, db_name, tmp_path):
@@ -293,9 +369,10 @@ def test_check_db_ohne_rechte(pg, db_name, tmp_path):
         conn.execute(f"grant select on raw_items, extraktionen, schema_migrationen to {rolle}")
     lauf = check(pg.url(db_name, user=rolle), cwd=tmp_path)
     assert lauf.returncode == 4
-    for recht in ("SELECT", "INSERT", "UPDATE", "DELETE"):
-        assert f"Recht {recht} auf selected_extractor" in lauf.stdout
-    assert "Recht INSERT auf extraktionen (nur für --einlesen)" in lauf.stdout
+    assert "Recht SELECT, INSERT, UPDATE, DELETE auf Tabelle selected_extractor (für lauf)" in lauf.stdout
+    assert "Recht SELECT auf Tabelle selected_extractor (für check_db)" in lauf.stdout
+    assert "Recht TEMPORARY auf die Datenbank (für lauf)" not in lauf.stdout  # TEMP hat PUBLIC
+    assert "für einlesen fehlt: Recht INSERT, UPDATE, DELETE auf Tabelle extraktionen" in lauf.stdout
 
 
 def test_check_db_ohne_url_und_server_weg(tmp_path):
@@ -309,4 +386,4 @@ def test_check_db_ohne_url_und_server_weg(tmp_path):
 def test_raw_items_ddl_ist_das_von_ingest():
     # Tests legen raw_items genau mit den Spalten an, die Issue 3 nennt.
     for spalte in ("id bigint primary key", "slot timestamptz not null", "haus text", "titel text"):
-        assert spalte in RAW_ITEMS_DDL
+        assert spalte in RAW_ITEMS
