@@ -118,10 +118,12 @@ create temp table if not exists aw_stapel (
     regel text not null,
     konsens integer not null,
     metriken jsonb not null,
-    text text storage external,  -- wie in selected_extractor: nicht zweimal komprimieren
+    text text,
     pruefsumme bytea not null,
     ergebnissumme bytea not null
-) on commit delete rows
+) on commit delete rows;
+-- wie in selected_extractor: nicht zweimal komprimieren (als eigene Anweisung: PostgreSQL 15)
+alter table aw_stapel alter column text set storage external
 """
 # Die Zeilen eines Stapels, wie die Worker sie als COPY-Daten bauen. Items, die
 # beim Lesen keine Kodierung dieser Version hatten, gehen ohne Umweg direkt in

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import psycopg
@@ -20,7 +22,7 @@ from fehler import (
     EingabeFehler,
     VoraussetzungFehlt,
 )
-from testhilfen import PROJEKT, RAW_ITEMS, raw_items_anlegen, starten
+from testhilfen import PROJEKT, RAW_ITEMS, bestand_anlegen, raw_items_anlegen, starten, zustand_setzen
 
 # --- maskieren und DATABASE_URL ------------------------------------------------------
 
@@ -387,3 +389,90 @@ def test_raw_items_ddl_ist_das_von_ingest():
     # Tests legen raw_items genau mit den Spalten an, die Issue 3 nennt.
     for spalte in ("id bigint primary key", "slot timestamptz not null", "haus text", "titel text"):
         assert spalte in RAW_ITEMS
+
+
+# --- Mindestversion des Servers (Issue 10.4) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("nummer", "text"), [(180001, "18.1"), (150018, "15.18"), (140013, "14.13"), (90624, "9.6.24")]
+)
+def test_version_als_text(nummer, text):
+    assert db.version_text(nummer) == text
+
+
+@pytest.mark.parametrize("nummer", [90624, 130020, 140013])
+def test_zu_alter_server_nennt_gefundene_und_noetige_version(nummer):
+    with pytest.raises(VoraussetzungFehlt) as fehler:
+        db.server_version_pruefen(nummer)
+    assert fehler.value.exit_code == 4
+    assert f"PostgreSQL {db.version_text(nummer)}; nötig ist mindestens PostgreSQL 15" in str(fehler.value)
+
+
+@pytest.mark.parametrize("nummer", [150000, 160004, 180001, 190000])
+def test_unterstuetzte_versionen(nummer):
+    db.server_version_pruefen(nummer)
+
+
+def test_der_echte_server_wird_beim_verbinden_geprueft(db_url, monkeypatch, tmp_path):
+    with db.verbinden(db_url, "test") as conn:
+        echte = conn.info.server_version
+    monkeypatch.setattr(db, "MINDESTVERSION", echte // 10000 + 1)
+    with pytest.raises(VoraussetzungFehlt, match=rf"hat PostgreSQL {db.version_text(echte)}; nötig ist"):
+        db.verbinden(db_url, "test")
+
+
+def test_das_sql_nutzt_nichts_ueber_der_mindestversion():
+    """``storage`` in einer Spaltendefinition versteht erst PostgreSQL 16: nur per alter table."""
+    import stufe
+
+    texte = {d.name: d.read_text() for d in migrationen.migrationsdateien()}
+    texte |= {n: str(w) for n, w in vars(stufe).items() if n.startswith("SQL_")}
+    for name, text in texte.items():
+        for zeile in text.splitlines():
+            code = zeile.split("--")[0].lower()
+            if "storage" in code:
+                assert code.lstrip().startswith("alter table"), f"{name}: {zeile}"
+
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+
+
+@pytest.fixture
+def pg15_url(tmp_path):
+    """Ein PostgreSQL 15 (Debian-Paket postgresql-15), sonst übersprungen – eine Zusatzprobe."""
+    if not (PG15 / "initdb").exists():
+        pytest.skip("PostgreSQL 15 nicht installiert (apt-get install postgresql-15)")
+    ort = Path(tempfile.mkdtemp(prefix="aw-pg15-"))
+    als = ["su", "postgres", "-s", "/bin/sh", "-c"] if os.geteuid() == 0 else ["/bin/sh", "-c"]
+    if os.geteuid() == 0:
+        shutil.chown(ort, "postgres")
+    daten, log = ort / "daten", ort / "log"
+    start = f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null && "
+    start += (
+        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -c listen_addresses=\" -l '{log}' -w start >/dev/null"
+    )
+    subprocess.run([*als, start], check=True)
+    try:
+        with psycopg.connect(f"host={ort} user=postgres dbname=postgres", autocommit=True) as conn:
+            conn.execute("create database aw")
+        yield f"host={ort} user=postgres dbname=aw"
+    finally:
+        subprocess.run([*als, f"'{PG15}/pg_ctl' -D '{daten}' -m immediate stop >/dev/null"], check=False)
+        shutil.rmtree(ort, ignore_errors=True)
+
+
+def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
+    raw_items_anlegen(pg15_url)
+    lauf = check(pg15_url, "--migrieren", cwd=tmp_path)
+    assert lauf.returncode == 0 and "der Server hat 15." in lauf.stdout, lauf.stdout + lauf.stderr
+    bestand_anlegen(pg15_url, 50)
+    zustand_setzen(pg15_url, 50, "A")
+    e = starten("auswahl.py", "--backfill", url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 50, "), str(e)
+    with psycopg.connect(pg15_url) as conn:
+        speicher = conn.execute(
+            "select attstorage from pg_attribute where attrelid = 'selected_extractor'::regclass "
+            "and attname = 'text'"
+        ).fetchone()[0]
+    assert speicher == "e"  # storage external, per alter table
