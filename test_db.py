@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -17,6 +19,7 @@ import migrationen
 from cli import cli
 from fehler import (
     EXIT_DATENBANK,
+    EXIT_GESPERRT,
     EXIT_KONFIGURATION,
     DatenbankFehler,
     EingabeFehler,
@@ -476,3 +479,73 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
             "and attname = 'text'"
         ).fetchone()[0]
     assert speicher == "e"  # storage external, per alter table
+
+
+# --- Migrationen: eigene Grenzen und eine Sperre (Issue 10.10) --------------------------------
+
+LANGSAM = """begin;
+insert into schema_migrationen (name) values ('aw-009-langsam');
+select pg_sleep(0.6);
+commit;
+"""
+
+
+@pytest.fixture
+def mit_langsamer_migration(tmp_path, monkeypatch):
+    """Die echten Migrationen und dahinter eine, die 0,6 s braucht."""
+    ordner = tmp_path / "migrations"
+    ordner.mkdir()
+    for datei in migrationen.migrationsdateien():
+        shutil.copy(datei, ordner)
+    (ordner / "aw-009-langsam.sql").write_text(LANGSAM)
+    monkeypatch.setattr(migrationen, "VERZEICHNIS", ordner)
+    return [d.stem for d in migrationen.migrationsdateien()]
+
+
+def test_migration_laeuft_ohne_das_statement_timeout_der_stufe(
+    leere_db_url, mit_langsamer_migration, monkeypatch
+):
+    raw_items_anlegen(leere_db_url)
+    monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "200ms")  # gilt für Läufe, nicht fürs Migrieren
+    assert migrationen.migrieren(leere_db_url, ausgabe=lambda _: None) == mit_langsamer_migration
+
+
+def test_zwei_migrierer_zugleich_einer_wartet_keiner_scheitert(leere_db_url, mit_langsamer_migration):
+    raw_items_anlegen(leere_db_url)
+    ergebnisse: list = []
+
+    def migrierer():
+        try:
+            ergebnisse.append(migrationen.migrieren(leere_db_url, ausgabe=lambda _: None))
+        except Exception as fehler:  # gesammelt und unten gezeigt
+            ergebnisse.append(fehler)
+
+    faeden = [threading.Thread(target=migrierer) for _ in range(2)]
+    for faden in faeden:
+        faden.start()
+        time.sleep(0.2)
+    for faden in faeden:
+        faden.join(60)
+    assert sorted(ergebnisse, key=len) == [[], mit_langsamer_migration], ergebnisse
+
+
+def test_migrierer_bricht_klar_ab_wenn_die_sperre_zu_lange_gehalten_wird(leere_db_url, tmp_path):
+    raw_items_anlegen(leere_db_url)
+    with psycopg.connect(leere_db_url, autocommit=True) as halter:
+        halter.execute(migrationen.SQL_SPERRE_WARTEN, (migrationen.SPERRE,))
+        e = starten(
+            "check_db.py",
+            "--migrieren",
+            url=leere_db_url,
+            cwd=tmp_path,
+            env={"AUSWAHL_MIGRATION_LOCK_TIMEOUT": "300ms"},
+        )
+    assert e.code == EXIT_GESPERRT and "anderer Migrationslauf hält die Sperre" in e.err, str(e)
+    with psycopg.connect(leere_db_url) as conn:
+        assert conn.execute("select to_regclass('schema_migrationen')").fetchone()[0] is None
+
+
+def test_keine_migrationsdateien_ist_ein_fehler(leere_db_url, tmp_path, monkeypatch):
+    monkeypatch.setattr(migrationen, "VERZEICHNIS", tmp_path / "gibt-es-nicht")
+    with pytest.raises(VoraussetzungFehlt, match="Keine Migrationsdateien gefunden"):
+        migrationen.migrieren(leere_db_url, ausgabe=lambda _: None)
