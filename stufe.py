@@ -67,10 +67,11 @@ SPERR_PRAEFIX = "wurzelwerk-auswahl"
 # --- SQL ---------------------------------------------------------------------------
 # Je Item der Auswahl: die Zahl seiner Kandidatenzeilen, die Namen unbekannter
 # Extraktoren, die Prüfsumme seiner Eingabe und die seiner bisherigen
-# Kodierung. Die Eingabe-Summe ist SHA-256 über Name, MD5 des Texts
-# (extraktionen.text_md5, beim Schreiben berechnet) und Fehler der bekannten
-# Kandidaten, je Feld mit Länge davor, damit NULL, '' und Feldgrenzen eindeutig
-# bleiben; sie kommt ohne die Texte aus. Die Texte selbst liest die zweite
+# Kodierung. Die Eingabe-Summe ist SHA-256 über Name, SHA-256 des Texts
+# (extraktionen.text_sha256, beim Schreiben berechnet) und Fehler der bekannten
+# Kandidaten; NULL steht als N, nur der Fehler (freier Text) trägt seine Länge
+# davor – Name und Hex-Summe haben feste Form –, so bleiben NULL, '' und
+# Feldgrenzen eindeutig; sie kommt ohne die Texte aus. Die Texte selbst liest die zweite
 # Unterabfrage nur, wenn die Summen sich unterscheiden oder %(alle)s gilt – ein
 # erneuter Lauf überträgt so 100 Byte je Item statt der Volltexte, und jeder
 # Text wird genau einmal entpackt. Die Texte kommen als UTF-8-Bytes (bytea):
@@ -83,7 +84,7 @@ left join lateral (
     select count(*) as zeilen,
            array_agg(e.extraktor order by e.extraktor) filter (where e.extraktor <> all(%(bekannt)s)) as unbekannt,
            sha256(convert_to(coalesce(string_agg(
-               e.extraktor || ':' || coalesce(encode(e.text_md5, 'hex'), 'N') || ':'
+               e.extraktor || ':' || coalesce(encode(e.text_sha256, 'hex'), 'N') || ':'
                || coalesce(length(e.fehler)::text || ':' || e.fehler, 'N') || ';',
                '' order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)), ''), 'UTF8')) as summe
     from extraktionen e

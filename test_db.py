@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 
 import db
 import migrationen
@@ -224,9 +225,12 @@ def test_dateinamen_und_eingetragene_namen():
     dateien = migrationen.migrationsdateien()
     assert [d.name for d in dateien] == sorted(d.name for d in dateien)
     assert len(dateien) >= 3
-    for nummer, datei in enumerate(dateien, 1):
+    # jede Nummer höchstens einmal (die Nummern vergibt der Plan; eine Lücke
+    # schließt eine Migration aus einem anderen Zweig)
+    nummern = [datei.name[3:6] for datei in dateien]
+    assert len(set(nummern)) == len(nummern) and nummern[0] == "001", nummern
+    for datei in dateien:
         assert migrationen.DATEINAME.match(datei.name), datei.name
-        assert datei.name.startswith(f"aw-{nummer:03d}-"), "lückenlos nummeriert"
         text = datei.read_text()
         # jede Datei trägt genau ihren eigenen Namen ins Buch ein, in ihrer Transaktion
         assert f"insert into schema_migrationen (name) values ('{datei.stem}');" in text
@@ -549,3 +553,69 @@ def test_keine_migrationsdateien_ist_ein_fehler(leere_db_url, tmp_path, monkeypa
     monkeypatch.setattr(migrationen, "VERZEICHNIS", tmp_path / "gibt-es-nicht")
     with pytest.raises(VoraussetzungFehlt, match="Keine Migrationsdateien gefunden"):
         migrationen.migrieren(leere_db_url, ausgabe=lambda _: None)
+
+
+# --- aw-005: SHA-256 statt MD5 (Issue 12, FIPS) ------------------------------------------------
+
+
+def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
+    """Vom Stand vor aw-005 (text_md5, alte Prüfsummen) über die Migration: danach hat
+    kein Item etwas zu rechnen, ein Lauf schreibt nichts, Ergebnisse bleiben gleich."""
+    import stufe
+    from version import CODER_VERSION, PRIORITAET
+
+    bestand_anlegen(db_url, 60)
+    zustand_setzen(db_url, 60, "A")
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("update extraktionen set fehler = 'Zeitüberschreitung' where item_id = 5")
+        conn.execute("update extraktionen set text = null where item_id = 6 and extraktor = 'readability'")
+        conn.execute(
+            "update extraktionen set text = 'a\\\\b \\x41 ä' where item_id = 7 and extraktor = 'readability'"
+        )
+    e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 60, "), str(e)
+    lesen = sql.SQL(stufe.SQL_LESEN).format(bedingung=stufe.BEDINGUNG_ALLE)
+    params = {"version": CODER_VERSION, "bekannt": list(PRIORITAET), "alle": False}
+    mit_md5 = sql.SQL(stufe.SQL_LESEN.replace("text_sha256", "text_md5")).format(
+        bedingung=stufe.BEDINGUNG_ALLE
+    )
+    abfrage = "select item_id, extraktor, regel, konsens, metriken, text, ergebnissumme, kodiert_am from selected_extractor order by 1"
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        vorher = conn.execute(abfrage).fetchall()
+        # Zurück auf den Stand vor aw-005: text_md5 wie in aw-001, Prüfsummen wie die Stufe sie damals bildete
+        conn.execute("delete from schema_migrationen where name = 'aw-005-sha256'")
+        conn.execute("alter table extraktionen drop column text_sha256")
+        conn.execute(
+            "alter table extraktionen add column text_md5 bytea generated always as (decode(md5(text), 'hex')) stored"
+        )
+        for zeile in conn.execute(mit_md5, params).fetchall():
+            conn.execute(
+                "update selected_extractor set pruefsumme = %s where item_id = %s", (zeile[3], zeile[0])
+            )
+        # so sähe ein Lauf mit dem neuen Code ohne Umrechnung aus: alles neu zu rechnen
+        assert migrationen.migrieren(db_url, ausgabe=lambda _: None) == ["aw-005-sha256"]
+        spalten = {
+            n
+            for (n,) in conn.execute(
+                "select attname from pg_attribute where attrelid = 'extraktionen'::regclass and attnum > 0 and not attisdropped"
+            )
+        }
+        assert "text_md5" not in spalten and "text_sha256" in spalten
+        zu_rechnen = [z[0] for z in conn.execute(lesen, params) if z[6] is not None]
+        assert zu_rechnen == []
+    e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 0, geändert 0, unverändert 60, "), str(e)
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute(abfrage).fetchall() == vorher  # auch kodiert_am
+
+
+def test_text_sha256_ist_sha256_der_utf8_bytes(daten):
+    import hashlib
+
+    texte = ["", "ä😀", "a\\b\\\\c", "\\x41\\101", "Zeile\nZeile\t"]
+    daten.item(1)
+    for i, text in enumerate(texte):
+        daten.kandidat(1, f"x{i}", text)
+    daten.kandidat(1, "leer", None, "kaputt")
+    for extraktor, text, summe in daten.abfrage("select extraktor, text, text_sha256 from extraktionen"):
+        assert summe == (None if text is None else hashlib.sha256(text.encode()).digest()), extraktor

@@ -193,8 +193,9 @@ SATZ = (
 # Relationen in public.
 SQL_FINGERABDRUCK = """
 select
-    (select md5(coalesce(string_agg(r::text, '|' order by r.id), '')) from raw_items r),
-    (select md5(coalesce(string_agg(e::text, '|' order by e.item_id, e.extraktor), '')) from extraktionen e),
+    (select sha256(convert_to(coalesce(string_agg(r::text, '|' order by r.id), ''), 'UTF8')) from raw_items r),
+    (select sha256(convert_to(coalesce(string_agg(e::text, '|' order by e.item_id, e.extraktor), ''), 'UTF8'))
+     from extraktionen e),
     (select string_agg(name, ',' order by name) from schema_migrationen),
     (select string_agg(relname || ':' || relkind::text, ',' order by relname)
      from pg_class where relnamespace = 'public'::regnamespace)
