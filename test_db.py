@@ -392,10 +392,27 @@ def test_check_db_ohne_url_und_server_weg(tmp_path):
     assert "Geheim-5678" not in lauf.stderr + lauf.stdout
 
 
-def test_raw_items_ddl_ist_das_von_ingest():
-    # Tests legen raw_items genau mit den Spalten an, die Issue 3 nennt.
-    for spalte in ("id bigint primary key", "slot timestamptz not null", "haus text", "titel text"):
-        assert spalte in RAW_ITEMS
+def test_raw_items_von_ingest_hat_was_stufe_und_sicht_lesen(leere_db_url):
+    """ingest.RAW_ITEMS (Tests, Vorführung, Benchmarks) gegen das, was wirklich gelesen wird:
+    die Spalten ``r.…`` in der Sicht (aw-003) und in den Abfragen der Stufe, geprüft wie
+    check_db.py es am echten Ingest-Schema tut."""
+    import re
+
+    import check_db
+    import stufe
+
+    gelesen = set()
+    for text in [d.read_text() for d in migrationen.migrationsdateien()] + [
+        str(w) for n, w in vars(stufe).items() if n.startswith(("SQL_", "BEDINGUNG_"))
+    ]:
+        gelesen |= set(re.findall(r"\br\.(\w+)", text))
+    assert {"id", "slot", "haus", "titel", "url", "veroeffentlicht_am"} <= gelesen
+    assert gelesen <= set(check_db.RAW_ITEMS_PFLICHT) | set(check_db.RAW_ITEMS_SICHT), gelesen
+    raw_items_anlegen(leere_db_url)
+    with db.verbinden(leere_db_url, "test", autocommit=True) as conn:
+        fehlt, hinweise = check_db.fehlende_voraussetzungen(conn)
+    assert [f for f in fehlt if "raw_items" in f] == [] and [h for h in hinweise if "ohne" in h] == []
+    assert "slot timestamptz not null" in RAW_ITEMS  # Ingest erlaubt keinen Item ohne Slot
 
 
 # --- Mindestversion des Servers (Issue 10.4) -------------------------------------------------
