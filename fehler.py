@@ -79,6 +79,7 @@ _UEBERSETZUNGEN = (
     (re.compile(r"^'?(.*?)'? is not a valid integer\.?$"), r"„\1“ ist keine ganze Zahl."),
     (re.compile(r"^'?(.*?)'? is not a valid integer range\.?$"), r"„\1“ ist keine ganze Zahl."),
     (re.compile(r"^(.*) is not in the range x>=(\d+)\.?$"), r"\1 ist kleiner als \2."),
+    (re.compile(r"^'?(.*?)'? is not one of (.*?)\.?$"), r"„\1“ ist keiner der Werte \2."),
     (re.compile(r"^(?:File|Path|Directory) '(.*)' is a directory\.?$"), r"„\1“ ist ein Verzeichnis."),
     (re.compile(r"^Option '(.*)' requires an argument\.?$"), r"Die Option \1 braucht einen Wert."),
     (re.compile(r"^Got unexpected extra arguments? \((.*)\)$"), r"Unerwartetes Argument: \1"),

@@ -384,6 +384,12 @@ def test_check_db_ohne_rechte(pg, db_name, tmp_path):
     assert "für einlesen fehlt: Recht INSERT, UPDATE, DELETE auf Tabelle extraktionen" in lauf.stdout
 
 
+def test_check_db_unbekannter_modus_deutsch(tmp_path):
+    lauf = check(None, "--modus", "falsch", cwd=tmp_path)
+    assert lauf.returncode == 2
+    assert "„falsch“ ist keiner der Werte 'lauf', 'trocken'" in lauf.stderr, lauf.stderr
+
+
 def test_check_db_ohne_url_und_server_weg(tmp_path):
     lauf = check(None, cwd=tmp_path)
     assert lauf.returncode == 4 and "DATABASE_URL ist nicht gesetzt" in lauf.stderr
