@@ -2,51 +2,34 @@
 
     python check_db.py              Anmeldung, Voraussetzungen, Bestand
     python check_db.py --migrieren  fehlende Migrationen der Reihe nach anwenden
+    python check_db.py --modus einlesen  die Rechte für --einlesen prüfen (auch: alle)
 
 Exit-Codes wie auswahl.py: 0 alles da, 3 Datenbank nicht erreichbar,
-4 Voraussetzung fehlt (die Liste steht auf stdout).
+4 Voraussetzung fehlt (die Liste steht auf stdout), 5 ein anderer
+Migrationslauf hält die Sperre, 7 DATABASE_URL oder eine Grenze kaputt.
 
-Die Migrationen sind reines SQL mit eigenem ``begin … commit``; sie laufen
-genauso mit ``psql -v ON_ERROR_STOP=1 -f``. Von Python aus geht jede Datei
-als ein Stück über das einfache Abfrageprotokoll (psycopg nimmt es, wenn
-keine Parameter übergeben werden), auf einer Verbindung im Autocommit-Modus,
-damit das ``begin``/``commit`` der Datei gilt.
+Die Migrationen selbst (finden, anwenden, Sperre) stehen in migrationen.py,
+die Rechte je Betriebsart in rechte.py.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import click
 import psycopg
-from psycopg import errors, sql
 
 import db
-from fehler import DeutscherBefehl, EingabeFehler, VoraussetzungFehlt
-from version import CODER_VERSION, PRIORITAET
+import migrationen
+import rechte
+from fehler import DeutscherBefehl, VoraussetzungFehlt
 
-MIGRATIONEN = Path(__file__).resolve().parent / "migrations"
-# Unsere Migrationen tragen das Präfix aw-, drei Ziffern und einen Namen.
-DATEINAME = re.compile(r"^aw-\d{3}-[a-z0-9-]+\.sql$")
+# Für ältere Aufrufer (demo.py, Benchmarks): die Migrationen unter ihrem alten Namen.
+from migrationen import angewandt, anwenden, migrationsdateien, migrieren  # noqa: F401
+from version import CODER_VERSION, PRIORITAET
 
 # Spalten von raw_items, die die Stufe liest (Pflicht) und die die Sicht zeigt.
 RAW_ITEMS_PFLICHT = {"id": "bigint", "slot": "timestamp with time zone"}
 RAW_ITEMS_SICHT = ("haus", "titel", "url", "veroeffentlicht_am")
 
-# Rechte, die ein Lauf braucht: Tabelle -> Rechte.
-RECHTE = {
-    "raw_items": ("SELECT",),
-    "extraktionen": ("SELECT",),
-    "selected_extractor": ("SELECT", "INSERT", "UPDATE", "DELETE"),
-}
-# Zusätzlich für --einlesen.
-RECHTE_EINLESEN = {"extraktionen": ("INSERT", "UPDATE")}
-
-# Schon angewandte Migrationen; leer, solange das Buch fehlt.
-SQL_ANGEWANDT = "select name from schema_migrationen order by name"
-# Gibt es eine Tabelle (oder Sicht) im Suchpfad?
-SQL_GIBT_ES = "select to_regclass(%s) is not null"
 # Spalten und Typen von raw_items.
 SQL_SPALTEN = """
 select a.attname, format_type(a.atttypid, a.atttypmod)
@@ -63,8 +46,6 @@ select exists (
 """
 # Anmeldung: wer, wo, welche Version.
 SQL_ANMELDUNG = "select current_user, current_database(), current_setting('server_version')"
-# Darf die Rolle temporäre Tabellen anlegen? (Die Stufe schreibt über eine.)
-SQL_TEMP = "select has_database_privilege(current_database(), 'TEMP')"
 # Bestand.
 SQL_ITEMS = "select count(*) from raw_items"
 SQL_ITEMS_MIT_KANDIDATEN = "select count(distinct item_id) from extraktionen"
@@ -81,64 +62,13 @@ where not exists (
 """
 
 
-# --- Migrationen ----------------------------------------------------------------
-
-
-def migrationsdateien() -> list[Path]:
-    """Unsere Migrationen in Anwendungsreihenfolge (= Dateinamen)."""
-    return sorted(p for p in MIGRATIONEN.glob("aw-*.sql"))
-
-
-def angewandt(conn: psycopg.Connection) -> set[str]:
-    if not conn.execute(SQL_GIBT_ES, ("schema_migrationen",)).fetchone()[0]:
-        return set()
-    return {name for (name,) in conn.execute(SQL_ANGEWANDT)}
-
-
-def anwenden(conn: psycopg.Connection, datei: Path) -> None:
-    """Eine Migrationsdatei als Ganzes; ``conn`` muss im Autocommit-Modus sein.
-
-    Scheitert eine Anweisung, ist die Transaktion der Datei verloren und wird
-    zurückgerollt: nichts halb angewandt, auch kein Eintrag im Buch.
-    """
-    text = datei.read_text(encoding="utf-8")
-    try:
-        conn.execute(text.encode())  # Bytes ohne Parameter: einfaches Protokoll, mehrere Anweisungen
-    except psycopg.Error as fehler:
-        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            conn.execute("rollback")
-        if isinstance(fehler, errors.DuplicateObject) and "schon angewandt" in str(fehler):
-            raise EingabeFehler(f"{datei.name}: Migration ist schon angewandt; nichts geändert.") from None
-        if isinstance(fehler, errors.UndefinedTable) and "raw_items" in str(fehler):
-            raise VoraussetzungFehlt(
-                f"{datei.name}: raw_items fehlt – die Tabelle gehört Ingest und muss vorher da sein."
-            ) from None
-        raise db.DatenbankFehler(
-            f"{datei.name}: {db.ohne_passwort(str(fehler), None).strip()} – nichts angewandt."
-        ) from None
-
-
-def migrieren(url: str, *, ausgabe=print) -> list[str]:
-    """Wendet die fehlenden Migrationen der Reihe nach an; gibt ihre Namen zurück."""
-    with db.verbinden(url, "migrieren", autocommit=True) as conn, db.fehler_uebersetzen(url):
-        schon = angewandt(conn)
-        neu = []
-        for datei in migrationsdateien():
-            if datei.stem in schon:
-                continue
-            anwenden(conn, datei)
-            ausgabe(f"angewandt: {datei.name}")
-            neu.append(datei.stem)
-        if not neu:
-            ausgabe("Alle Migrationen sind schon angewandt.")
-        return neu
-
-
 # --- Rauchtest -------------------------------------------------------------------
 
 
-def fehlende_voraussetzungen(conn: psycopg.Connection) -> tuple[list[str], list[str]]:
-    """(fehlt, hinweise): was ein Lauf braucht und nicht hat; was nur bremst."""
+def fehlende_voraussetzungen(
+    conn: psycopg.Connection, modi: tuple[str, ...] = ("lauf", "check_db")
+) -> tuple[list[str], list[str]]:
+    """(fehlt, hinweise): was die ``modi`` brauchen und nicht haben; was anderen Modi fehlt oder bremst."""
     fehlt: list[str] = []
     hinweise: list[str] = []
     spalten = dict(conn.execute(SQL_SPALTEN).fetchall())
@@ -159,24 +89,14 @@ def fehlende_voraussetzungen(conn: psycopg.Connection) -> tuple[list[str], list[
             hinweise.append(
                 "raw_items hat keinen Index auf slot – ein Slot-Lauf liest dann die ganze Tabelle"
             )
-    schon = angewandt(conn)
-    for datei in migrationsdateien():
-        if datei.stem not in schon:
-            fehlt.append(f"Migration {datei.name} (python check_db.py --migrieren)")
-    for tabelle, rechte in (RECHTE | RECHTE_EINLESEN).items():
-        if not conn.execute(SQL_GIBT_ES, (tabelle,)).fetchone()[0]:
-            continue  # schon als fehlende Tabelle oder Migration gemeldet
-        for recht in rechte:
-            abfrage = sql.SQL("select has_table_privilege({}, {})").format(
-                sql.Literal(tabelle), sql.Literal(recht)
-            )
-            if not conn.execute(abfrage).fetchone()[0]:
-                ziel = hinweise if tabelle in RECHTE_EINLESEN and recht in RECHTE_EINLESEN[tabelle] else fehlt
-                ziel.append(
-                    f"Recht {recht} auf {tabelle}" + (" (nur für --einlesen)" if ziel is hinweise else "")
-                )
-    if not conn.execute(SQL_TEMP).fetchone()[0]:
-        fehlt.append("Recht TEMP auf die Datenbank (die Stufe schreibt über eine temporäre Tabelle)")
+    for datei in migrationen.fehlende(conn):
+        fehlt.append(f"Migration {datei.name} (python check_db.py --migrieren)")
+    for name in rechte.MODI:
+        fehlt_hier = rechte.fehlende(conn, name)
+        if name in modi:
+            fehlt += [f"{eintrag} (für {name})" for eintrag in fehlt_hier]
+        elif fehlt_hier and name != "migrieren":  # migrieren: mit Absicht eine andere Rolle
+            hinweise.append(f"für {name} fehlt: " + "; ".join(fehlt_hier) + f" (prüfen: --modus {name})")
     return fehlt, hinweise
 
 
@@ -199,20 +119,24 @@ def bestand(conn: psycopg.Connection) -> list[str]:
     return zeilen
 
 
-def pruefen(url: str, *, ausgabe=print) -> list[str]:
-    """Der Rauchtest; gibt die Liste des Fehlenden zurück (leer = alles da)."""
+def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=print) -> list[str]:
+    """Der Rauchtest für ``modi``; gibt die Liste des Fehlenden zurück (leer = alles da)."""
     with db.verbinden(url, "check_db", autocommit=True) as conn, db.fehler_uebersetzen(url):
         rolle, datenbank, version = conn.execute(SQL_ANMELDUNG).fetchone()
         ausgabe(f"Angemeldet als {rolle} an {datenbank} ({db.maskieren(url)}), PostgreSQL {version}")
         if int(conn.info.server_version) < 180000:
-            ausgabe(f"Hinweis: gebaut und getestet für PostgreSQL 18, der Server hat {version}")
-        fehlt, hinweise = fehlende_voraussetzungen(conn)
+            ausgabe(
+                f"Hinweis: unterstützt ab PostgreSQL {db.MINDESTVERSION}, getestet mit 18; "
+                f"der Server hat {version}"
+            )
+        fehlt, hinweise = fehlende_voraussetzungen(conn, modi)
         for hinweis in hinweise:
             ausgabe(f"Hinweis: {hinweis}")
         if not fehlt:
-            for zeile in bestand(conn):
-                ausgabe(zeile)
-            ausgabe("Alle Voraussetzungen erfüllt.")
+            if "check_db" in modi:  # den Bestand zählen darf nur, wer check_db darf
+                for zeile in bestand(conn):
+                    ausgabe(zeile)
+            ausgabe("Alle Voraussetzungen erfüllt (" + ", ".join(modi) + ").")
         else:
             ausgabe("Es fehlt:")
             for eintrag in fehlt:
@@ -225,18 +149,30 @@ def pruefen(url: str, *, ausgabe=print) -> list[str]:
     "--migrieren",
     "anwenden_",
     is_flag=True,
-    help="Fehlende Migrationen aus migrations/ der Reihe nach anwenden.",
+    help="Fehlende Migrationen aus migrations/ der Reihe nach anwenden (prüft danach die Rechte "
+    "fürs Migrieren, wenn kein --modus angegeben ist).",
 )
-def main(anwenden_: bool) -> None:
-    """Rauchtest: Anmeldung, Voraussetzungen (raw_items, Migrationen, Rechte) und Bestand.
+@click.option(
+    "--modus",
+    "modi",
+    multiple=True,
+    type=click.Choice([*rechte.MODI, "alle"]),
+    help="Die Rechte dieser Betriebsart prüfen (mehrfach möglich; Voreinstellung: lauf und check_db). "
+    "Was anderen Modi fehlt, steht als Hinweis da.",
+)
+def main(anwenden_: bool, modi: tuple[str, ...]) -> None:
+    """Rauchtest: Anmeldung, Voraussetzungen (raw_items, Migrationen, Rechte je Modus) und Bestand.
 
     DATABASE_URL kommt aus der Umgebung oder aus .env. Exit-Codes: 0 alles da,
-    1 Migration schon angewandt, 3 Datenbank nicht erreichbar, 4 Voraussetzung fehlt.
+    1 Migration schon angewandt, 3 Datenbank nicht erreichbar, 4 Voraussetzung fehlt,
+    5 ein anderer Migrationslauf hält die Sperre, 7 DATABASE_URL oder Grenze kaputt.
     """
     url = db.datenbank_url()
+    if "alle" in modi:
+        modi = tuple(rechte.MODI)
     if anwenden_:
-        migrieren(url)
-    fehlt = pruefen(url)
+        migrationen.migrieren(url)
+    fehlt = pruefen(url, modi=modi or (("migrieren", "check_db") if anwenden_ else ("lauf", "check_db")))
     if fehlt:
         raise VoraussetzungFehlt(f"{len(fehlt)} Voraussetzung(en) fehlen (Liste oben).")
 

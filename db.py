@@ -4,7 +4,9 @@
   (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen.
 * ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
   String durch ``***``; jede Meldung mit einer URL geht hier durch.
-* ``verbinden`` setzt application_name, statement_timeout und lock_timeout.
+* ``verbinden`` prüft DATABASE_URL und die Grenzen aus der Umgebung (kaputt:
+  Exit 7), setzt application_name, statement_timeout und lock_timeout und
+  prüft die Mindestversion des Servers (zu alt: Exit 4).
 * ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Klassen aus fehler.py
   mit einem deutschen Satz – nie ein Traceback, nie ein Passwort.
 """
@@ -24,7 +26,7 @@ from urllib.parse import unquote
 import psycopg
 from psycopg import errors
 
-from fehler import DatenbankFehler, VoraussetzungFehlt, Zeitlimit
+from fehler import DatenbankFehler, KonfigurationsFehler, VoraussetzungFehlt, Zeitlimit
 
 ANWENDUNG = "wurzelwerk-auswahl"
 # Grenzen je Anweisung und je Sperrwartezeit; über die Umgebung zu ändern
@@ -32,6 +34,20 @@ ANWENDUNG = "wurzelwerk-auswahl"
 STATEMENT_TIMEOUT = "120s"
 LOCK_TIMEOUT = "10s"
 CONNECT_TIMEOUT = 10  # Sekunden bis „Server nicht erreichbar“
+# Ein Migrationslauf: kein statement_timeout (ein alter table auf einer großen
+# Tabelle darf dauern), aber nicht endlos hinter einem Lauf der Stufe warten.
+MIGRATION_GRENZEN = {"statement_timeout": "0", "lock_timeout": "60s"}
+# Woher die Grenzen kommen dürfen (Umgebungsvariable je Grenze).
+UMGEBUNG_LAUF = {"statement_timeout": "AUSWAHL_STATEMENT_TIMEOUT", "lock_timeout": "AUSWAHL_LOCK_TIMEOUT"}
+UMGEBUNG_MIGRATION = {"lock_timeout": "AUSWAHL_MIGRATION_LOCK_TIMEOUT"}
+# Eine Dauer wie in postgresql.conf: Zahl, wahlweise mit Einheit ("0" = aus).
+_DAUER = re.compile(r"^\d+(?:\.\d+)?(?:us|ms|s|min|h|d)?$")
+
+# Die niedrigste unterstützte Hauptversion des Servers. 15 ist die älteste, die
+# das PostgreSQL-Projekt am 2026-12-01 noch pflegt (14 endete im November 2026);
+# das SQL der Stufe nutzt nichts Neueres (etwa ``storage`` in einer
+# Spaltendefinition erst ab 16 – deshalb ``alter column … set storage``).
+MINDESTVERSION = 15
 
 # psycopg meldet beim Aufräumen nach einem Verbindungsverlust Dinge wie
 # „error ignored terminating <psycopg.Copy [BAD]>“ über sein Logging; ohne
@@ -105,31 +121,149 @@ def datenbank_url() -> str:
         url = dotenv_values(datei).get("DATABASE_URL")
         if url:
             return url
+    gesucht = Path.cwd() / ".env"
+    if datei is not None:
+        wo = f"{gesucht} enthält keine Zeile DATABASE_URL=…"
+    else:
+        wo = f"{gesucht} gibt es nicht (gesucht wird nur im Arbeitsverzeichnis)"
     raise VoraussetzungFehlt(
-        "DATABASE_URL ist nicht gesetzt – weder in der Umgebung noch in .env "
-        "(Vorlage: .env.example kopieren nach .env, dann chmod 600 .env)."
+        f"DATABASE_URL ist nicht gesetzt – nicht in der Umgebung, und {wo}. "
+        "Vorlage: .env.example kopieren nach .env, dann chmod 600 .env."
     )
 
 
-def _optionen() -> str:
-    statement = os.environ.get("AUSWAHL_STATEMENT_TIMEOUT", STATEMENT_TIMEOUT)
-    sperre = os.environ.get("AUSWAHL_LOCK_TIMEOUT", LOCK_TIMEOUT)
-    return f"-c statement_timeout={statement} -c lock_timeout={sperre}"
+# --- Konfiguration prüfen ------------------------------------------------------------
+
+# Optionen mit fester Auswahl, die libpq erst beim Verbinden prüft (und dann
+# auf Englisch und wie ein Serverfehler meldet).
+_AUSWAHL = {
+    "sslmode": ("disable", "allow", "prefer", "require", "verify-ca", "verify-full"),
+    "gssencmode": ("disable", "prefer", "require"),
+    "channel_binding": ("disable", "prefer", "require"),
+    "target_session_attrs": ("any", "read-write", "read-only", "primary", "standby", "prefer-standby"),
+    "load_balance_hosts": ("disable", "random"),
+    "sslnegotiation": ("postgres", "direct"),
+}
+_GANZZAHL = ("connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count")
+# libpq-Meldungen beim Lesen der URL, auf Deutsch.
+_LESEFEHLER = (
+    (re.compile(r'missing "=" after "(.*)" in connection info string'), "fehlendes „=“ nach „{}“"),
+    (re.compile(r'invalid URI query parameter: "(.*)"'), "unbekannter Parameter „{}“ in der URL"),
+    (re.compile(r'invalid connection option "(.*)"'), "unbekannte Verbindungsoption „{}“"),
+    (re.compile(r'invalid percent-encoded token: "(.*)"'), "ungültige %-Kodierung „{}“"),
+    (re.compile(r"unterminated quoted string"), "ein Anführungszeichen ist nicht geschlossen"),
+)
+_BEISPIEL = "erwartet z. B. postgresql://rolle@host:5432/datenbank oder host=… dbname=…"
 
 
-def verbinden(url: str, zweck: str, *, autocommit: bool = False) -> psycopg.Connection:
-    """Eine Verbindung, die sagt, wer sie ist, und ihre Wartezeiten begrenzt."""
+def url_pruefen(url: str) -> dict[str, str]:
+    """Liest DATABASE_URL wie libpq; kaputt → KonfigurationsFehler (Exit 7), ohne Passwort."""
+    try:
+        teile = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error as fehler:
+        text = ohne_passwort(str(fehler), url).strip()
+        for muster, satz in _LESEFEHLER:
+            if treffer := muster.search(text):
+                text = satz.format(*treffer.groups())
+                break
+        raise KonfigurationsFehler(f"DATABASE_URL ist nicht lesbar: {text} ({_BEISPIEL}).") from None
+    for name, erlaubt in _AUSWAHL.items():
+        wert = teile.get(name)
+        if wert is not None and wert not in erlaubt:
+            raise KonfigurationsFehler(
+                f"DATABASE_URL: {name}={wert!r:.40} ist kein gültiger Wert (erlaubt: {', '.join(erlaubt)})."
+            )
+    for name in _GANZZAHL:
+        wert = teile.get(name)
+        if wert is not None and not re.fullmatch(r"-?\d+", str(wert).strip()):
+            raise KonfigurationsFehler(f"DATABASE_URL: {name}={wert!r:.40} ist keine ganze Zahl.")
+    for port in str(teile.get("port", "")).split(",") if teile.get("port") else ():
+        if port and not (port.isdigit() and 1 <= int(port) <= 65535):
+            raise KonfigurationsFehler(f"DATABASE_URL: Port {port!r:.20} ist keine Zahl von 1 bis 65535.")
+    return teile
+
+
+def grenzen_aus_umgebung(voreinstellung: dict[str, str], umgebung: dict[str, str]) -> dict[str, str]:
+    """Die Grenzen eines Zwecks; Werte aus der Umgebung geprüft (kaputt → Exit 7)."""
+    grenzen = dict(voreinstellung)
+    for name, variable in umgebung.items():
+        wert = os.environ.get(variable)
+        if wert is None:
+            continue
+        wert = wert.strip()
+        if not _DAUER.fullmatch(wert):
+            raise KonfigurationsFehler(
+                f"{variable}={wert!r:.40} ist keine Dauer (erwartet z. B. 120s, 500ms, 5min; 0 = aus)."
+            )
+        grenzen[name] = wert
+    return grenzen
+
+
+def laufgrenzen() -> dict[str, str]:
+    return grenzen_aus_umgebung(
+        {"statement_timeout": STATEMENT_TIMEOUT, "lock_timeout": LOCK_TIMEOUT}, UMGEBUNG_LAUF
+    )
+
+
+def migrationsgrenzen() -> dict[str, str]:
+    return grenzen_aus_umgebung(MIGRATION_GRENZEN, UMGEBUNG_MIGRATION)
+
+
+def _optionswert(wert: str) -> str:
+    # libpq trennt „options“ an Leerraum; Backslash maskiert (\\ für einen Backslash).
+    return re.sub(r"([\\\s])", r"\\\1", wert)
+
+
+def optionen(grenzen: dict[str, str], vorhanden: str | None = None) -> str:
+    """Der libpq-String „options“: vorhandene Optionen der URL, dann unsere Grenzen (maskiert)."""
+    eigene = " ".join(f"-c {name}={_optionswert(wert)}" for name, wert in grenzen.items())
+    return f"{vorhanden} {eigene}" if vorhanden else eigene
+
+
+def version_text(nummer: int) -> str:
+    """server_version_num als Text: 180001 → „18.1“, 90624 → „9.6.24“."""
+    if nummer >= 100000:
+        return f"{nummer // 10000}.{nummer % 10000}"
+    return f"{nummer // 10000}.{nummer // 100 % 100}.{nummer % 100}"
+
+
+def server_version_pruefen(nummer: int) -> None:
+    """Zu alter Server (server_version_num) → VoraussetzungFehlt (Exit 4) mit beiden Versionen."""
+    if nummer // 10000 < MINDESTVERSION:
+        raise VoraussetzungFehlt(
+            f"Der Datenbankserver hat PostgreSQL {version_text(nummer)}; nötig ist mindestens "
+            f"PostgreSQL {MINDESTVERSION} (getestet mit 18). Siehe docs/betrieb.md."
+        )
+
+
+def verbinden(
+    url: str, zweck: str, *, autocommit: bool = False, grenzen: dict[str, str] | None = None
+) -> psycopg.Connection:
+    """Eine Verbindung, die sagt, wer sie ist, und ihre Wartezeiten begrenzt.
+
+    ``grenzen`` (statement_timeout, lock_timeout) – sonst die eines Laufs
+    (``laufgrenzen``). Die Verbindung endet gleich wieder, wenn der Server
+    älter als ``MINDESTVERSION`` ist.
+    """
+    teile = url_pruefen(url)
+    grenzen = laufgrenzen() if grenzen is None else grenzen
     with fehler_uebersetzen(url):
-        return psycopg.connect(
+        conn = psycopg.connect(
             url,
             autocommit=autocommit,
             application_name=f"{ANWENDUNG} {zweck}"[:63],
             # Die Stufe schickt fertig kodierte COPY-Daten (stufe.stapel_kodieren):
             # UTF-8, was auch immer PGCLIENTENCODING sagt.
             client_encoding="UTF8",
-            options=_optionen(),
+            options=optionen(grenzen, teile.get("options")),
             connect_timeout=CONNECT_TIMEOUT,
         )
+    try:
+        server_version_pruefen(conn.info.server_version)
+    except VoraussetzungFehlt:
+        conn.close()
+        raise
+    return conn
 
 
 def _verbindungsfehler(text: str, ziel: str) -> str:
@@ -190,7 +324,16 @@ def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str) -> Exception:
             f"Der Datenbankserver wurde heruntergefahren ({ziel}). Geschriebene Stapel bleiben; "
             "ein erneuter Lauf setzt fort."
         )
+    if isinstance(fehler, errors.InvalidParameterValue):
+        return KonfigurationsFehler(
+            f"Der Server lehnt eine Einstellung ab: {haupt}. Prüfen: AUSWAHL_STATEMENT_TIMEOUT, "
+            "AUSWAHL_LOCK_TIMEOUT und options in DATABASE_URL."
+        )
     if isinstance(fehler, psycopg.OperationalError) and not fehler.sqlstate:
+        if treffer := re.search(r'invalid (\w+) value: "(.*?)"', text):
+            return KonfigurationsFehler(
+                f"DATABASE_URL: {treffer[1]}={treffer[2]!r:.40} ist kein gültiger Wert ({ziel})."
+            )
         return DatenbankFehler(_verbindungsfehler(text, ziel))
     if isinstance(fehler, errors.InvalidPassword | errors.InvalidAuthorizationSpecification):
         return DatenbankFehler(f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.")

@@ -9,6 +9,7 @@
 | 4 | Voraussetzung fehlt: raw_items, Spalten, Migrationen, Rechte |
 | 5 | Ein anderer Lauf derselben coder_version hält die Sperre |
 | 6 | Zeitlimit der Datenbank (statement_timeout, lock_timeout) überschritten |
+| 7 | Konfiguration kaputt: DATABASE_URL nicht lesbar, ungültige Verbindungsoption oder Grenze |
 | 130 | Abgebrochen (SIGINT/SIGTERM) nach dem laufenden Stapel |
 """
 
@@ -26,6 +27,7 @@ EXIT_DATENBANK = 3
 EXIT_VORAUSSETZUNG = 4
 EXIT_GESPERRT = 5
 EXIT_ZEITLIMIT = 6
+EXIT_KONFIGURATION = 7
 EXIT_ABGEBROCHEN = 130
 
 
@@ -58,6 +60,12 @@ class Zeitlimit(StufenFehler):
     exit_code = EXIT_ZEITLIMIT
 
 
+class KonfigurationsFehler(StufenFehler):
+    """DATABASE_URL oder eine Option aus der Umgebung ist kaputt – kein Fehler des Servers."""
+
+    exit_code = EXIT_KONFIGURATION
+
+
 class Abgebrochen(StufenFehler):
     exit_code = EXIT_ABGEBROCHEN
 
@@ -71,6 +79,7 @@ _UEBERSETZUNGEN = (
     (re.compile(r"^'?(.*?)'? is not a valid integer\.?$"), r"„\1“ ist keine ganze Zahl."),
     (re.compile(r"^'?(.*?)'? is not a valid integer range\.?$"), r"„\1“ ist keine ganze Zahl."),
     (re.compile(r"^(.*) is not in the range x>=(\d+)\.?$"), r"\1 ist kleiner als \2."),
+    (re.compile(r"^'?(.*?)'? is not one of (.*?)\.?$"), r"„\1“ ist keiner der Werte \2."),
     (re.compile(r"^(?:File|Path|Directory) '(.*)' is a directory\.?$"), r"„\1“ ist ein Verzeichnis."),
     (re.compile(r"^Option '(.*)' requires an argument\.?$"), r"Die Option \1 braucht einen Wert."),
     (re.compile(r"^Got unexpected extra arguments? \((.*)\)$"), r"Unerwartetes Argument: \1"),

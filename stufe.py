@@ -51,8 +51,8 @@ import click
 import psycopg
 from psycopg import sql
 
-import check_db
 import db
+import migrationen
 import stichprobe as stichprobe_modul
 from fehler import Abgebrochen, EingabeFehler, LaufGesperrt, StufenFehler, VoraussetzungFehlt
 from normalisierung import bereinigen
@@ -67,10 +67,11 @@ SPERR_PRAEFIX = "wurzelwerk-auswahl"
 # --- SQL ---------------------------------------------------------------------------
 # Je Item der Auswahl: die Zahl seiner Kandidatenzeilen, die Namen unbekannter
 # Extraktoren, die Prüfsumme seiner Eingabe und die seiner bisherigen
-# Kodierung. Die Eingabe-Summe ist SHA-256 über Name, MD5 des Texts
-# (extraktionen.text_md5, beim Schreiben berechnet) und Fehler der bekannten
-# Kandidaten, je Feld mit Länge davor, damit NULL, '' und Feldgrenzen eindeutig
-# bleiben; sie kommt ohne die Texte aus. Die Texte selbst liest die zweite
+# Kodierung. Die Eingabe-Summe ist SHA-256 über Name, SHA-256 des Texts
+# (extraktionen.text_sha256, beim Schreiben berechnet) und Fehler der bekannten
+# Kandidaten; NULL steht als N, nur der Fehler (freier Text) trägt seine Länge
+# davor – Name und Hex-Summe haben feste Form –, so bleiben NULL, '' und
+# Feldgrenzen eindeutig; sie kommt ohne die Texte aus. Die Texte selbst liest die zweite
 # Unterabfrage nur, wenn die Summen sich unterscheiden oder %(alle)s gilt – ein
 # erneuter Lauf überträgt so 100 Byte je Item statt der Volltexte, und jeder
 # Text wird genau einmal entpackt. Die Texte kommen als UTF-8-Bytes (bytea):
@@ -83,7 +84,7 @@ left join lateral (
     select count(*) as zeilen,
            array_agg(e.extraktor order by e.extraktor) filter (where e.extraktor <> all(%(bekannt)s)) as unbekannt,
            sha256(convert_to(coalesce(string_agg(
-               e.extraktor || ':' || coalesce(encode(e.text_md5, 'hex'), 'N') || ':'
+               e.extraktor || ':' || coalesce(encode(e.text_sha256, 'hex'), 'N') || ':'
                || coalesce(length(e.fehler)::text || ':' || e.fehler, 'N') || ';',
                '' order by e.extraktor) filter (where e.extraktor = any(%(bekannt)s)), ''), 'UTF8')) as summe
     from extraktionen e
@@ -118,10 +119,12 @@ create temp table if not exists aw_stapel (
     regel text not null,
     konsens integer not null,
     metriken jsonb not null,
-    text text storage external,  -- wie in selected_extractor: nicht zweimal komprimieren
+    text text,
     pruefsumme bytea not null,
     ergebnissumme bytea not null
-) on commit delete rows
+) on commit delete rows;
+-- wie in selected_extractor: nicht zweimal komprimieren (als eigene Anweisung: PostgreSQL 15)
+alter table aw_stapel alter column text set storage external
 """
 # Die Zeilen eines Stapels, wie die Worker sie als COPY-Daten bauen. Items, die
 # beim Lesen keine Kodierung dieser Version hatten, gehen ohne Umweg direkt in
@@ -413,12 +416,12 @@ class Bilanz:
 
 def voraussetzungen(conn: psycopg.Connection) -> None:
     """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt."""
-    if not conn.execute(check_db.SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
+    if not conn.execute(migrationen.SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
         raise VoraussetzungFehlt(
             "Die Tabelle raw_items fehlt (sie gehört Ingest). Prüfen mit: python check_db.py"
         )
-    schon = check_db.angewandt(conn)
-    fehlt = [d.stem for d in check_db.migrationsdateien() if d.stem not in schon]
+    schon = migrationen.angewandt(conn)
+    fehlt = [d.stem for d in migrationen.migrationsdateien() if d.stem not in schon]
     if fehlt:
         raise VoraussetzungFehlt(
             f"Migration(en) fehlen: {', '.join(fehlt)}. Anwenden mit: python check_db.py --migrieren"

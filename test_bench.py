@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import normalisierung
 from bench import basis
 from bench.erzeugen import EXTRAKTOREN, artikel, fuzz
-from bench.tempo_waehle import abweichungen
+from bench.messen import abweichungen
 from regeln import REGELN
 
 BESTAND = list(artikel(300, seed=1))

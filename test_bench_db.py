@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import PROJEKT
+from testhilfen import PROJEKT
 
 pytestmark = pytest.mark.datenbank
 

@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 
-import check_db
 import db
+import migrationen
 from cli import cli
-from conftest import PROJEKT, RAW_ITEMS_DDL, raw_items_anlegen
-from fehler import DatenbankFehler, EingabeFehler, VoraussetzungFehlt
+from fehler import (
+    EXIT_DATENBANK,
+    EXIT_GESPERRT,
+    EXIT_KONFIGURATION,
+    DatenbankFehler,
+    EingabeFehler,
+    VoraussetzungFehlt,
+)
+from testhilfen import PROJEKT, RAW_ITEMS, bestand_anlegen, raw_items_anlegen, starten, zustand_setzen
 
 # --- maskieren und DATABASE_URL ------------------------------------------------------
 
@@ -47,22 +59,90 @@ def test_ohne_passwort_auch_im_freien_text():
 
 
 @pytest.mark.parametrize(
-    "url",
+    ("url", "code"),
     [
-        "postgresql://wurzel:Geh%ZZeim99@localhost/db",  # libpq liest die URL nicht und zitiert das Stück
-        "postgresql://wurzel:Geh%41eim99@localhost/db",  # kodiert: in Meldungen auch als „GehAeim99“
-        "host=localhost password='Geh eim99' dbname=db",
+        # libpq liest die URL nicht und zitiert das Stück: eine Frage der Konfiguration
+        ("postgresql://wurzel:Geh%ZZeim99@localhost/db", EXIT_KONFIGURATION),
+        ("postgresql://wurzel:Geh%41eim99@localhost/db", EXIT_DATENBANK),  # kodiert: auch als „GehAeim99“
+        ("host=localhost password='Geh eim99' dbname=db", EXIT_DATENBANK),
     ],
 )
-def test_kein_passwort_auch_wenn_die_url_kaputt_ist(url, monkeypatch, capsys):
+def test_kein_passwort_auch_wenn_die_url_kaputt_ist(url, code, monkeypatch, capsys):
     monkeypatch.setenv("DATABASE_URL", url)
     with pytest.raises(SystemExit) as ende:
         cli.main(["--backfill"], standalone_mode=True)
-    assert ende.value.code == 3
+    assert ende.value.code == code
     ausgabe = capsys.readouterr()
     for form in ("Geh%ZZeim99", "ZZeim99", "GehAeim99", "Geh%41eim99", "Geh eim99"):
         assert form not in ausgabe.out + ausgabe.err
     assert "Fehler: " in ausgabe.err
+
+
+# --- Kaputte Konfiguration: Exit 7, deutsch, kein Passwort (Issue 10.8) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "satz"),
+    [
+        ("kein-url", "DATABASE_URL ist nicht lesbar: fehlendes „=“ nach „kein-url“"),
+        (
+            "postgresql://rolle:Geheim-1234@localhost/db?sslmode=falsch",
+            "sslmode='falsch' ist kein gültiger Wert",
+        ),
+        ("postgresql://rolle:Geheim-1234@localhost/db?foo=bar", "unbekannter Parameter „foo“ in der URL"),
+        ("postgresql://rolle:Geheim-1234@localhost:abc/db", "Port 'abc' ist keine Zahl"),
+        ("postgresql://rolle:Geheim-1234@localhost/db?connect_timeout=bald", "connect_timeout='bald'"),
+        ("host=localhost password=Geheim-1234 target_session_attrs=egal", "target_session_attrs='egal'"),
+    ],
+)
+@pytest.mark.parametrize("befehl", ["auswahl.py", "check_db.py"])
+def test_kaputte_url_ist_ein_konfigurationsfehler(url, satz, befehl, tmp_path):
+    e = starten(befehl, *(["--backfill"] if befehl == "auswahl.py" else []), url=url, cwd=tmp_path)
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert satz in e.err and e.err.startswith("Fehler: "), str(e)
+    assert "Geheim-1234" not in e.out + e.err and "Traceback" not in e.err
+    assert "invalid" not in e.err and "missing" not in e.err  # kein englischer libpq-Text
+
+
+@pytest.mark.parametrize(
+    ("variable", "wert"),
+    [
+        ("AUSWAHL_STATEMENT_TIMEOUT", "zwei Minuten"),
+        ("AUSWAHL_LOCK_TIMEOUT", "10s -c search_path=fremd"),  # würde sonst eine Option einschleusen
+        ("AUSWAHL_MIGRATION_LOCK_TIMEOUT", "-1"),
+    ],
+)
+def test_kaputte_grenze_aus_der_umgebung_ist_ein_konfigurationsfehler(variable, wert, db_url, tmp_path):
+    args = ["--migrieren"] if variable == "AUSWAHL_MIGRATION_LOCK_TIMEOUT" else []
+    e = starten("check_db.py", *args, url=db_url, cwd=tmp_path, env={variable: wert})
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert f"{variable}=" in e.err and "ist keine Dauer" in e.err, str(e)
+
+
+def test_optionen_werden_maskiert_und_behalten_die_der_url():
+    assert db.optionen({"lock_timeout": "10s"}) == "-c lock_timeout=10s"
+    # Leerraum und Backslash trennen in libpq sonst Argumente
+    assert db.optionen({"x": "a b\\c"}, "-c search_path=s") == "-c search_path=s -c x=a\\ b\\\\c"
+
+
+def test_optionen_der_url_bleiben_und_die_grenzen_gelten(db_url, monkeypatch):
+    monkeypatch.setenv("AUSWAHL_LOCK_TIMEOUT", "7s")
+    url = psycopg.conninfo.make_conninfo(db_url, options="-c work_mem=7MB")
+    with db.verbinden(url, "test") as conn:
+        werte = conn.execute(
+            "select current_setting('work_mem'), current_setting('lock_timeout'), "
+            "current_setting('statement_timeout')"
+        ).fetchone()
+    assert werte == ("7MB", "7s", "2min")
+
+
+def test_ohne_database_url_nennt_die_gesuchte_env(tmp_path):
+    e = starten("auswahl.py", "--backfill", url=None, cwd=tmp_path)
+    assert e.code == 4 and f"{tmp_path / '.env'} gibt es nicht" in e.err, str(e)
+    (tmp_path / ".env").write_text("ANDERES=1\n")
+    (tmp_path / ".env").chmod(0o600)
+    e = starten("check_db.py", url=None, cwd=tmp_path)
+    assert e.code == 4 and f"{tmp_path / '.env'} enthält keine Zeile DATABASE_URL" in e.err, str(e)
 
 
 def test_datenbank_url_aus_umgebung_vor_env(tmp_path, monkeypatch):
@@ -142,12 +222,15 @@ def test_zeitlimit_wird_zeitlimit(db_url, monkeypatch):
 
 
 def test_dateinamen_und_eingetragene_namen():
-    dateien = check_db.migrationsdateien()
+    dateien = migrationen.migrationsdateien()
     assert [d.name for d in dateien] == sorted(d.name for d in dateien)
     assert len(dateien) >= 3
-    for nummer, datei in enumerate(dateien, 1):
-        assert check_db.DATEINAME.match(datei.name), datei.name
-        assert datei.name.startswith(f"aw-{nummer:03d}-"), "lückenlos nummeriert"
+    # jede Nummer höchstens einmal (die Nummern vergibt der Plan; eine Lücke
+    # schließt eine Migration aus einem anderen Zweig)
+    nummern = [datei.name[3:6] for datei in dateien]
+    assert len(set(nummern)) == len(nummern) and nummern[0] == "001", nummern
+    for datei in dateien:
+        assert migrationen.DATEINAME.match(datei.name), datei.name
         text = datei.read_text()
         # jede Datei trägt genau ihren eigenen Namen ins Buch ein, in ihrer Transaktion
         assert f"insert into schema_migrationen (name) values ('{datei.stem}');" in text
@@ -166,7 +249,7 @@ def _psql() -> str:
 
 def test_jede_migration_laeuft_mit_psql_der_reihe_nach(leere_db_url):
     raw_items_anlegen(leere_db_url)
-    for datei in check_db.migrationsdateien():
+    for datei in migrationen.migrationsdateien():
         lauf = subprocess.run(
             [_psql(), leere_db_url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(datei)],
             capture_output=True,
@@ -175,7 +258,7 @@ def test_jede_migration_laeuft_mit_psql_der_reihe_nach(leere_db_url):
         assert lauf.returncode == 0, lauf.stderr
     with psycopg.connect(leere_db_url) as conn:
         namen = [n for (n,) in conn.execute("select name from schema_migrationen order by name")]
-    assert namen == [d.stem for d in check_db.migrationsdateien()]
+    assert namen == [d.stem for d in migrationen.migrationsdateien()]
     # ein zweites Mal: psql bricht mit klarer Meldung ab, nichts ändert sich
     zweiter = subprocess.run(
         [
@@ -186,7 +269,7 @@ def test_jede_migration_laeuft_mit_psql_der_reihe_nach(leere_db_url):
             "-v",
             "ON_ERROR_STOP=1",
             "-f",
-            str(check_db.migrationsdateien()[0]),
+            str(migrationen.migrationsdateien()[0]),
         ],
         capture_output=True,
         text=True,
@@ -205,15 +288,15 @@ def test_runner_wendet_fehlende_an_und_verweigert_doppelte(leere_db_url):
         )
         conn.execute("insert into schema_migrationen (name) values ('p2-000-migrationsbuch')")
     ausgaben: list[str] = []
-    assert check_db.migrieren(leere_db_url, ausgabe=ausgaben.append) == [
-        d.stem for d in check_db.migrationsdateien()
+    assert migrationen.migrieren(leere_db_url, ausgabe=ausgaben.append) == [
+        d.stem for d in migrationen.migrationsdateien()
     ]
-    assert check_db.migrieren(leere_db_url, ausgabe=ausgaben.append) == []
+    assert migrationen.migrieren(leere_db_url, ausgabe=ausgaben.append) == []
     assert ausgaben[-1] == "Alle Migrationen sind schon angewandt."
     with psycopg.connect(leere_db_url, autocommit=True) as conn:
         vorher = conn.execute("select name, angewandt_am from schema_migrationen order by name").fetchall()
         with pytest.raises(EingabeFehler, match="schon angewandt"):
-            check_db.anwenden(conn, check_db.migrationsdateien()[1])
+            migrationen.anwenden(conn, migrationen.migrationsdateien()[1])
         # die Verbindung ist danach wieder benutzbar, das Buch unverändert
         assert (
             conn.execute("select name, angewandt_am from schema_migrationen order by name").fetchall()
@@ -224,7 +307,7 @@ def test_runner_wendet_fehlende_an_und_verweigert_doppelte(leere_db_url):
 
 def test_migration_ohne_raw_items_laesst_nichts_zurueck(leere_db_url):
     with pytest.raises(VoraussetzungFehlt, match="raw_items fehlt"):
-        check_db.migrieren(leere_db_url, ausgabe=lambda _: None)
+        migrationen.migrieren(leere_db_url, ausgabe=lambda _: None)
     with psycopg.connect(leere_db_url) as conn:
         # aw-001 ist ganz zurückgerollt: nicht einmal das Buch blieb stehen
         assert conn.execute("select to_regclass('schema_migrationen')").fetchone()[0] is None
@@ -257,14 +340,16 @@ def test_check_db_alles_da(db_url, daten, tmp_path):
     assert "Items mit Kandidaten: 1" in lauf.stdout
     assert "Kandidaten je Extraktor: Trafilatura 1, trafilatura 1" in lauf.stdout
     assert "unbekannte Extraktoren (werden übergangen): Trafilatura" in lauf.stdout
-    assert "Noch nicht kodiert mit" in lauf.stdout and lauf.stdout.rstrip().endswith("erfüllt.")
+    assert "Noch nicht kodiert mit" in lauf.stdout and lauf.stdout.rstrip().endswith(
+        "erfüllt (lauf, check_db)."
+    )
 
 
 def test_check_db_leere_datenbank_listet_alles(leere_db_url, tmp_path):
     lauf = check(leere_db_url, cwd=tmp_path)
     assert lauf.returncode == 4
     assert "Tabelle raw_items (gehört Ingest)" in lauf.stdout
-    for datei in check_db.migrationsdateien():
+    for datei in migrationen.migrationsdateien():
         assert f"Migration {datei.name}" in lauf.stdout
     assert "Traceback" not in lauf.stderr
 
@@ -281,7 +366,7 @@ def test_check_db_migrieren_und_danach_alles_da(leere_db_url, tmp_path):
     raw_items_anlegen(leere_db_url)
     lauf = check(leere_db_url, "--migrieren", cwd=tmp_path)
     assert lauf.returncode == 0, lauf.stdout + lauf.stderr
-    assert lauf.stdout.count("angewandt: aw-") == len(check_db.migrationsdateien())
+    assert lauf.stdout.count("angewandt: aw-") == len(migrationen.migrationsdateien())
 
 
 def test_check_db_ohne_rechte(pg, db_name, tmp_path):
@@ -293,9 +378,16 @@ def test_check_db_ohne_rechte(pg, db_name, tmp_path):
         conn.execute(f"grant select on raw_items, extraktionen, schema_migrationen to {rolle}")
     lauf = check(pg.url(db_name, user=rolle), cwd=tmp_path)
     assert lauf.returncode == 4
-    for recht in ("SELECT", "INSERT", "UPDATE", "DELETE"):
-        assert f"Recht {recht} auf selected_extractor" in lauf.stdout
-    assert "Recht INSERT auf extraktionen (nur für --einlesen)" in lauf.stdout
+    assert "Recht SELECT, INSERT, UPDATE, DELETE auf Tabelle selected_extractor (für lauf)" in lauf.stdout
+    assert "Recht SELECT auf Tabelle selected_extractor (für check_db)" in lauf.stdout
+    assert "Recht TEMPORARY auf die Datenbank (für lauf)" not in lauf.stdout  # TEMP hat PUBLIC
+    assert "für einlesen fehlt: Recht INSERT, UPDATE, DELETE auf Tabelle extraktionen" in lauf.stdout
+
+
+def test_check_db_unbekannter_modus_deutsch(tmp_path):
+    lauf = check(None, "--modus", "falsch", cwd=tmp_path)
+    assert lauf.returncode == 2
+    assert "„falsch“ ist keiner der Werte 'lauf', 'trocken'" in lauf.stderr, lauf.stderr
 
 
 def test_check_db_ohne_url_und_server_weg(tmp_path):
@@ -306,7 +398,247 @@ def test_check_db_ohne_url_und_server_weg(tmp_path):
     assert "Geheim-5678" not in lauf.stderr + lauf.stdout
 
 
-def test_raw_items_ddl_ist_das_von_ingest():
-    # Tests legen raw_items genau mit den Spalten an, die Issue 3 nennt.
-    for spalte in ("id bigint primary key", "slot timestamptz not null", "haus text", "titel text"):
-        assert spalte in RAW_ITEMS_DDL
+def test_raw_items_von_ingest_hat_was_stufe_und_sicht_lesen(leere_db_url):
+    """ingest.RAW_ITEMS (Tests, Vorführung, Benchmarks) gegen das, was wirklich gelesen wird:
+    die Spalten ``r.…`` in der Sicht (aw-003) und in den Abfragen der Stufe, geprüft wie
+    check_db.py es am echten Ingest-Schema tut."""
+    import re
+
+    import check_db
+    import stufe
+
+    gelesen = set()
+    for text in [d.read_text() for d in migrationen.migrationsdateien()] + [
+        str(w) for n, w in vars(stufe).items() if n.startswith(("SQL_", "BEDINGUNG_"))
+    ]:
+        gelesen |= set(re.findall(r"\br\.(\w+)", text))
+    assert {"id", "slot", "haus", "titel", "url", "veroeffentlicht_am"} <= gelesen
+    assert gelesen <= set(check_db.RAW_ITEMS_PFLICHT) | set(check_db.RAW_ITEMS_SICHT), gelesen
+    raw_items_anlegen(leere_db_url)
+    with db.verbinden(leere_db_url, "test", autocommit=True) as conn:
+        fehlt, hinweise = check_db.fehlende_voraussetzungen(conn)
+    assert [f for f in fehlt if "raw_items" in f] == [] and [h for h in hinweise if "ohne" in h] == []
+    assert "slot timestamptz not null" in RAW_ITEMS  # Ingest erlaubt keinen Item ohne Slot
+
+
+# --- Mindestversion des Servers (Issue 10.4) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("nummer", "text"), [(180001, "18.1"), (150018, "15.18"), (140013, "14.13"), (90624, "9.6.24")]
+)
+def test_version_als_text(nummer, text):
+    assert db.version_text(nummer) == text
+
+
+@pytest.mark.parametrize("nummer", [90624, 130020, 140013])
+def test_zu_alter_server_nennt_gefundene_und_noetige_version(nummer):
+    with pytest.raises(VoraussetzungFehlt) as fehler:
+        db.server_version_pruefen(nummer)
+    assert fehler.value.exit_code == 4
+    assert f"PostgreSQL {db.version_text(nummer)}; nötig ist mindestens PostgreSQL 15" in str(fehler.value)
+
+
+@pytest.mark.parametrize("nummer", [150000, 160004, 180001, 190000])
+def test_unterstuetzte_versionen(nummer):
+    db.server_version_pruefen(nummer)
+
+
+def test_der_echte_server_wird_beim_verbinden_geprueft(db_url, monkeypatch, tmp_path):
+    with db.verbinden(db_url, "test") as conn:
+        echte = conn.info.server_version
+    monkeypatch.setattr(db, "MINDESTVERSION", echte // 10000 + 1)
+    with pytest.raises(VoraussetzungFehlt, match=rf"hat PostgreSQL {db.version_text(echte)}; nötig ist"):
+        db.verbinden(db_url, "test")
+
+
+def test_das_sql_nutzt_nichts_ueber_der_mindestversion():
+    """``storage`` in einer Spaltendefinition versteht erst PostgreSQL 16: nur per alter table."""
+    import stufe
+
+    texte = {d.name: d.read_text() for d in migrationen.migrationsdateien()}
+    texte |= {n: str(w) for n, w in vars(stufe).items() if n.startswith("SQL_")}
+    for name, text in texte.items():
+        for zeile in text.splitlines():
+            code = zeile.split("--")[0].lower()
+            if "storage" in code:
+                assert code.lstrip().startswith("alter table"), f"{name}: {zeile}"
+
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+
+
+@pytest.fixture
+def pg15_url(tmp_path):
+    """Ein PostgreSQL 15 (Debian-Paket postgresql-15), sonst übersprungen – eine Zusatzprobe."""
+    if not (PG15 / "initdb").exists():
+        pytest.skip("PostgreSQL 15 nicht installiert (apt-get install postgresql-15)")
+    ort = Path(tempfile.mkdtemp(prefix="aw-pg15-"))
+    als = ["su", "postgres", "-s", "/bin/sh", "-c"] if os.geteuid() == 0 else ["/bin/sh", "-c"]
+    if os.geteuid() == 0:
+        shutil.chown(ort, "postgres")
+    daten, log = ort / "daten", ort / "log"
+    start = f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null && "
+    start += (
+        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -c listen_addresses=\" -l '{log}' -w start >/dev/null"
+    )
+    subprocess.run([*als, start], check=True)
+    try:
+        with psycopg.connect(f"host={ort} user=postgres dbname=postgres", autocommit=True) as conn:
+            conn.execute("create database aw")
+        yield f"host={ort} user=postgres dbname=aw"
+    finally:
+        subprocess.run([*als, f"'{PG15}/pg_ctl' -D '{daten}' -m immediate stop >/dev/null"], check=False)
+        shutil.rmtree(ort, ignore_errors=True)
+
+
+def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
+    raw_items_anlegen(pg15_url)
+    lauf = check(pg15_url, "--migrieren", cwd=tmp_path)
+    assert lauf.returncode == 0 and "der Server hat 15." in lauf.stdout, lauf.stdout + lauf.stderr
+    bestand_anlegen(pg15_url, 50)
+    zustand_setzen(pg15_url, 50, "A")
+    e = starten("auswahl.py", "--backfill", url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 50, "), str(e)
+    with psycopg.connect(pg15_url) as conn:
+        speicher = conn.execute(
+            "select attstorage from pg_attribute where attrelid = 'selected_extractor'::regclass "
+            "and attname = 'text'"
+        ).fetchone()[0]
+    assert speicher == "e"  # storage external, per alter table
+
+
+# --- Migrationen: eigene Grenzen und eine Sperre (Issue 10.10) --------------------------------
+
+LANGSAM = """begin;
+insert into schema_migrationen (name) values ('aw-009-langsam');
+select pg_sleep(0.6);
+commit;
+"""
+
+
+@pytest.fixture
+def mit_langsamer_migration(tmp_path, monkeypatch):
+    """Die echten Migrationen und dahinter eine, die 0,6 s braucht."""
+    ordner = tmp_path / "migrations"
+    ordner.mkdir()
+    for datei in migrationen.migrationsdateien():
+        shutil.copy(datei, ordner)
+    (ordner / "aw-009-langsam.sql").write_text(LANGSAM)
+    monkeypatch.setattr(migrationen, "VERZEICHNIS", ordner)
+    return [d.stem for d in migrationen.migrationsdateien()]
+
+
+def test_migration_laeuft_ohne_das_statement_timeout_der_stufe(
+    leere_db_url, mit_langsamer_migration, monkeypatch
+):
+    raw_items_anlegen(leere_db_url)
+    monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "200ms")  # gilt für Läufe, nicht fürs Migrieren
+    assert migrationen.migrieren(leere_db_url, ausgabe=lambda _: None) == mit_langsamer_migration
+
+
+def test_zwei_migrierer_zugleich_einer_wartet_keiner_scheitert(leere_db_url, mit_langsamer_migration):
+    raw_items_anlegen(leere_db_url)
+    ergebnisse: list = []
+
+    def migrierer():
+        try:
+            ergebnisse.append(migrationen.migrieren(leere_db_url, ausgabe=lambda _: None))
+        except Exception as fehler:  # gesammelt und unten gezeigt
+            ergebnisse.append(fehler)
+
+    faeden = [threading.Thread(target=migrierer) for _ in range(2)]
+    for faden in faeden:
+        faden.start()
+        time.sleep(0.2)
+    for faden in faeden:
+        faden.join(60)
+    assert sorted(ergebnisse, key=len) == [[], mit_langsamer_migration], ergebnisse
+
+
+def test_migrierer_bricht_klar_ab_wenn_die_sperre_zu_lange_gehalten_wird(leere_db_url, tmp_path):
+    raw_items_anlegen(leere_db_url)
+    with psycopg.connect(leere_db_url, autocommit=True) as halter:
+        halter.execute(migrationen.SQL_SPERRE_WARTEN, (migrationen.SPERRE,))
+        e = starten(
+            "check_db.py",
+            "--migrieren",
+            url=leere_db_url,
+            cwd=tmp_path,
+            env={"AUSWAHL_MIGRATION_LOCK_TIMEOUT": "300ms"},
+        )
+    assert e.code == EXIT_GESPERRT and "anderer Migrationslauf hält die Sperre" in e.err, str(e)
+    with psycopg.connect(leere_db_url) as conn:
+        assert conn.execute("select to_regclass('schema_migrationen')").fetchone()[0] is None
+
+
+def test_keine_migrationsdateien_ist_ein_fehler(leere_db_url, tmp_path, monkeypatch):
+    monkeypatch.setattr(migrationen, "VERZEICHNIS", tmp_path / "gibt-es-nicht")
+    with pytest.raises(VoraussetzungFehlt, match="Keine Migrationsdateien gefunden"):
+        migrationen.migrieren(leere_db_url, ausgabe=lambda _: None)
+
+
+# --- aw-005: SHA-256 statt MD5 (Issue 12, FIPS) ------------------------------------------------
+
+
+def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
+    """Vom Stand vor aw-005 (text_md5, alte Prüfsummen) über die Migration: danach hat
+    kein Item etwas zu rechnen, ein Lauf schreibt nichts, Ergebnisse bleiben gleich."""
+    import stufe
+    from version import CODER_VERSION, PRIORITAET
+
+    bestand_anlegen(db_url, 60)
+    zustand_setzen(db_url, 60, "A")
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("update extraktionen set fehler = 'Zeitüberschreitung' where item_id = 5")
+        conn.execute("update extraktionen set text = null where item_id = 6 and extraktor = 'readability'")
+        conn.execute(
+            "update extraktionen set text = 'a\\\\b \\x41 ä' where item_id = 7 and extraktor = 'readability'"
+        )
+    e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 60, "), str(e)
+    lesen = sql.SQL(stufe.SQL_LESEN).format(bedingung=stufe.BEDINGUNG_ALLE)
+    params = {"version": CODER_VERSION, "bekannt": list(PRIORITAET), "alle": False}
+    mit_md5 = sql.SQL(stufe.SQL_LESEN.replace("text_sha256", "text_md5")).format(
+        bedingung=stufe.BEDINGUNG_ALLE
+    )
+    abfrage = "select item_id, extraktor, regel, konsens, metriken, text, ergebnissumme, kodiert_am from selected_extractor order by 1"
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        vorher = conn.execute(abfrage).fetchall()
+        # Zurück auf den Stand vor aw-005: text_md5 wie in aw-001, Prüfsummen wie die Stufe sie damals bildete
+        conn.execute("delete from schema_migrationen where name = 'aw-005-sha256'")
+        conn.execute("alter table extraktionen drop column text_sha256")
+        conn.execute(
+            "alter table extraktionen add column text_md5 bytea generated always as (decode(md5(text), 'hex')) stored"
+        )
+        for zeile in conn.execute(mit_md5, params).fetchall():
+            conn.execute(
+                "update selected_extractor set pruefsumme = %s where item_id = %s", (zeile[3], zeile[0])
+            )
+        # so sähe ein Lauf mit dem neuen Code ohne Umrechnung aus: alles neu zu rechnen
+        assert migrationen.migrieren(db_url, ausgabe=lambda _: None) == ["aw-005-sha256"]
+        spalten = {
+            n
+            for (n,) in conn.execute(
+                "select attname from pg_attribute where attrelid = 'extraktionen'::regclass and attnum > 0 and not attisdropped"
+            )
+        }
+        assert "text_md5" not in spalten and "text_sha256" in spalten
+        zu_rechnen = [z[0] for z in conn.execute(lesen, params) if z[6] is not None]
+        assert zu_rechnen == []
+    e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 0, geändert 0, unverändert 60, "), str(e)
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute(abfrage).fetchall() == vorher  # auch kodiert_am
+
+
+def test_text_sha256_ist_sha256_der_utf8_bytes(daten):
+    import hashlib
+
+    texte = ["", "ä😀", "a\\b\\\\c", "\\x41\\101", "Zeile\nZeile\t"]
+    daten.item(1)
+    for i, text in enumerate(texte):
+        daten.kandidat(1, f"x{i}", text)
+    daten.kandidat(1, "leer", None, "kaputt")
+    for extraktor, text, summe in daten.abfrage("select extraktor, text, text_sha256 from extraktionen"):
+        assert summe == (None if text is None else hashlib.sha256(text.encode()).digest()), extraktor

@@ -41,17 +41,19 @@ from psycopg import sql
 
 import check_db
 import stufe
-from conftest import PROJEKT, RAW_ITEMS_DDL, SLOT, Server
+from conftest import PROJEKT, RAW_ITEMS_DDL, Server
 from fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
+from testhilfen import (
+    SLOT_TEXT,
+    bestand_anlegen,
+    fingerabdruck,
+    sperrname,
+    zustand_setzen,
+)
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
 
-SATZ = (
-    "Der Stadtrat hat am Montag den Haushalt beschlossen und die Sanierung der Schule vertagt. "
-    "Die Opposition kritisierte die neuen Schulden scharf. "
-)
-SLOT_TEXT = "2026-09-07T08:00"  # = SLOT in Berliner Zeit
 ANWENDUNG = "wurzelwerk-auswahl%"  # application_name aller Verbindungen der Stufe
 
 # Alle Spalten der Kodierung außer kodiert_am (die trägt die Zeit des Schreibens).
@@ -59,61 +61,11 @@ SQL_KODIERUNGEN = """
 select item_id, coder_version, extraktor, regel, konsens, metriken::text, text, pruefsumme, ergebnissumme
 from selected_extractor order by item_id, coder_version
 """
-# Fingerabdruck von allem, was ein Lauf nicht ändern darf: die Eingabetabellen
-# Zeile für Zeile (mit extrahiert_am), das Migrationsbuch und die Liste der
-# Relationen in public.
-SQL_FINGERABDRUCK = """
-select
-    (select md5(coalesce(string_agg(r::text, '|' order by r.id), '')) from raw_items r),
-    (select md5(coalesce(string_agg(e::text, '|' order by e.item_id, e.extraktor), '')) from extraktionen e),
-    (select string_agg(name, ',' order by name) from schema_migrationen),
-    (select string_agg(relname || ':' || relkind::text, ',' order by relname)
-     from pg_class where relnamespace = 'public'::regnamespace)
-"""
-SQL_COPY_ITEMS = "copy raw_items (id, slot, haus) from stdin"
 # Verbindungen der Stufe, die noch offen sind (ein getöteter Lauf: bis der Server es merkt).
 SQL_STUFE_VERBUNDEN = "select count(*) from pg_stat_activity where application_name like %s"
 
 
 # --- Bestand ---------------------------------------------------------------------------
-
-
-def basistext(i: int) -> str:
-    zufall = random.Random(i)
-    return " ".join(f"Absatz {i}.{j}: " + SATZ * zufall.randint(1, 3) for j in range(5))
-
-
-def kandidaten(n: int, zustand: str) -> list[tuple[int, str, str | None, str | None]]:
-    """Die Kandidaten eines Stands: A wie üblich; B ändert jedes dritte Item
-    (trafilatura bekommt den ganzen Text: andere Maße, oft eine andere Wahl) und
-    nimmt jedem siebten alle Kandidaten (seine Kodierung wird entfernt)."""
-    zeilen = []
-    for i in range(1, n + 1):
-        if zustand == "B" and i % 7 == 0:
-            continue
-        basis = basistext(i)
-        trafilatura = basis if zustand == "B" and i % 3 == 0 else basis[: len(basis) * 2 // 3]
-        zeilen += [
-            (i, "newspaper4k", "Jetzt abonnieren! " + basis, None),
-            (i, "readability", basis, None),
-            (i, "trafilatura", trafilatura, "timeout" if i % 11 == 0 else None),
-        ]
-    return zeilen
-
-
-def bestand_anlegen(url: str, n: int) -> None:
-    with psycopg.connect(url) as conn, conn.cursor() as cur, cur.copy(SQL_COPY_ITEMS) as copy:
-        for i in range(1, n + 1):
-            copy.write_row((i, SLOT, "haus"))
-
-
-def zustand_setzen(url: str, n: int, zustand: str) -> None:
-    """extraktionen ganz auf Stand A oder B setzen."""
-    with psycopg.connect(url) as conn, conn.cursor() as cur:
-        cur.execute("delete from extraktionen")
-        with cur.copy("copy extraktionen (item_id, extraktor, text, fehler) from stdin") as copy:
-            for zeile in kandidaten(n, zustand):
-                copy.write_row(zeile)
 
 
 def kodierungen(conn: psycopg.Connection) -> dict[int, tuple]:
@@ -130,11 +82,6 @@ def kodierungen_setzen(url: str, zeilen: dict[int, tuple]) -> None:
         with cur.copy(f"copy selected_extractor ({spalten}) from stdin") as copy:
             for zeile in zeilen.values():
                 copy.write_row(zeile)
-
-
-def fingerabdruck(url: str) -> tuple:
-    with psycopg.connect(url) as conn:
-        return conn.execute(SQL_FINGERABDRUCK).fetchone()
 
 
 def warten_bis_getrennt(url: str, sekunden: float = 15) -> float:
@@ -361,12 +308,6 @@ def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
 
 
 # --- Zwei Läufe zugleich ---------------------------------------------------------------------
-
-
-def sperrname(teil: tuple[int, int] | None = None) -> str:
-    """Der Name der Sperre, wie stufe.sperren ihn bildet."""
-    ganz = f"{stufe.SPERR_PRAEFIX} {CODER_VERSION}"
-    return ganz if teil is None else f"{ganz} teil {teil[0]}/{teil[1]}"
 
 
 # gerade; mit --prozesse 1 schreibt ein Backfill darüber rund zwei Sekunden, ein Teil die Hälfte

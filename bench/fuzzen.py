@@ -1,9 +1,9 @@
-"""Fuzzing in groß: die Eigenschaften aus test_fuzz.py mit vielen Beispielen.
+"""Fuzzing in groß: die Eigenschaften aus bench/eigenschaften.py mit vielen Beispielen.
 
-CI prüft je Eigenschaft 200 Beispiele; dieses Skript dieselben Eigenschaften
-(bereinigen, tokens, tokens idempotent, waehle, JSON-Lader) mit ``-n``
-Beispielen je Eigenschaft – Voreinstellung 20 000, zusammen 100 000 – und
-zählt, wie viele wirklich geprüft wurden. Ein Gegenbeispiel bricht ab und
+CI prüft je Eigenschaft 200 Beispiele (test_fuzz.py); dieses Skript dieselben
+Eigenschaften (bereinigen, tokens, tokens idempotent, waehle, JSON-Lader) mit
+``-n`` Beispielen je Eigenschaft – Voreinstellung 20 000, zusammen 100 000 –
+und zählt, wie viele wirklich geprüft wurden. Ein Gegenbeispiel bricht ab und
 steht mit hypothesis' Minimierung auf stderr (Exit 1).
 
     python -m bench.fuzzen                 # 5 × 20 000 = 100 000 Beispiele (~4 min)
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,13 +23,35 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-EIGENSCHAFTEN = {
-    "bereinigen": "test_bereinigen_wirft_nie_und_ist_deterministisch",
-    "tokens": "test_tokens_wirft_nie_deterministisch_und_zeilenweise_gleich",
-    "tokens-idempotent": "test_tokens_idempotent_auf_eigenem_ergebnis",
-    "waehle": "test_waehle_wirft_nie_und_entscheidet_stabil",
-    "lader": "test_lader_gibt_artikel_oder_eingabefehler",
-}
+from hypothesis import HealthCheck, given, settings
+
+from bench.eigenschaften import EIGENSCHAFTEN
+
+
+def pruefen(name: str, beispiele: int) -> int:
+    """Prüft eine Eigenschaft mit ``beispiele`` Beispielen; gibt die Zahl der geprüften zurück."""
+    strategie, pruefung = EIGENSCHAFTEN[name]
+    gezaehlt = 0
+
+    def zaehlend(wert) -> None:
+        nonlocal gezaehlt
+        gezaehlt += 1
+        pruefung(wert)
+
+    lauf = settings(
+        max_examples=beispiele,
+        deadline=None,
+        database=None,  # keine 100 000 Einträge in .hypothesis/
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )(given(strategie)(zaehlend))
+    try:
+        # Warnungen des Laders (doppelte Schlüssel) gingen sonst zu Tausenden nach stderr.
+        with contextlib.redirect_stderr(io.StringIO()):
+            lauf()
+    except Exception:  # das Gegenbeispiel zeigen, nicht verschlucken
+        print(f"{name}: Gegenbeispiel nach {gezaehlt} Beispielen", file=sys.stderr)
+        raise
+    return gezaehlt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,27 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nur", nargs="+", choices=list(EIGENSCHAFTEN), help="nur diese Eigenschaften")
     args = parser.parse_args(argv)
 
-    # Vor dem Import: test_fuzz liest die Zahl beim Laden in seine settings.
-    os.environ["AW_FUZZ_BEISPIELE"] = str(args.beispiele)
-    os.environ["AW_FUZZ_OHNE_DATENBANK"] = "1"  # keine 100 000 Einträge in .hypothesis/
-    import test_fuzz
-
     gesamt_start = time.perf_counter()
+    summe = 0
     for name in args.nur or EIGENSCHAFTEN:
         start = time.perf_counter()
-        # Warnungen des Laders (doppelte Schlüssel) gehen sonst zu Tausenden nach stderr.
-        with contextlib.redirect_stderr(io.StringIO()):
-            try:
-                getattr(test_fuzz, EIGENSCHAFTEN[name])()
-                fehler = None
-            except Exception as e:  # das Gegenbeispiel zeigen, nicht verschlucken
-                fehler = e
-        if fehler is not None:
-            print(f"{name}: Gegenbeispiel nach {test_fuzz.ZAEHLER[name]} Beispielen", file=sys.stderr)
-            raise fehler
-        sekunden = time.perf_counter() - start
-        print(f"{name:<20}{test_fuzz.ZAEHLER[name]:>9} Beispiele  {sekunden:7.1f} s", flush=True)
-    summe = sum(test_fuzz.ZAEHLER.values())
+        gezaehlt = pruefen(name, args.beispiele)
+        summe += gezaehlt
+        print(f"{name:<20}{gezaehlt:>9} Beispiele  {time.perf_counter() - start:7.1f} s", flush=True)
     print(
         f"{'zusammen':<20}{summe:>9} Beispiele  {time.perf_counter() - gesamt_start:7.1f} s, kein Gegenbeispiel"
     )

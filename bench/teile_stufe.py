@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 import stufe
 from bench.erzeugen import artikel
-from bench.tempo_waehle import _laufzeit
+from bench.messen import laufzeit
 from normalisierung import bereinigen
 from regeln import waehle
 from version import CODER_VERSION, PRIORITAET
@@ -50,8 +50,8 @@ def auftraege(n: int, seed: int) -> list[tuple]:
 
 
 def messen(funktion: Callable[[object], object], eingaben: list, runden: int) -> float:
-    """Beste CPU-Zeit aus den Runden, gemessen wie in ``bench.tempo_waehle``."""
-    return min(_laufzeit(funktion, eingaben) for _ in range(runden))
+    """Beste CPU-Zeit aus den Runden, gemessen mit ``bench.messen.laufzeit``."""
+    return min(laufzeit(funktion, eingaben) for _ in range(runden))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -155,7 +155,7 @@ def laden_und_grundlinie(url: str, n: int, seed: int, runden: int) -> dict[str, 
     """Bestand erzeugen, per COPY laden, dann die Grundlinie messen (CPU-Sekunden)."""
     from bench import basis
     from bench.erzeugen import artikel
-    from bench.tempo_waehle import _bereinigen_der_wahl, _laufzeit
+    from bench.messen import bereinigen_der_wahl, laufzeit
 
     items = list(artikel(n, seed))
     bestand_laden(url, items)
@@ -171,11 +171,11 @@ def laden_und_grundlinie(url: str, n: int, seed: int, runden: int) -> dict[str, 
     # Zum Vergleich, was die Stufe selbst je Item rechnet (regeln.waehle und
     # normalisierung.bereinigen der Wahl): der Rest eines Backfills ist Beiwerk.
     funktionen = {"waehle": (basis.waehle, eingaben), "bereinigen": (basis.bereinigen, texte)}
-    funktionen["stufe"] = (_bereinigen_der_wahl, eingaben)
+    funktionen["stufe"] = (bereinigen_der_wahl, eingaben)
     beste = dict.fromkeys(funktionen, float("inf"))
     for _ in range(runden):
         for name, (funktion, daten) in funktionen.items():
-            beste[name] = min(beste[name], _laufzeit(funktion, daten))
+            beste[name] = min(beste[name], laufzeit(funktion, daten))
     return beste
 
 

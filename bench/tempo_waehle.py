@@ -18,11 +18,8 @@ Aufruf (aus dem Projektverzeichnis)::
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
-import time
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
@@ -30,59 +27,8 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 from bench import basis
 from bench.erzeugen import artikel, fuzz
-from normalisierung import bereinigen
-from regeln import Entscheidung, waehle
-
-
-def als_dict(e: Entscheidung) -> dict:
-    """Eine Entscheidung in der Form der Grundlinie."""
-    return {
-        "extraktor": e.extraktor,
-        "regel": e.regel,
-        "konsens": e.konsens,
-        "unbekannt": e.unbekannt,
-        "kandidaten": e.metriken(),
-    }
-
-
-def abweichungen(items: Iterable[dict]) -> list[tuple[object, dict, dict]]:
-    """Items, bei denen waehle anders entscheidet als die Grundlinie.
-
-    ``repr`` vergleicht Gleitkommazahlen bitgenau (kürzeste eindeutige
-    Darstellung) und unterscheidet 0 von 0.0.
-    """
-    falsch = []
-    for item in items:
-        soll = basis.waehle(item["extractions"])
-        ist = als_dict(waehle(item["extractions"]))
-        if repr(soll) != repr(ist):
-            falsch.append((item.get("id"), soll, ist))
-    return falsch
-
-
-def _laufzeit(funktion: Callable[[object], object], eingaben: list) -> float:
-    """CPU-Sekunden dieses Prozesses für alle Eingaben, ohne Speicherbereinigung.
-
-    Prozesszeit statt Wanduhr: die zwei Kerne teilen sich mehrere Prozesse,
-    und Wartezeit auf den Kern soll nicht als Rechenzeit zählen.
-    """
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.process_time()
-        for eingabe in eingaben:
-            funktion(eingabe)
-        return time.process_time() - start
-    finally:
-        gc.enable()
-
-
-def _bereinigen_der_wahl(extraktionen: object) -> str:
-    """Was der Backfill je Item rechnet: Wahl und Lesetext der Wahl."""
-    e = waehle(extraktionen)
-    eintrag = extraktionen.get(e.extraktor) if isinstance(extraktionen, dict) else None
-    text = eintrag.get("text") if isinstance(eintrag, dict) else None
-    return bereinigen(text) if isinstance(text, str) else ""
+from bench.messen import abweichungen, bereinigen_der_wahl, laufzeit
+from regeln import waehle
 
 
 def messen(eingaben: list, wiederholungen: int) -> dict[str, float]:
@@ -90,12 +36,12 @@ def messen(eingaben: list, wiederholungen: int) -> dict[str, float]:
     funktionen = {
         "basis": basis.waehle,
         "waehle": waehle,
-        "waehle+bereinigen": _bereinigen_der_wahl,
+        "waehle+bereinigen": bereinigen_der_wahl,
     }
     beste = dict.fromkeys(funktionen, float("inf"))
     for runde in range(wiederholungen):
         for name, funktion in funktionen.items():
-            beste[name] = min(beste[name], _laufzeit(funktion, eingaben))
+            beste[name] = min(beste[name], laufzeit(funktion, eingaben))
         print(
             f"Runde {runde + 1}/{wiederholungen}: "
             + ", ".join(f"{n} {1000 * s / len(eingaben):.3f} ms" for n, s in beste.items()),

@@ -25,10 +25,11 @@ create table selected_extractor (
     -- je bekanntem Extraktor: klasse, aktiv, shingles, abdeckung, stuetzung, score
     metriken jsonb not null,
     -- bereinigter Text der Wahl (normalisierung.bereinigen); NULL, wenn sie keinen Text hat.
-    -- Unkomprimiert (storage external): pglz kostete beim Schreiben mehr als
-    -- die Hälfte der Server-CPU (20.000 Items: 1,38 s gegen 0,61 s), der Platz
-    -- wächst um 2 KB je Item (python -m bench.speicher_db; README, Abweichungen).
-    text text storage external,
+    -- Unkomprimiert (storage external, unten per alter table – „storage“ in der
+    -- Spaltendefinition versteht erst PostgreSQL 16): pglz kostete beim Schreiben
+    -- mehr als die Hälfte der Server-CPU (20.000 Items: 1,38 s gegen 0,61 s), der
+    -- Platz wächst um 2 KB je Item (python -m bench.speicher_db; README, Abweichungen).
+    text text,
     -- SHA-256 der Eingabe (je bekanntem Extraktor Name, MD5 des Texts, Fehler),
     -- aus der die Zeile zuletzt berechnet wurde. Ist sie gleich, rechnet ein Lauf
     -- das Item gar nicht erst (unter derselben coder_version folgt die Zeile
@@ -41,6 +42,8 @@ create table selected_extractor (
     kodiert_am timestamptz not null default now(),
     primary key (item_id, coder_version)
 );
+
+alter table selected_extractor alter column text set storage external;
 
 -- Backfill und Bestandszählung je Version: „welche Items hat diese Version?“
 create index selected_extractor_version_item on selected_extractor (coder_version, item_id);

@@ -1,13 +1,15 @@
 -- Rolle mit geringsten Rechten für den Betrieb der Stufe (wurzelwerk-auswahl).
 --
--- Sie darf raw_items und extraktionen lesen und selected_extractor lesen und
--- schreiben (einfügen, ändern, löschen) – sonst nichts: keine Tabelle anlegen,
--- ändern oder löschen, nichts in raw_items, extraktionen oder
--- schema_migrationen schreiben. Dazu kommt, was ein Lauf nebenbei braucht:
--- CONNECT und TEMP auf der Datenbank (jeder Stapel geht per COPY durch eine
--- temporäre Tabelle), USAGE auf dem Schema und SELECT auf schema_migrationen
--- (die Stufe prüft vor dem Lauf, ob alle Migrationen angewandt sind). Die
--- Advisory-Locks eines Laufs brauchen kein Recht.
+-- ERZEUGT aus rechte.py (python rechte.py --rezept > rollen/aw-rolle-stufe.sql);
+-- nicht von Hand ändern – ein Test vergleicht die Datei mit rechte.py.
+--
+-- Die Rolle bekommt, was die Modi lauf, trocken, stichprobe, check_db brauchen (Tabelle in
+-- docs/betrieb.md): raw_items und extraktionen lesen, selected_extractor lesen
+-- und schreiben, schema_migrationen lesen, CONNECT und TEMPORARY auf der
+-- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe),
+-- sobald es die Tabelle gibt – sonst nichts. Mit -v einlesen=1 zusätzlich,
+-- was --einlesen braucht (extraktionen einfügen, ändern, löschen). Die
+-- Advisory-Locks eines Laufs brauchen kein Recht. Migrieren darf die Rolle nicht.
 --
 -- Ausführen als Eigentümer der Tabellen (der Rolle, die die Migrationen
 -- angewandt hat) oder als Superuser, in der Datenbank der Stufe:
@@ -22,10 +24,6 @@
 -- wer das nicht will, lässt -v passwort weg und setzt es danach mit \password.
 -- Ohne CREATEROLE/Superuser scheitert das Anlegen der Rolle: dann legt ein
 -- Admin sie an, und das Skript vergibt nur noch die Rechte.
---
--- --einlesen (Kandidaten aus einer Datei laden) schreibt extraktionen und
--- gehört nicht zum Betrieb der Stufe; wer es unter dieser Rolle braucht,
--- vergibt zusätzlich: grant insert, update on extraktionen to aw_stufe;
 
 \if :{?rolle}
 \else
@@ -43,15 +41,23 @@ alter role :"rolle" login nosuperuser nocreatedb nocreaterole noinherit noreplic
 alter role :"rolle" password :'passwort';
 \endif
 
--- Die Datenbank: verbinden und temporäre Tabellen (für die Stapel).
 select current_database() as datenbank \gset
+
+-- Betrieb: lauf, trocken, stichprobe, check_db
 grant connect, temporary on database :"datenbank" to :"rolle";
 grant usage on schema public to :"rolle";
-
--- Lesen, was die Stufe liest.
-grant select on table raw_items, extraktionen, schema_migrationen to :"rolle";
-
--- Schreiben, was die Stufe schreibt.
+grant select on table schema_migrationen to :"rolle";
+grant select on table raw_items to :"rolle";
+grant select on table extraktionen to :"rolle";
 grant select, insert, update, delete on table selected_extractor to :"rolle";
+select format('grant select, insert, update on table %I to %I', 'auswahl_laeufe', :'rolle')
+where to_regclass('auswahl_laeufe') is not null \gexec
+select format('grant usage on sequence %I to %I', 'auswahl_laeufe_id_seq', :'rolle')
+where to_regclass('auswahl_laeufe_id_seq') is not null \gexec
+
+-- Zusätzlich für --einlesen (nur mit -v einlesen=1)
+\if :{?einlesen}
+grant insert, update, delete on table extraktionen to :"rolle";
+\endif
 
 commit;
