@@ -47,7 +47,7 @@ from version import CODER_VERSION
     help="Die N zweifelhaftesten Entscheidungen als CSV (und HTML) zum Prüfen von Hand schreiben.",
 )
 @click.option(
-    "--teil", metavar="K/N", help="Nur die Items mit id %% N = K-1 (Arbeit auf mehrere Rechner verteilen)."
+    "--teil", metavar="K/N", help="Nur die Items mit id % N = K-1 (Arbeit auf mehrere Rechner verteilen)."
 )
 @click.option(
     "--prozesse",
