@@ -25,6 +25,12 @@ from version import CODER_VERSION
     help="Ausgabedatei im Stapelbetrieb (Voreinstellung: <stamm>_selected.json neben der "
     "Eingabe; - für stdout).",
 )
+@click.option(
+    "--streng",
+    is_flag=True,
+    help="Stapelbetrieb: unbekannte Feldnamen (content statt text, extraction statt extractions) "
+    "sind ein Fehler statt einer Warnung; dann wird nichts geschrieben.",
+)
 @click.option("--backfill", is_flag=True, help="Alle Items mit mindestens einem Kandidaten kodieren.")
 @click.option(
     "--slot",
@@ -58,13 +64,13 @@ from version import CODER_VERSION
 @click.version_option(
     CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
 )
-def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse):
+def cli(datei, ausgabe, streng, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse):
     """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
     oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
 
     \b
     Stapelbetrieb (ohne Datenbank):
-      auswahl.py DATEI.json [-o AUSGABE.json] [--stichprobe N]
+      auswahl.py DATEI.json [-o AUSGABE.json] [--stichprobe N] [--streng]
     Datenbank (DATABASE_URL aus der Umgebung oder .env):
       auswahl.py --backfill [--trocken] [--stichprobe N] [--teil K/N]
       auswahl.py --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
@@ -91,6 +97,8 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, pro
         )
     if ausgabe is not None and not datei:
         raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
+    if streng and not datei:
+        raise Aufruffehler("--streng gilt nur im Stapelbetrieb mit DATEI.")
     if (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:
@@ -99,7 +107,7 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, pro
     if datei:
         import stapel
 
-        stapel.stapel(datei, ausgabe, stichprobe=stichprobe)
+        stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng)
     elif einlesen:
         import stufe
 

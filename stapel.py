@@ -372,10 +372,7 @@ def zeile(eintrag: dict) -> bytes:
 
 
 def schluessel(eintrag: dict, index: int) -> str:
-    for name in ("id", "item_id"):
-        if isinstance(eintrag.get(name), str | int) and not isinstance(eintrag.get(name), bool):
-            return str(eintrag[name])
-    return f"[{index}]"
+    return kennung(eintrag) or f"[{index}]"
 
 
 def fall(eintrag: dict, index: int, entscheidung: Entscheidung) -> stichprobe_modul.Fall:
@@ -390,8 +387,93 @@ def fall(eintrag: dict, index: int, entscheidung: Entscheidung) -> stichprobe_mo
     return stichprobe_modul.Fall(schluessel(eintrag, index), entscheidung, texte, info)
 
 
+# Felder eines Kandidaten, die die Regeln lesen; alles andere übergehen sie.
+KANDIDATENFELDER = ("text", "error")
+
+
+@dataclass
+class Formpruefung:
+    """Hinweise auf ein falsches Format: Feldnamen, die die Regeln nicht kennen.
+
+    Die Regeln bleiben, wie sie sind – ein Kandidat ohne ``text`` ist „nicht
+    verfügbar“, ein Artikel ohne ``extractions`` fällt auf newspaper4k zurück –,
+    aber wer ``content`` statt ``text`` oder ``extraction`` statt ``extractions``
+    schreibt, soll das nicht erst an „rueckfall 100 %“ merken. ``streng``
+    macht aus dem ersten Befund einen Eingabefehler, bevor etwas geschrieben ist.
+    """
+
+    name: str
+    streng: bool = False
+    ohne_feld: int = 0  # Artikel ohne das Feld extractions
+    erster_ohne: str = ""  # „Artikel [0] (a0) hat …“ für die Meldung
+    warnungen: list[str] = field(default_factory=list)
+    weitere: int = 0
+
+    def befund(self, satz: str) -> None:
+        if self.streng:
+            raise EingabeFehler(f"{self.name}: {satz}; --streng: nichts geschrieben.")
+        if len(self.warnungen) < HOECHSTENS_WARNUNGEN:
+            self.warnungen.append(f"Warnung: {satz} – der Kandidat gilt als nicht verfügbar.")
+        else:
+            self.weitere += 1
+
+    def beachte(self, eintrag: dict, index: int) -> None:
+        wer = f"Artikel [{index}]" + (f" ({eintrag_id})" if (eintrag_id := kennung(eintrag)) else "")
+        if "extractions" not in eintrag:
+            self.ohne_feld += 1
+            if not self.erster_ohne:
+                felder = list(eintrag)
+                aehnlich = difflib.get_close_matches("extractions", felder, n=1, cutoff=0.6)
+                if aehnlich:
+                    self.erster_ohne = f"{wer} hat „{aehnlich[0]}“ (gemeint: extractions?)"
+                else:
+                    namen = ", ".join(f"„{f}“" for f in felder[:10]) + (", …" if len(felder) > 10 else "")
+                    self.erster_ohne = f"{wer} hat die Felder {namen}" if felder else f"{wer} ist leer"
+            return
+        extraktionen = eintrag["extractions"]
+        if not isinstance(extraktionen, Mapping):
+            return
+        for kandidat_name, kandidat in extraktionen.items():
+            if isinstance(kandidat, Mapping) and "text" not in kandidat:
+                fremde = [str(f) for f in kandidat if f not in KANDIDATENFELDER]
+                if fremde:
+                    namen = ", ".join(f"„{f}“" for f in fremde)
+                    self.befund(f"{wer}, Kandidat „{kandidat_name}“: kein Feld „text“, aber {namen}")
+
+    def abschliessen(self, artikel: int) -> None:
+        """Nach allen Artikeln, vor dem Schreiben: Warnungen zeigen oder (streng) abbrechen."""
+        if artikel and self.ohne_feld == artikel:
+            satz = (
+                f"kein Artikel hat das Feld „extractions“ – alle {artikel} fallen auf newspaper4k zurück. "
+                f"{self.erster_ohne}"
+            )
+            if self.streng:
+                raise EingabeFehler(f"{self.name}: {satz}; --streng: nichts geschrieben.")
+            self.warnungen.append(f"Warnung: {satz}.")
+        for warnung in self.warnungen:
+            click.echo(warnung, err=True)
+        if self.weitere:
+            click.echo(
+                f"Warnung: {self.weitere} weitere Kandidaten ohne „text“ mit unbekannten Feldern, "
+                "nicht einzeln gezeigt.",
+                err=True,
+            )
+
+
+def kennung(eintrag: dict) -> str:
+    """id oder item_id des Artikels als Text; leer, wenn er keine brauchbare hat."""
+    for name in ("id", "item_id"):
+        if isinstance(eintrag.get(name), str | int) and not isinstance(eintrag.get(name), bool):
+            return str(eintrag[name])
+    return ""
+
+
 def entscheiden(
-    artikel: list, bilanz: Bilanz, stichprobe: stichprobe_modul.Stichprobe | None, balken: bool
+    artikel: list,
+    bilanz: Bilanz,
+    stichprobe: stichprobe_modul.Stichprobe | None,
+    balken: bool,
+    pruefung: Formpruefung | None = None,
 ) -> None:
     """Setzt ``selected_extractor`` und ersetzt jeden Artikel durch seine fertige Zeile.
 
@@ -407,6 +489,8 @@ def entscheiden(
     ) as fortschritt:
         for index in range(len(artikel)):
             eintrag = artikel[index]
+            if pruefung is not None:
+                pruefung.beachte(eintrag, index)
             extraktionen = eintrag.get("extractions")
             entscheidung = waehle(extraktionen)
             eintrag[FELD] = entscheidung.extraktor  # überschreibt an seiner Stelle, sonst hinten an
@@ -594,7 +678,7 @@ def sigterm_wie_strg_c() -> Iterator[None]:
         signal.signal(signal.SIGTERM, vorher if vorher is not None else signal.SIG_DFL)
 
 
-def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) -> Bilanz:
+def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None, streng: bool = False) -> Bilanz:
     """Liest ``datei``, entscheidet je Artikel, schreibt die Ausgabe atomar.
 
     Alles, was Menschen lesen (Warnungen, Zusammenfassung, Pfad der
@@ -610,7 +694,9 @@ def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) ->
             artikel, groesse = laden(datei)
             balken = groesse >= BALKEN_AB_BYTES
             auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
-            entscheiden(artikel, bilanz, auswahl, balken)
+            pruefung = Formpruefung(anzeigename(datei), streng)
+            entscheiden(artikel, bilanz, auswahl, balken, pruefung)
+            pruefung.abschliessen(bilanz.artikel)
             schreiben(bilanz.ziel, teile(artikel))
             geschrieben = True
             del artikel

@@ -253,6 +253,88 @@ def test_falsche_typen_sind_kein_fehler(tmp_path):
     assert "Ohne extractions-Objekt (Rückfall newspaper4k): 2 Artikel" in ergebnis.stderr
 
 
+# --- Laute Warnung bei falschem Format (Issue 11.5) ------------------------------------------
+
+
+def test_falscher_feldname_extraction_warnt_mit_feld_und_artikel(tmp_path):
+    daten = [{"id": f"a{i}", "extraction": {"trafilatura": kandidat(TEXT_A)}} for i in range(3)]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "f.json", daten)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (
+        "Warnung: kein Artikel hat das Feld „extractions“ – alle 3 fallen auf newspaper4k zurück. "
+        "Artikel [0] (a0) hat „extraction“ (gemeint: extractions?)."
+    ) in ergebnis.stderr
+    # Die Regeln bleiben, wie sie sind: Rückfall, Ausgabe wie immer.
+    aus = json.loads((tmp_path / "f_selected.json").read_text("utf-8"))
+    assert [a["selected_extractor"] for a in aus] == ["newspaper4k"] * 3
+
+
+def test_ohne_aehnliches_feld_nennt_die_warnung_die_felder_des_artikels(tmp_path):
+    daten = [{"id": 7, "kandidaten": {}, "url": "u"}]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "f.json", daten)))
+    assert "Artikel [0] (7) hat die Felder „id“, „kandidaten“, „url“." in ergebnis.stderr
+
+
+def test_kandidat_mit_content_statt_text_warnt_mit_artikel_und_kandidat(tmp_path):
+    daten = [
+        artikel(0, newspaper4k=kandidat(TEXT_A), readability=kandidat(TEXT_A)),
+        artikel(1, newspaper4k={"content": TEXT_A, "error": None}, trafilatura={"error": "HTTP 404"}),
+    ]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "k.json", daten)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (
+        "Warnung: Artikel [1] (a1), Kandidat „newspaper4k“: kein Feld „text“, aber „content“ – "
+        "der Kandidat gilt als nicht verfügbar."
+    ) in ergebnis.stderr
+    assert "trafilatura" not in ergebnis.stderr.split("Je Extraktor")[0]  # nur error: kein Formfehler
+
+
+def test_kandidatenwarnungen_hoechstens_zwanzig_einzeln(tmp_path):
+    daten = [artikel(i, readability={"content": TEXT_A}) for i in range(25)]
+    fehler = aufrufen(str(ablegen(tmp_path / "k.json", daten))).stderr
+    assert fehler.count("kein Feld „text“") == 20
+    assert (
+        "Warnung: 5 weitere Kandidaten ohne „text“ mit unbekannten Feldern, nicht einzeln gezeigt." in fehler
+    )
+
+
+@pytest.mark.parametrize(
+    ("daten", "satz"),
+    [
+        (
+            [{"id": "x", "extraction": {}}],
+            "Fehler: k.json: kein Artikel hat das Feld „extractions“",
+        ),
+        (
+            [artikel(0, newspaper4k={"content": TEXT_A})],
+            "Fehler: k.json: Artikel [0] (a0), Kandidat „newspaper4k“: kein Feld „text“, aber „content“",
+        ),
+    ],
+    ids=["extraction", "content"],
+)
+def test_streng_macht_die_warnung_zum_fehler_und_schreibt_nichts(tmp_path, daten, satz):
+    eingabe = ablegen(tmp_path / "k.json", daten)
+    ergebnis = CliRunner().invoke(cli, [str(eingabe), "--streng"])
+    assert ergebnis.exit_code == EXIT_EINGABE, ergebnis.output
+    assert ergebnis.stderr.startswith(satz.replace("k.json", str(eingabe))), ergebnis.stderr
+    assert "--streng: nichts geschrieben." in ergebnis.stderr
+    assert not (tmp_path / "k_selected.json").exists()
+
+
+def test_streng_ohne_befund_schreibt_wie_sonst(tmp_path, zwei):
+    ergebnis = aufrufen(str(zwei), "--streng", "-o", str(tmp_path / "s.json"))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    ohne = aufrufen(str(zwei), "-o", str(tmp_path / "o.json"))
+    assert (tmp_path / "s.json").read_bytes() == (tmp_path / "o.json").read_bytes()
+    assert "Warnung" not in ergebnis.stderr + ohne.stderr
+
+
+def test_streng_gilt_nur_im_stapelbetrieb():
+    ergebnis = aufrufen("--backfill", "--streng")
+    assert ergebnis.exit_code == EXIT_AUFRUF
+    assert "--streng gilt nur im Stapelbetrieb mit DATEI." in ergebnis.stderr
+
+
 def streng_laden(roh: bytes):
     """json.loads, das NaN/Infinity nicht durchgehen lässt – wie jeder andere JSON-Leser."""
 
@@ -368,7 +450,8 @@ def test_doppelte_schluessel_hoechstens_zwanzig_einzeln(tmp_path):
     roh = "[" + ",".join('{"a": 1, "a": 2}' for _ in range(25)) + "]"
     ergebnis = aufrufen(str(ablegen(tmp_path / "d.json", roh)))
     assert ergebnis.exit_code == 0, ergebnis.output
-    warnungen = [z for z in ergebnis.stderr.splitlines() if z.startswith("Warnung")]
+    # (dazu käme die Warnung, dass kein Artikel extractions hat – hier nicht gemeint)
+    warnungen = [z for z in ergebnis.stderr.splitlines() if z.startswith("Warnung") and "Schlüssel" in z]
     assert len(warnungen) == stapel.HOECHSTENS_WARNUNGEN + 1 == 21
     assert warnungen[19].startswith("Warnung: Artikel [19], (Artikel)")
     assert warnungen[20] == "Warnung: doppelte Schlüssel in 5 weiteren Objekten, nicht einzeln gezeigt."
