@@ -12,6 +12,8 @@ import click
 from fehler import Aufruffehler, DeutscherBefehl
 from version import CODER_VERSION
 
+BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py startet denselben
+
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument(
@@ -20,6 +22,8 @@ from version import CODER_VERSION
 @click.option(
     "-o",
     "--ausgabe",
+    "--output",  # so heißt die Option in Quelle 000; beide Namen gelten
+    "ausgabe",
     metavar="AUSGABE.json",
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Ausgabedatei im Stapelbetrieb (Voreinstellung: <stamm>_selected.json neben der "
@@ -70,11 +74,14 @@ def cli(datei, ausgabe, streng, backfill, slot, einlesen, trocken, stichprobe, t
 
     \b
     Stapelbetrieb (ohne Datenbank):
-      auswahl.py DATEI.json [-o AUSGABE.json] [--stichprobe N] [--streng]
+      wurzelwerk-auswahl DATEI.json [-o AUSGABE.json] [--stichprobe N] [--streng]
     Datenbank (DATABASE_URL aus der Umgebung oder .env):
-      auswahl.py --backfill [--trocken] [--stichprobe N] [--teil K/N]
-      auswahl.py --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
-      auswahl.py --einlesen DATEI.json
+      wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
+      wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
+      wurzelwerk-auswahl --einlesen DATEI.json
+
+    wurzelwerk-auswahl ist der installierte Befehl (pip install -e .);
+    python auswahl.py ist derselbe Befehl ohne Installation.
 
     Exit-Codes: 0 Erfolg, 1 Eingabefehler, 2 Aufruffehler, 3 Datenbank nicht
     erreichbar, 4 Voraussetzung fehlt, 5 anderer Lauf hält die Sperre,

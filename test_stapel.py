@@ -130,6 +130,24 @@ def test_ausgabe_mit_o(tmp_path, zwei):
     assert not (tmp_path / "daten_selected.json").exists()
 
 
+def test_output_wie_in_quelle_000_gleichwertig_mit_ausgabe(tmp_path, zwei):
+    for schalter in ("-o", "--ausgabe", "--output"):
+        ziel = tmp_path / f"aus{schalter}.json"
+        ergebnis = aufrufen(str(zwei), schalter, str(ziel))
+        assert ergebnis.exit_code == 0, ergebnis.output
+    assert (tmp_path / "aus-o.json").read_bytes() == (tmp_path / "aus--output.json").read_bytes()
+    assert (tmp_path / "aus--ausgabe.json").read_bytes() == (tmp_path / "aus--output.json").read_bytes()
+
+
+def test_befehlsname_ist_wurzelwerk_auswahl_auch_ueber_auswahl_py(tmp_path):
+    """python auswahl.py und der installierte Befehl heißen in Hilfe und Fehlern gleich."""
+    hilfe = unterprozess("--help", cwd=tmp_path)
+    assert hilfe.stdout.decode().startswith("Aufruf: wurzelwerk-auswahl [OPTIONEN] [DATEI.json]")
+    assert "-o, --ausgabe, --output AUSGABE.json" in hilfe.stdout.decode()
+    falsch = unterprozess("--bla", cwd=tmp_path)
+    assert "Hilfe: wurzelwerk-auswahl -h" in falsch.stderr.decode()
+
+
 def test_stdin_nach_stdout(zwei):
     ergebnis = aufrufen("-", eingabe=zwei.read_bytes())
     assert ergebnis.exit_code == 0, ergebnis.output
