@@ -30,6 +30,12 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
     "Eingabe; - für stdout).",
 )
 @click.option(
+    "--mit-entscheidung",
+    is_flag=True,
+    help="Stapelbetrieb: neben selected_extractor das Feld auswahl mit Regel, Konsensgröße "
+    "und bereinigtem Text (wie die Datenbank sie speichert).",
+)
+@click.option(
     "--streng",
     is_flag=True,
     help="Stapelbetrieb: unbekannte Feldnamen (content statt text, extraction statt extractions) "
@@ -68,13 +74,16 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
 @click.version_option(
     CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
 )
-def cli(datei, ausgabe, streng, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse):
+def cli(
+    datei, ausgabe, mit_entscheidung, streng, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse
+):
     """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
     oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
 
     \b
     Stapelbetrieb (ohne Datenbank):
-      wurzelwerk-auswahl DATEI.json [-o AUSGABE.json] [--stichprobe N] [--streng]
+      wurzelwerk-auswahl DATEI.json [-o AUSGABE.json] [--stichprobe N]
+                         [--streng] [--mit-entscheidung]
     Datenbank (DATABASE_URL aus der Umgebung oder .env):
       wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
       wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
@@ -106,6 +115,8 @@ def cli(datei, ausgabe, streng, backfill, slot, einlesen, trocken, stichprobe, t
         raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
     if streng and not datei:
         raise Aufruffehler("--streng gilt nur im Stapelbetrieb mit DATEI.")
+    if mit_entscheidung and not datei:
+        raise Aufruffehler("--mit-entscheidung gilt nur im Stapelbetrieb mit DATEI.")
     if (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:
@@ -114,7 +125,7 @@ def cli(datei, ausgabe, streng, backfill, slot, einlesen, trocken, stichprobe, t
     if datei:
         import stapel
 
-        stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng)
+        stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng, mit_auswahl=mit_entscheidung)
     elif einlesen:
         import stufe
 

@@ -35,11 +35,14 @@ import click
 
 import stichprobe as stichprobe_modul
 from fehler import Abgebrochen, EingabeFehler
+from normalisierung import bereinigen
 from regeln import REGELN, Entscheidung, waehle
 from version import CODER_VERSION, PRIORITAET
 
 STDIO = "-"
 FELD = "selected_extractor"
+# Mit --mit-entscheidung: Regel, Konsensgröße und bereinigter Text, wie die Stufe sie speichert.
+FELD_ENTSCHEIDUNG = "auswahl"
 # Ab dieser Eingabegröße lohnt ein Fortschrittsbalken (grob eine Sekunde Rechenzeit).
 BALKEN_AB_BYTES = 4 * 2**20
 # So viele Funde doppelter Schlüssel werden einzeln gemeldet, der Rest gezählt.
@@ -468,12 +471,34 @@ def kennung(eintrag: dict) -> str:
     return ""
 
 
+def mit_entscheidung(eintrag: dict, entscheidung: Entscheidung) -> dict:
+    """Der Artikel mit ``auswahl`` direkt hinter ``selected_extractor``: Regel,
+    Konsensgröße und der bereinigte Text der Wahl – dieselben Werte, die die
+    Postgres-Stufe in selected_extractor (regel, konsens, text) schreibt."""
+    extraktionen = eintrag.get("extractions")
+    gewaehlt = extraktionen.get(entscheidung.extraktor) if isinstance(extraktionen, Mapping) else None
+    roh = gewaehlt.get("text") if isinstance(gewaehlt, Mapping) else None
+    wert = {
+        "regel": entscheidung.regel,
+        "konsens": entscheidung.konsens,
+        "text": bereinigen(roh) if isinstance(roh, str) else None,
+    }
+    neu: dict = {}
+    for schluessel_, inhalt in eintrag.items():
+        if schluessel_ != FELD_ENTSCHEIDUNG:
+            neu[schluessel_] = inhalt
+        if schluessel_ == FELD:
+            neu[FELD_ENTSCHEIDUNG] = wert
+    return neu
+
+
 def entscheiden(
     artikel: list,
     bilanz: Bilanz,
     stichprobe: stichprobe_modul.Stichprobe | None,
     balken: bool,
     pruefung: Formpruefung | None = None,
+    mit_auswahl: bool = False,
 ) -> None:
     """Setzt ``selected_extractor`` und ersetzt jeden Artikel durch seine fertige Zeile.
 
@@ -500,6 +525,8 @@ def entscheiden(
             bilanz.ohne_extractions += not isinstance(extraktionen, Mapping)
             if stichprobe is not None:
                 stichprobe.beachte(fall(eintrag, index, entscheidung))
+            if mit_auswahl:
+                eintrag = mit_entscheidung(eintrag, entscheidung)
             try:
                 artikel[index] = zeile(eintrag)
             except RecursionError:
@@ -678,7 +705,14 @@ def sigterm_wie_strg_c() -> Iterator[None]:
         signal.signal(signal.SIGTERM, vorher if vorher is not None else signal.SIG_DFL)
 
 
-def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None, streng: bool = False) -> Bilanz:
+def stapel(
+    datei: str,
+    ausgabe: str | None,
+    *,
+    stichprobe: int | None = None,
+    streng: bool = False,
+    mit_auswahl: bool = False,
+) -> Bilanz:
     """Liest ``datei``, entscheidet je Artikel, schreibt die Ausgabe atomar.
 
     Alles, was Menschen lesen (Warnungen, Zusammenfassung, Pfad der
@@ -695,7 +729,7 @@ def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None, st
             balken = groesse >= BALKEN_AB_BYTES
             auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
             pruefung = Formpruefung(anzeigename(datei), streng)
-            entscheiden(artikel, bilanz, auswahl, balken, pruefung)
+            entscheiden(artikel, bilanz, auswahl, balken, pruefung, mit_auswahl)
             pruefung.abschliessen(bilanz.artikel)
             schreiben(bilanz.ziel, teile(artikel))
             geschrieben = True

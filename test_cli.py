@@ -34,6 +34,11 @@ def aufruf(*args: str):
             "--einlesen (angegeben: DATEI, --backfill).",
         ),
         (["--backfill", "-o", "x.json"], "Fehler: -o/--ausgabe gilt nur im Stapelbetrieb mit DATEI."),
+        (["--slot", "x", "--output", "x.json"], "Fehler: -o/--ausgabe gilt nur im Stapelbetrieb mit DATEI."),
+        (
+            ["--backfill", "--mit-entscheidung"],
+            "Fehler: --mit-entscheidung gilt nur im Stapelbetrieb mit DATEI.",
+        ),
         (
             ["a.json", "--trocken"],
             "Fehler: --trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.",

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import stapel
 from cli import cli
 from fehler import EXIT_ABGEBROCHEN, EXIT_AUFRUF, EXIT_EINGABE, EingabeFehler
+from normalisierung import bereinigen
 from regeln import REGELN, waehle
 from version import PRIORITAET
 
@@ -146,6 +147,38 @@ def test_befehlsname_ist_wurzelwerk_auswahl_auch_ueber_auswahl_py(tmp_path):
     assert "-o, --ausgabe, --output AUSGABE.json" in hilfe.stdout.decode()
     falsch = unterprozess("--bla", cwd=tmp_path)
     assert "Hilfe: wurzelwerk-auswahl -h" in falsch.stderr.decode()
+
+
+def test_mit_entscheidung_traegt_regel_konsens_und_bereinigten_text(tmp_path):
+    ziel = tmp_path / "mit.json"
+    ergebnis = aufrufen(str(BEISPIEL), "--mit-entscheidung", "-o", str(ziel))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    eingabe = json.loads(BEISPIEL.read_text("utf-8"))
+    aus = json.loads(ziel.read_text("utf-8"))
+    for vorher, nachher in zip(eingabe, aus, strict=True):
+        e = waehle(vorher["extractions"])
+        kandidat_ = vorher["extractions"].get(e.extraktor)
+        roh = kandidat_.get("text") if isinstance(kandidat_, dict) else None
+        assert nachher["selected_extractor"] == e.extraktor
+        assert nachher["auswahl"] == {
+            "regel": e.regel,
+            "konsens": e.konsens,
+            "text": bereinigen(roh) if isinstance(roh, str) else None,
+        }
+        # direkt hinter selected_extractor, der Rest wie in der Eingabe
+        schluessel_ = list(nachher)
+        assert schluessel_[schluessel_.index("selected_extractor") + 1] == "auswahl"
+    assert aus[0]["auswahl"]["text"].startswith("Der Stadtrat von Wurzelhausen hat am Montagabend")
+    assert aus[9]["auswahl"] == {"regel": "rueckfall", "konsens": 0, "text": None}
+
+
+def test_ohne_mit_entscheidung_bleibt_die_ausgabe_wie_spezifiziert(tmp_path):
+    aufrufen(str(BEISPIEL), "-o", str(tmp_path / "ohne.json"))
+    aufrufen(str(BEISPIEL), "--mit-entscheidung", "-o", str(tmp_path / "mit.json"))
+    ohne = json.loads((tmp_path / "ohne.json").read_text("utf-8"))
+    mit = json.loads((tmp_path / "mit.json").read_text("utf-8"))
+    assert all("auswahl" not in a for a in ohne)
+    assert [{k: v for k, v in a.items() if k != "auswahl"} for a in mit] == ohne
 
 
 def test_stdin_nach_stdout(zwei):
