@@ -1,7 +1,7 @@
 """Kommandozeile von auswahl.py: ein Befehl, vier Betriebsarten.
 
 Dieses Modul prüft nur, welche Optionen zusammenpassen, und reicht weiter:
-Stapelbetrieb an stapel.py, Datenbankmodi an stufe.py. Die schweren Importe
+Stapelbetrieb an stapel.py, --einlesen an einlesen.py, die Läufe an stufe.py. Die schweren Importe
 (psycopg) geschehen erst dort, damit der Stapelbetrieb ohne Datenbank startet.
 """
 
@@ -127,9 +127,9 @@ def cli(
 
         stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng, mit_auswahl=mit_entscheidung)
     elif einlesen:
-        import stufe
+        import einlesen as einlesen_modul
 
-        stufe.einlesen(einlesen)
+        einlesen_modul.einlesen(einlesen)
     else:
         import stufe
 

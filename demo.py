@@ -51,8 +51,10 @@ import click
 import psycopg
 from psycopg import sql
 
+from anzeige import zahl
 from fehler import EXIT_VORAUSSETZUNG, Aufruffehler, DeutscherBefehl, StufenFehler, VoraussetzungFehlt
 from ingest import RAW_ITEMS, RAW_ITEMS_COPY, RAW_ITEMS_EINFUEGEN
+from jsoneingabe import laden
 
 PROJEKT = Path(__file__).resolve().parent
 BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
@@ -301,9 +303,7 @@ SLOT_LEEREN = "delete from selected_extractor s using raw_items r where r.id = s
 
 def bestand_vorbereiten(datei: Path, verzeichnis: Path) -> tuple[Path, list[tuple]]:
     """(Datei mit item_id, Zeilen für raw_items); fehlende item_id/slot werden vergeben."""
-    import stapel
-
-    artikel = stapel.parsen(stapel.dekodieren(stapel.lesen(str(datei)), datei.name), datei.name)
+    artikel, _ = laden(str(datei))
     zeilen = []
     geaendert = False
     for index, a in enumerate(artikel):
@@ -376,7 +376,7 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
         click.echo("| Lauf | Sekunden | Spitze RSS (MB) | Bilanz |")
         click.echo("|---|---:|---:|---|")
         for name, (sekunden, spitze, bilanz) in ergebnisse:
-            click.echo(f"| {name} | {sekunden:.2f} | {spitze:.0f} | {bilanz} |".replace(".", ",", 1))
+            click.echo(f"| {name} | {zahl(sekunden, 2)} | {spitze:.0f} | {bilanz} |")
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})

@@ -25,6 +25,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import jsoneingabe
 import stapel
 from cli import cli
 from fehler import EXIT_ABGEBROCHEN, EXIT_AUFRUF, EXIT_EINGABE, EingabeFehler
@@ -1047,7 +1048,7 @@ def test_beliebige_eingabe_gibt_ergebnis_oder_eingabefehler(tmp_path, roh):
 @given(text=st.text(), stueck=st.integers(min_value=1, max_value=9))
 def test_maskieren_gibt_denselben_wert_an_jeder_schnittstelle(text, stueck):
     roh = json.dumps(text, ensure_ascii=False).encode("utf-8")  # st.text() kennt keine Surrogate
-    maskiert = stapel._maskieren(roh, stueck)
+    maskiert = jsoneingabe._maskieren(roh, stueck)
     assert all(byte < 0xC4 for byte in maskiert)  # nur noch ASCII und Latin-1
     assert json.loads(maskiert.decode("utf-8")) == text
 

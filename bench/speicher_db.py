@@ -33,6 +33,7 @@ from psycopg import sql
 
 import demo
 import ingest
+from anzeige import zahl
 from fehler import DeutscherBefehl
 
 STAPEL = 200
@@ -139,12 +140,12 @@ def messen(n: int, seed: int, verzeichnis: Path) -> list[str]:
         f"{n} Items (seed {seed}), PostgreSQL-Serverprozess, CPU-Sekunden",
         "| Messung | komprimiert (pglz) | unkomprimiert (external) |",
         "|---|---:|---:|",
-        f"| Kodierungen schreiben (COPY + Upsert, Stapel {STAPEL}) | {ergebnis['extended'][0]:.2f} s, "
-        f"{mb(ergebnis['extended'][1])} | {ergebnis['external'][0]:.2f} s, {mb(ergebnis['external'][1])} |",
-        f"| Kandidatentexte lesen (wie ein Backfill) | {gelesen['pglz'][0]:.2f} s, {mb(gelesen['pglz'][1])} "
-        f"| {gelesen['unkomprimiert'][0]:.2f} s, {mb(gelesen['unkomprimiert'][1])} |",
+        f"| Kodierungen schreiben (COPY + Upsert, Stapel {STAPEL}) | {zahl(ergebnis['extended'][0], 2)} s, "
+        f"{mb(ergebnis['extended'][1])} | {zahl(ergebnis['external'][0], 2)} s, {mb(ergebnis['external'][1])} |",
+        f"| Kandidatentexte lesen (wie ein Backfill) | {zahl(gelesen['pglz'][0], 2)} s, {mb(gelesen['pglz'][1])} "
+        f"| {zahl(gelesen['unkomprimiert'][0], 2)} s, {mb(gelesen['unkomprimiert'][1])} |",
     ]
-    return [z.replace(".", ",") if z.startswith("|") and "---" not in z else z for z in zeilen_aus]
+    return zeilen_aus
 
 
 @click.command(cls=DeutscherBefehl)
