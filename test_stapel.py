@@ -17,7 +17,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -925,38 +924,39 @@ def test_unterprozess_fehler(tmp_path, args, roh, code, anfang):
     assert list(tmp_path.iterdir()) == []
 
 
-def rss(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(z.split()[1]) * 1024 for z in f if z.startswith("VmRSS:"))
-
-
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="braucht /proc (Linux)")
 @pytest.mark.parametrize("signal_nr", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_unterprozess_signal_hinterlaesst_nichts(tmp_path, signal_nr):
-    # Strg-C oder kill mitten im Lauf: Exit 130, keine Ausgabe, keine temporäre Datei.
-    daten = [
-        artikel(i, trafilatura=kandidat(TEXT_A * 30), readability=kandidat(TEXT_A * 29)) for i in range(6000)
-    ]
-    groesse = ablegen(tmp_path / "g.json", daten).stat().st_size
+    """Strg-C oder kill mitten im Lauf: Exit 130, keine Ausgabe, keine temporäre Datei.
+
+    Ohne Zeitrennen: die Eingabe kommt aus einer FIFO. Öffnet der Test sie zum
+    Schreiben, ist der Lauf sicher schon in stapel() (sie öffnet erst das Lesen
+    der Eingabe); nach der Hälfte der Daten wartet er auf den Rest – und dann
+    kommt das Signal. Ein schneller Rechner kann nicht vorher fertig sein, und
+    die halbe Datei wäre ohne das Signal ein Eingabefehler (Exit 1), kein Erfolg.
+    """
+    fifo = tmp_path / "eingabe.fifo"
+    os.mkfifo(fifo)
+    bestehend = ablegen(tmp_path / "aus.json", "alt")
     prozess = subprocess.Popen(
-        [sys.executable, str(HIER / "auswahl.py"), "g.json"],
+        [sys.executable, str(HIER / "auswahl.py"), str(fifo), "-o", str(bestehend)],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    # Erst wenn die Eingabe im Speicher liegt, läuft stapel() – dann das Signal.
-    while prozess.poll() is None and rss(prozess.pid) < groesse:
-        time.sleep(0.01)
-    time.sleep(0.3)
-    prozess.send_signal(signal_nr)
+    roh = json.dumps([artikel(i, trafilatura=kandidat(TEXT_A)) for i in range(200)]).encode()
+    with fifo.open("wb") as schreiber:  # blockiert, bis der Lauf die FIFO liest
+        schreiber.write(roh[: len(roh) // 2])
+        schreiber.flush()
+        prozess.send_signal(signal_nr)
+    # Das Ende der FIFO weckt einen read(), der das Signal knapp verpasste (kam es
+    # zwischen zwei Systemaufrufen in C an, prüft Python es erst danach) – vor dem Parsen.
     _, stderr = prozess.communicate(timeout=60)
     fehler = stderr.decode("utf-8")
-    if prozess.returncode == 0:
-        pytest.skip("Lauf war vor dem Signal fertig")
     assert prozess.returncode == EXIT_ABGEBROCHEN, fehler
-    assert fehler.startswith("Fehler: Abgebrochen"), fehler
+    assert fehler.startswith("Fehler: Abgebrochen; nichts geschrieben"), fehler
     assert "Traceback" not in fehler
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["aus.json", "eingabe.fifo"]
+    assert bestehend.read_text() == "alt"
 
 
 def test_sigterm_handler_wird_wiederhergestellt(tmp_path, zwei):
