@@ -14,6 +14,9 @@ import click
 
 from version import PRIORITAET
 
+# Ab dieser Eingabegröße lohnt ein Fortschrittsbalken (grob eine Sekunde Rechenzeit).
+BALKEN_AB_BYTES = 4 * 2**20
+
 
 def zahl(wert: float, stellen: int = 1) -> str:
     """``3,14`` statt ``3.14``: feste Nachkommastellen, Dezimalkomma."""

@@ -14,17 +14,33 @@ wie der Stapelbetrieb über dieselbe Datei.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import sys
+import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import click
 
 import db
-from anzeige import hinweis, zahl
+from anzeige import BALKEN_AB_BYTES, balken, hinweis, zahl
 from fehler import EingabeFehler
-from jsoneingabe import anzeigename, dekodieren, lesen, parsen
+from jsoneingabe import (
+    STDIO,
+    STUECK,
+    DoppelteMelder,
+    Unregelmaessig,
+    anzeigename,
+    artikel_einzeln,
+    dekodieren,
+    lesen,
+    parsen,
+)
 from version import PRIORITAET
 
 # Zwischenablage für --einlesen; eine Transaktion für die ganze Datei.
@@ -98,36 +114,105 @@ def _fehlertext(wert: object) -> str | None:
     return json.dumps(wert, ensure_ascii=False)
 
 
+def kandidaten(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> Iterator[tuple]:
+    """((item_id, extraktor), (text, fehler)) je Kandidat eines Artikels; Formfehler brechen mit Ort ab."""
+    item_id = eintrag.get("item_id")
+    if not isinstance(item_id, int) or isinstance(item_id, bool) or not -(2**63) <= item_id < 2**63:
+        raise EingabeFehler(
+            f"{name}: Artikel [{index}] hat keine ganzzahlige item_id (gefunden: {item_id!r:.40}); "
+            "nichts eingelesen."
+        )
+    bilanz.items.add(item_id)
+    extraktionen = eintrag.get("extractions")
+    if not isinstance(extraktionen, dict):
+        raise EingabeFehler(
+            f"{name}: Artikel [{index}] (item_id {item_id}) hat kein Objekt „extractions“; nichts eingelesen."
+        )
+    for extraktor, kandidat in extraktionen.items():
+        extraktor = _fuer_postgres(extraktor, bilanz)
+        if isinstance(kandidat, dict):
+            text = kandidat.get("text")
+            text = _fuer_postgres(text, bilanz) if isinstance(text, str) else None
+            fehler = _fehlertext(kandidat.get("error"))
+            fehler = _fuer_postgres(fehler, bilanz) if fehler else fehler
+        else:  # die Regeln nennen das „nicht verfügbar“; text NULL sagt dasselbe
+            text, fehler = None, _fuer_postgres(f"kein Objekt: {_fehlertext(kandidat)}"[:200], bilanz)
+        bilanz.namen[extraktor] += 1
+        yield (item_id, extraktor), (text, fehler)
+
+
 def kandidatenzeilen(artikel: list[dict], name: str, bilanz: Einlesebilanz) -> dict[tuple[int, str], tuple]:
-    """(item_id, extraktor) -> (text, fehler); Formfehler brechen mit Ort ab."""
+    """(item_id, extraktor) -> (text, fehler) für eine Liste von Artikeln (der letzte gilt)."""
     zeilen: dict[tuple[int, str], tuple] = {}
     for index, eintrag in enumerate(artikel):
-        item_id = eintrag.get("item_id")
-        if not isinstance(item_id, int) or isinstance(item_id, bool) or not -(2**63) <= item_id < 2**63:
-            raise EingabeFehler(
-                f"{name}: Artikel [{index}] hat keine ganzzahlige item_id (gefunden: {item_id!r:.40}); "
-                "nichts eingelesen."
-            )
-        bilanz.items.add(item_id)
-        extraktionen = eintrag.get("extractions")
-        if not isinstance(extraktionen, dict):
-            raise EingabeFehler(
-                f"{name}: Artikel [{index}] (item_id {item_id}) hat kein Objekt „extractions“; nichts eingelesen."
-            )
-        for extraktor, kandidat in extraktionen.items():
-            extraktor = _fuer_postgres(extraktor, bilanz)
-            if isinstance(kandidat, dict):
-                text = kandidat.get("text")
-                text = _fuer_postgres(text, bilanz) if isinstance(text, str) else None
-                fehler = _fehlertext(kandidat.get("error"))
-                fehler = _fuer_postgres(fehler, bilanz) if fehler else fehler
-            else:  # die Regeln nennen das „nicht verfügbar“; text NULL sagt dasselbe
-                text, fehler = None, _fuer_postgres(f"kein Objekt: {_fehlertext(kandidat)}"[:200], bilanz)
-            if (item_id, extraktor) in zeilen:
+        for paar, werte in kandidaten(eintrag, index, name, bilanz):
+            if paar in zeilen:
                 bilanz.doppelt += 1
-            zeilen[(item_id, extraktor)] = (text, fehler)
-            bilanz.namen[extraktor] += 1
+            zeilen[paar] = werte
     return zeilen
+
+
+@contextlib.contextmanager
+def zweimal_lesbar(datei: str) -> Iterator[str]:
+    """Ein Pfad, der sich zweimal lesen lässt: die Datei selbst oder, für stdin,
+    eine FIFO oder <(…), eine temporäre Kopie auf der Platte (nicht im Speicher)."""
+    if datei != STDIO and Path(datei).is_file():
+        yield datei
+        return
+    try:
+        quelle = sys.stdin.buffer if datei == STDIO else open(datei, "rb")  # noqa: SIM115
+    except OSError:
+        lesen(datei)  # dieselbe Meldung wie sonst (gibt es nicht, nicht lesbar …)
+        raise
+    with tempfile.NamedTemporaryFile(prefix="aw-einlesen-", suffix=".json") as kopie:
+        with quelle if datei != STDIO else contextlib.nullcontext():
+            shutil.copyfileobj(quelle, kopie, STUECK)
+        kopie.flush()
+        yield kopie.name
+
+
+class Durchgang:
+    """Artikel für Artikel über die Datei – oder, wenn der Weg Artikel für Artikel
+    scheitert, über die ganz gelesene Liste, damit die Meldung dieselbe ist wie
+    im Stapelbetrieb (Zeile, Spalte, Artikel)."""
+
+    def __init__(self, pfad: str, name: str) -> None:
+        self.pfad, self.name = pfad, name
+        self.liste: list[dict] | None = None
+
+    def artikel(self, melder: DoppelteMelder | None = None, fortschritt=None) -> Iterator[tuple[int, dict]]:
+        if self.liste is not None:
+            yield from enumerate(self.liste)
+            return
+        try:
+            yield from artikel_einzeln(self.pfad, melder, fortschritt)
+        except Unregelmaessig:
+            # wirft fast immer die genaue EingabeFehler-Meldung; sonst gilt die ganze Liste
+            self.liste = parsen(dekodieren(lesen(self.pfad), self.name), self.name)
+            raise
+
+
+def vorpruefen(durchgang: Durchgang, sichtbar: bool) -> tuple[Einlesebilanz, dict[tuple[int, str], int]]:
+    """Erster Durchgang, noch ohne Datenbank: jede Form prüfen, zählen und für jedes
+    (item_id, extraktor) merken, in welchem Artikel es zuletzt steht (der gilt)."""
+    groesse = Path(durchgang.pfad).stat().st_size
+    while True:
+        bilanz = Einlesebilanz()
+        letzte: dict[tuple[int, str], int] = {}
+        melder = DoppelteMelder()
+        try:
+            with balken(groesse, "Prüfen", sichtbar=sichtbar) as fortschritt:
+                for index, eintrag in durchgang.artikel(melder, fortschritt.update):
+                    for paar, _ in kandidaten(eintrag, index, durchgang.name, bilanz):
+                        if paar in letzte:
+                            bilanz.doppelt += 1
+                        letzte[paar] = index
+                    bilanz.artikel += 1
+        except Unregelmaessig:
+            continue  # noch einmal, jetzt über die ganz gelesene Liste (Durchgang.liste)
+        if durchgang.liste is None:
+            melder.zeigen()  # über die ganze Liste hat parsen() sie schon gezeigt
+        return bilanz, letzte
 
 
 def einlesen(datei: str) -> Einlesebilanz:
@@ -136,36 +221,46 @@ def einlesen(datei: str) -> Einlesebilanz:
     Die ganze Datei geht in einer Transaktion hinein: ein Fehler lässt
     extraktionen unverändert. Unbekannte item_ids werden gemeldet, nicht eingefügt.
     Kandidaten eines genannten Items, die die Datei nicht nennt, werden gelöscht.
+
+    Zwei Durchgänge Artikel für Artikel: der erste prüft die ganze Datei, bevor
+    die Datenbank gefragt wird, der zweite schreibt per COPY. Im Speicher liegen
+    nie alle Texte zugleich, nur die Schlüssel (item_id, extraktor).
     """
     from stufe import voraussetzungen  # erst hier: stufe.py liest Einlesebilanz aus diesem Modul
 
     start = time.perf_counter()
     name = anzeigename(datei)
-    artikel = parsen(dekodieren(lesen(datei), name), name)
-    bilanz = Einlesebilanz(artikel=len(artikel))
-    zeilen = kandidatenzeilen(artikel, name, bilanz)
-    del artikel
-    url = db.datenbank_url()
-    with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
-        voraussetzungen(conn)
-        ids = sorted(bilanz.items)
-        bekannt = {i for (i,) in conn.execute(SQL_BEKANNTE_ITEMS, (ids,))}
-        bilanz.unbekannte_items = [i for i in ids if i not in bekannt]
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute(SQL_TEMP_EINLESEN)
-            with cur.copy(SQL_COPY_EINLESEN) as copy:
-                for (item_id, extraktor), (text, fehler) in zeilen.items():
-                    if item_id in bekannt:
-                        copy.write_row((item_id, extraktor, text, fehler))
-                        bilanz.zeilen += 1
-            cur.execute(SQL_UPSERT_EINLESEN)
-            for (ist_neu,) in cur.fetchall():
-                if ist_neu:
-                    bilanz.neu += 1
-                else:
-                    bilanz.geaendert += 1
-            cur.execute(SQL_ENTFERNEN_EINLESEN, (sorted(bekannt),))
-            bilanz.entfernt = cur.rowcount
+    with zweimal_lesbar(datei) as pfad:
+        durchgang = Durchgang(pfad, name)
+        sichtbar = Path(pfad).stat().st_size >= BALKEN_AB_BYTES
+        bilanz, letzte = vorpruefen(durchgang, sichtbar)
+        url = db.datenbank_url()
+        with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
+            voraussetzungen(conn)
+            ids = sorted(bilanz.items)
+            bekannt = {i for (i,) in conn.execute(SQL_BEKANNTE_ITEMS, (ids,))}
+            bilanz.unbekannte_items = [i for i in ids if i not in bekannt]
+            zweiter = Einlesebilanz()  # zählt nur, was der erste Durchgang schon gezählt hat
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute(SQL_TEMP_EINLESEN)
+                with (
+                    cur.copy(SQL_COPY_EINLESEN) as copy,
+                    balken(bilanz.artikel, "Einlesen", sichtbar=sichtbar) as fortschritt,
+                ):
+                    for index, eintrag in durchgang.artikel():
+                        for (item_id, extraktor), (text, fehler) in kandidaten(eintrag, index, name, zweiter):
+                            if item_id in bekannt and letzte[(item_id, extraktor)] == index:
+                                copy.write_row((item_id, extraktor, text, fehler))
+                                bilanz.zeilen += 1
+                        fortschritt.update(1)
+                cur.execute(SQL_UPSERT_EINLESEN)
+                for (ist_neu,) in cur.fetchall():
+                    if ist_neu:
+                        bilanz.neu += 1
+                    else:
+                        bilanz.geaendert += 1
+                cur.execute(SQL_ENTFERNEN_EINLESEN, (sorted(bekannt),))
+                bilanz.entfernt = cur.rowcount
     _einlesen_berichten(bilanz, name, time.perf_counter() - start)
     return bilanz
 

@@ -14,6 +14,7 @@ Artikel, um sie in derselben Reihenfolge zurückzuschreiben).
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
 import math
@@ -295,3 +296,132 @@ def warnen_doppelte(artikel: list[dict], doppelte: _Doppelte) -> None:
         click.echo(
             f"Warnung: Artikel [{index}], {pfad}: Schlüssel {namen} doppelt – der letzte Wert gilt.", err=True
         )
+
+
+# --- Artikel einzeln: Speicher nach dem größten Artikel, nicht nach der Datei ---------------
+
+STUECK = 2**20  # so viel wird auf einmal gelesen (und bei einem langen Artikel jeweils verdoppelt)
+
+
+class Unregelmaessig(Exception):
+    """Der Weg Artikel für Artikel traf etwas, das eine Fehlermeldung verdient;
+    die schreibt der gewöhnliche Weg über die ganze Datei (``parsen``)."""
+
+
+class DoppelteMelder:
+    """Sammelt die Warnungen zu doppelten Schlüsseln Artikel für Artikel – dieselben
+    Sätze wie ``warnen_doppelte``; gezeigt erst, wenn die ganze Datei gelesen ist."""
+
+    def __init__(self) -> None:
+        self.saetze: list[str] = []
+        self.weitere = 0
+
+    def beachte(self, index: int, eintrag: dict, doppelte: _Doppelte) -> None:
+        for pfad, schluessel in doppelte.fundstellen(eintrag):
+            if len(self.saetze) < HOECHSTENS_WARNUNGEN:
+                namen = ", ".join(f"„{s}“" for s in schluessel)
+                self.saetze.append(
+                    f"Warnung: Artikel [{index}], {pfad}: Schlüssel {namen} doppelt – der letzte Wert gilt."
+                )
+            else:
+                self.weitere += 1
+        doppelte.objekte.clear()
+
+    def zeigen(self) -> None:
+        for satz in self.saetze:
+            click.echo(satz, err=True)
+        if self.weitere:
+            click.echo(
+                f"Warnung: doppelte Schlüssel in {self.weitere} weiteren Objekten, nicht einzeln gezeigt.",
+                err=True,
+            )
+
+
+def artikel_einzeln(
+    pfad: str, melder: DoppelteMelder | None = None, fortschritt=None, stueck: int = STUECK
+) -> Iterator[tuple[int, dict]]:
+    """(Index, Artikel) einer Datei im Stapelformat, einer nach dem anderen.
+
+    Liest in Stücken und dekodiert jeden Artikel für sich mit demselben
+    Decoder wie ``parsen`` (dieselben Werte, dieselben Prüfungen der Zahlen).
+    Im Speicher liegt nur der Artikel, der gerade gelesen wird. ``pfad`` muss
+    sich ein zweites Mal lesen lassen (keine FIFO, nicht stdin); ``fortschritt``
+    bekommt die Zahl der gelesenen Bytes je Stück.
+
+    Bei allem, was nicht glatt ist (kein UTF-8, kein JSON, oben keine Liste,
+    ein Artikel kein Objekt, NaN, zu tief …), endet der Weg mit
+    ``Unregelmaessig`` – die genaue Meldung mit Zeile und Spalte gibt dann
+    ``parsen`` über die ganze Datei.
+    """
+    doppelte = _Doppelte()
+    decoder = json.JSONDecoder(object_pairs_hook=doppelte, parse_float=_kommazahl, parse_constant=_konstante)
+    utf8 = codecs.getincrementaldecoder("utf-8-sig")()
+    with open(pfad, "rb") as datei:
+        puffer = ""
+        pos = 0
+        ende = False
+
+        def nachlesen(mindestens: int = 0) -> None:
+            nonlocal puffer, pos, ende
+            roh = datei.read(max(stueck, mindestens))
+            if fortschritt is not None:
+                fortschritt(len(roh))
+            try:
+                puffer = puffer[pos:] + utf8.decode(roh, final=not roh)
+            except UnicodeDecodeError:
+                raise Unregelmaessig from None
+            pos = 0
+            ende = not roh
+
+        def leerraum() -> str:
+            """Überspringt Leerraum und gibt das nächste Zeichen ('' am Ende der Datei)."""
+            nonlocal pos
+            while True:
+                pos = _LEERRAUM.match(puffer, pos).end()
+                if pos < len(puffer) or ende:
+                    return puffer[pos : pos + 1]
+                nachlesen()
+
+        if leerraum() != "[":
+            raise Unregelmaessig
+        pos += 1
+        if leerraum() == "]":
+            pos += 1
+            if leerraum() != "":
+                raise Unregelmaessig
+            return
+        index = 0
+        while True:
+            if leerraum() == "":
+                raise Unregelmaessig
+            while True:
+                try:
+                    eintrag, bis = decoder.raw_decode(puffer, pos)
+                except json.JSONDecodeError:
+                    if ende:
+                        raise Unregelmaessig from None
+                    nachlesen(len(puffer) - pos)  # ein langer Artikel: doppelt so viel nachlesen
+                    continue
+                except (ValueError, RecursionError):
+                    raise Unregelmaessig from None
+                if bis == len(puffer) and not ende and not isinstance(eintrag, dict):
+                    nachlesen()  # eine Zahl oder ein Wort, das im nächsten Stück weitergehen könnte
+                    continue
+                break
+            if not isinstance(eintrag, dict):
+                raise Unregelmaessig
+            pos = bis
+            if doppelte.objekte:
+                if melder is not None:
+                    melder.beachte(index, eintrag, doppelte)
+                doppelte.objekte.clear()
+            yield index, eintrag
+            index += 1
+            zeichen = leerraum()
+            pos += 1
+            if zeichen == "]":
+                if leerraum() != "":
+                    raise Unregelmaessig
+                return
+            if zeichen != ",":
+                raise Unregelmaessig

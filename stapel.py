@@ -31,8 +31,8 @@ from pathlib import Path
 import click
 
 import stichprobe as stichprobe_modul
+from anzeige import BALKEN_AB_BYTES, hinweis, prozent, zahl
 from anzeige import balken as fortschrittsbalken
-from anzeige import hinweis, prozent, zahl
 from fehler import Abgebrochen, EingabeFehler
 from jsoneingabe import HOECHSTENS_WARNUNGEN, STDIO, anzeigename, laden
 from normalisierung import bereinigen
@@ -42,8 +42,6 @@ from version import CODER_VERSION, PRIORITAET
 FELD = "selected_extractor"
 # Mit --mit-entscheidung: Regel, Konsensgröße und bereinigter Text, wie die Stufe sie speichert.
 FELD_ENTSCHEIDUNG = "auswahl"
-# Ab dieser Eingabegröße lohnt ein Fortschrittsbalken (grob eine Sekunde Rechenzeit).
-BALKEN_AB_BYTES = 4 * 2**20
 
 
 @dataclass

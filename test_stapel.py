@@ -1134,3 +1134,74 @@ def test_100_mb_speicher_proportional(tmp_path):
     assert code == "0"
     assert len(json.loads((tmp_path / "aus.json").read_bytes())) == anzahl
     assert spitze < 5 * groesse  # gemessen 3,8×; json.load allein braucht 8,3×
+
+
+# --- Artikel einzeln (jsoneingabe.artikel_einzeln, der Weg von --einlesen) ----------------------
+
+
+def einzeln(pfad: Path, stueck: int) -> list[dict]:
+    return [a for _, a in jsoneingabe.artikel_einzeln(str(pfad), stueck=stueck)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    daten=st.lists(st.dictionaries(st.text(max_size=4), json_werte, max_size=3), max_size=5),
+    einrueckung=st.sampled_from([None, 0, 2]),
+    bom=st.booleans(),
+    stueck=st.integers(min_value=1, max_value=16),
+)
+def test_einzeln_gibt_dieselben_artikel_wie_json_loads(tmp_path, daten, einrueckung, bom, stueck):
+    """An jeder Stückgrenze – mitten in einem Zeichen, einer Zahl, einem Escape – derselbe Wert."""
+    roh = ("\ufeff" if bom else "") + json.dumps(daten, ensure_ascii=False, indent=einrueckung)
+    eingabe = ablegen(tmp_path / "e.json", roh.encode("utf-8"))
+    assert geordnet(einzeln(eingabe, stueck)) == geordnet(daten)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    daten=st.lists(st.dictionaries(st.text(max_size=3), json_werte, max_size=2), min_size=1, max_size=3),
+    stelle=st.floats(min_value=0, max_value=1),
+    einschub=st.sampled_from(
+        ["", "[", "]", "{", "}", ",", ":", '"', "\\", "1", "e", "-", "NaN", "\x00", "\xff"]
+    ),
+    kuerzen=st.booleans(),
+    stueck=st.integers(min_value=1, max_value=16),
+)
+def test_einzeln_scheitert_genau_dort_wo_parsen_scheitert(tmp_path, daten, stelle, einschub, kuerzen, stueck):
+    """Verdorbenes JSON: entweder dieselben Artikel wie parsen, oder Unregelmaessig, und dann
+    meldet parsen einen Eingabefehler – nie ein anderes Ergebnis, nie ein stiller Abbruch."""
+    text = json.dumps(daten, ensure_ascii=False)
+    i = int(stelle * len(text))
+    text = text[:i] if kuerzen else text[:i] + einschub + text[i:]
+    roh = text.encode("utf-8", "surrogatepass").replace("\xff".encode(), b"\xff")  # auch kaputtes UTF-8
+    eingabe = ablegen(tmp_path / "v.json", roh)
+    try:
+        erwartet = jsoneingabe.parsen(jsoneingabe.dekodieren(roh, "v.json"), "v.json")
+    except EingabeFehler:
+        erwartet = None
+    try:
+        gelesen = einzeln(eingabe, stueck)
+    except jsoneingabe.Unregelmaessig:
+        gelesen = None
+    if erwartet is None:
+        assert gelesen is None
+    else:
+        assert gelesen is not None and geordnet(gelesen) == geordnet(erwartet)
+
+
+def test_einzeln_langer_artikel_ueber_viele_stuecke(tmp_path):
+    daten = [{"a": "x" * 5000, "b": [1.5, -2e-3, "€" * 100]}, {"c": 12345678901234567890}]
+    eingabe = ablegen(tmp_path / "l.json", json.dumps(daten, ensure_ascii=False))
+    assert einzeln(eingabe, 7) == daten
+
+
+def test_einzeln_meldet_doppelte_schluessel_wie_parsen(tmp_path, capsys):
+    roh = '[{"a": 1}, {"b": {"c": 1, "c": 2}}, {"d": 1, "d": 2}]'
+    eingabe = ablegen(tmp_path / "d.json", roh)
+    melder = jsoneingabe.DoppelteMelder()
+    artikel_ = [a for _, a in jsoneingabe.artikel_einzeln(str(eingabe), melder, stueck=5)]
+    melder.zeigen()
+    einzeln_ = capsys.readouterr().err
+    assert artikel_ == json.loads(roh)
+    jsoneingabe.parsen(roh, "d.json")
+    assert einzeln_ == capsys.readouterr().err != ""
