@@ -192,6 +192,17 @@ class Durchgang:
             raise
 
 
+@contextlib.contextmanager
+def gleich_geblieben(name: str) -> Iterator[None]:
+    """Der zweite Durchgang muss lesen, was der erste prüfte. Schrieb jemand die
+    Datei dazwischen neu, wird daraus ein Satz statt eines Tracebacks – und die
+    Transaktion rollt zurück."""
+    try:
+        yield
+    except (Unregelmaessig, KeyError, EingabeFehler):
+        raise EingabeFehler(f"{name} hat sich während des Einlesens geändert; nichts eingelesen.") from None
+
+
 def vorpruefen(durchgang: Durchgang, sichtbar: bool) -> tuple[Einlesebilanz, dict[tuple[int, str], int]]:
     """Erster Durchgang, noch ohne Datenbank: jede Form prüfen, zählen und für jedes
     (item_id, extraktor) merken, in welchem Artikel es zuletzt steht (der gilt)."""
@@ -246,13 +257,17 @@ def einlesen(datei: str) -> Einlesebilanz:
                 with (
                     cur.copy(SQL_COPY_EINLESEN) as copy,
                     balken(bilanz.artikel, "Einlesen", sichtbar=sichtbar) as fortschritt,
+                    gleich_geblieben(name),
                 ):
                     for index, eintrag in durchgang.artikel():
                         for (item_id, extraktor), (text, fehler) in kandidaten(eintrag, index, name, zweiter):
                             if item_id in bekannt and letzte[(item_id, extraktor)] == index:
                                 copy.write_row((item_id, extraktor, text, fehler))
                                 bilanz.zeilen += 1
+                        zweiter.artikel += 1
                         fortschritt.update(1)
+                    if zweiter.artikel != bilanz.artikel or zweiter.namen != bilanz.namen:
+                        raise Unregelmaessig
                 cur.execute(SQL_UPSERT_EINLESEN)
                 for (ist_neu,) in cur.fetchall():
                     if ist_neu:

@@ -264,3 +264,42 @@ def test_kaputtes_json_von_stdin_nennt_stdin_und_die_stelle(daten, db_url, tmp_p
     lauf = _einlesen_von("-", db_url, tmp_path, b'[{"item_id": 1, "extractions": {}},\n {"item_id": 2,]')
     assert lauf.returncode == 1
     assert lauf.stderr.decode().startswith("Fehler: stdin ist kein gültiges JSON: Zeile 2, Spalte 16:")
+
+
+@pytest.mark.parametrize(
+    "danach",
+    [
+        [
+            {"item_id": 1, "extractions": {"readability": {"text": "anders", "error": None}}}
+        ],  # andere Schlüssel
+        [{"item_id": 1, "extractions": {}}, {"item_id": 1, "extractions": {}}],  # mehr Artikel
+        "[{kaputt",
+    ],
+    ids=["andere_kandidaten", "mehr_artikel", "kaputt"],
+)
+def test_datei_aendert_sich_zwischen_den_durchgaengen(daten, db_url, tmp_path, monkeypatch, danach):
+    """Schreibt jemand die Datei neu, während sie eingelesen wird: ein Satz, nichts geschrieben."""
+    import einlesen
+    from fehler import EingabeFehler
+
+    daten.item(1)
+    datei = schreiben(
+        tmp_path / "k.json", [{"item_id": 1, "extractions": {"trafilatura": {"text": "eins", "error": None}}}]
+    )
+    echt = einlesen.vorpruefen
+
+    def pruefen_und_dann_aendern(durchgang, sichtbar):
+        ergebnis = echt(durchgang, sichtbar)
+        if isinstance(danach, str):
+            datei.write_text(danach, encoding="utf-8")
+        else:
+            schreiben(datei, danach)
+        return ergebnis
+
+    monkeypatch.setattr(einlesen, "vorpruefen", pruefen_und_dann_aendern)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    with pytest.raises(
+        EingabeFehler, match=r"k\.json hat sich während des Einlesens geändert; nichts eingelesen"
+    ):
+        einlesen.einlesen(str(datei))
+    assert daten.abfrage("select count(*) from extraktionen") == [(0,)]
