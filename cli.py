@@ -94,7 +94,10 @@ def cli(
 
     Exit-Codes: 0 Erfolg, 1 Eingabefehler, 2 Aufruffehler, 3 Datenbank nicht
     erreichbar, 4 Voraussetzung fehlt, 5 anderer Lauf hält die Sperre,
-    6 Zeitlimit der Datenbank, 130 abgebrochen.
+    6 Zeitlimit der Datenbank, 7 Konfiguration (DATABASE_URL, Option),
+    8 Worker gestorben oder Stapel-Zeitlimit, 130 abgebrochen.
+
+    Alle Optionen, das Stapelformat und die Warnungen: docs/kommandozeile.md.
     """
     modi = [
         name
