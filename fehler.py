@@ -70,37 +70,157 @@ class Abgebrochen(StufenFehler):
     exit_code = EXIT_ABGEBROCHEN
 
 
-# --- Aufruffehler auf Deutsch --------------------------------------------------------
-# click spricht Englisch („Usage:“, „Error: No such option“). Die Befehle der
-# Stufe nutzen DeutscherBefehl: derselbe Exit-Code 2, derselbe Aufbau, deutsche
-# Sätze. Was hier nicht übersetzt ist, erscheint wie von click geliefert.
+# --- Aufruffehler und Hilfe auf Deutsch ------------------------------------------------
+# click spricht Englisch („Usage:“, „Error: No such option“, „[default: 3; x>=1]“).
+# Seine Übersetzungshaken sind gettext: prozessweit, abhängig von LANGUAGE/LANG
+# (mit LANG=C bliebe es englisch) und nur mit einem übersetzten .mo-Katalog
+# auf der Platte zu füllen – oder über click's private Namen (click.core._).
+# Beides ist nicht sauber. Deshalb zeichnen die Befehle der Stufe (DeutscherBefehl)
+# Aufrufzeile, Optionen, Voreinstellungen, Bereiche und Metavars selbst, und
+# die Aufruffehler kommen aus ihren strukturierten Feldern (Option, Parameter,
+# Typ) oder, wo click nur einen Satz liefert, aus dem Katalog KLICK_MELDUNGEN:
+# click's Originalsatz (seine msgid, wörtlich) → deutscher Satz. Ein Test
+# prüft, dass jede msgid noch wörtlich in der installierten click-Fassung
+# steht; pyproject.toml begrenzt click nach oben auf die 8er-Reihe.
 
-_UEBERSETZUNGEN = (
-    (re.compile(r"^'?(.*?)'? is not a valid integer\.?$"), r"„\1“ ist keine ganze Zahl."),
-    (re.compile(r"^'?(.*?)'? is not a valid integer range\.?$"), r"„\1“ ist keine ganze Zahl."),
-    (re.compile(r"^(.*) is not in the range x>=(\d+)\.?$"), r"\1 ist kleiner als \2."),
-    (re.compile(r"^'?(.*?)'? is not one of (.*?)\.?$"), r"„\1“ ist keiner der Werte \2."),
-    (re.compile(r"^(?:File|Path|Directory) '(.*)' is a directory\.?$"), r"„\1“ ist ein Verzeichnis."),
-    (re.compile(r"^Option '(.*)' requires an argument\.?$"), r"Die Option \1 braucht einen Wert."),
-    (re.compile(r"^Got unexpected extra arguments? \((.*)\)$"), r"Unerwartetes Argument: \1"),
-    (re.compile(r"^Option '(.*)' does not take a value\.?$"), r"Die Option \1 nimmt keinen Wert."),
+# click's Satz (msgid, mit seinen Platzhaltern) → deutscher Satz mit denselben Namen.
+KLICK_MELDUNGEN = (
+    ("{value!r} is not a valid {number_type}.", "„{value}“ ist keine {number_type}."),
+    ("{value} is not in the range {range}.", "{value} {range}."),
+    (
+        "{value!r} is not a valid boolean. Recognized values: {states}",
+        "„{value}“ ist kein Wahrheitswert (erkannt: {states}).",
+    ),
+    ("{value!r} is not {choice}.", "„{value}“ ist nicht {choice}."),
+    ("{value!r} is not one of {choices}.", "„{value}“ ist keiner der Werte {choices}."),
+    ("{name} {filename!r} does not exist.", "„{filename}“ gibt es nicht."),
+    ("{name} {filename!r} is a file.", "„{filename}“ ist eine Datei, erwartet wird ein Verzeichnis."),
+    ("{name} {filename!r} is a directory.", "„{filename}“ ist ein Verzeichnis."),
+    ("{name} {filename!r} is not readable.", "„{filename}“ ist nicht lesbar."),
+    ("{name} {filename!r} is not writable.", "„{filename}“ ist nicht beschreibbar."),
+    ("{name} {filename!r} is not executable.", "„{filename}“ ist nicht ausführbar."),
+    ("Option {name!r} requires an argument.", "Die Option {name} braucht einen Wert."),
+    ("Option {name!r} requires {nargs} arguments.", "Die Option {name} braucht {nargs} Werte."),
+    ("Option {name!r} does not take a value.", "Die Option {name} nimmt keinen Wert."),
+    ("Got unexpected extra argument ({args})", "Unerwartetes Argument: {args}"),
+    ("Got unexpected extra arguments ({args})", "Unerwartete Argumente: {args}"),
 )
+ZAHLTYPEN = {"integer": "ganze Zahl", "integer range": "ganze Zahl", "float": "Zahl", "float range": "Zahl"}
+_PLATZHALTER = re.compile(r"\{(\w+)(!r)?\}")
+
+
+def _muster(msgid: str) -> re.Pattern[str]:
+    """Aus click's msgid ein Muster: ``{x!r}`` fängt einen Wert in Anführungszeichen, ``{x}`` alles."""
+    teile, ende = [], 0
+    for platz in _PLATZHALTER.finditer(msgid):
+        teile.append(re.escape(msgid[ende : platz.start()]))
+        name = platz[1]
+        teile.append(f"['\"](?P<{name}>.*?)['\"]" if platz[2] else f"(?P<{name}>.*?)")
+        ende = platz.end()
+    teile.append(re.escape(msgid[ende:]))
+    return re.compile("^" + "".join(teile) + "$", re.DOTALL)
+
+
+_KATALOG = tuple((_muster(msgid), deutsch) for msgid, deutsch in KLICK_MELDUNGEN)
+
+
+def bereich_deutsch(typ: click.ParamType) -> str | None:
+    """„ab 1“, „höchstens 9“, „1 bis 9“ für IntRange/FloatRange; sonst None."""
+    if not isinstance(typ, click.IntRange | click.FloatRange):
+        return None
+    if typ.min is not None and typ.max is not None:
+        return f"{typ.min} bis {typ.max}" + (" (ohne die Grenzen)" if typ.min_open or typ.max_open else "")
+    if typ.min is not None:
+        return f"größer als {typ.min}" if typ.min_open else f"ab {typ.min}"
+    if typ.max is not None:
+        return f"kleiner als {typ.max}" if typ.max_open else f"höchstens {typ.max}"
+    return None
+
+
+def _ausserhalb(typ: click.ParamType | None) -> str:
+    """Das Prädikat zu „{value} … .“ für einen Wert außerhalb des Bereichs."""
+    if isinstance(typ, click.IntRange | click.FloatRange):
+        if typ.max is None and typ.min is not None:
+            return f"ist nicht größer als {typ.min}" if typ.min_open else f"ist kleiner als {typ.min}"
+        if typ.min is None and typ.max is not None:
+            return f"ist nicht kleiner als {typ.max}" if typ.max_open else f"ist größer als {typ.max}"
+    return f"liegt nicht im Bereich {bereich_deutsch(typ) if typ else ''}".rstrip()
+
+
+def meldung_deutsch(nachricht: str, typ: click.ParamType | None = None) -> str:
+    """click's Satz auf Deutsch, wenn er im Katalog steht; sonst unverändert."""
+    for muster, deutsch in _KATALOG:
+        if treffer := muster.match(nachricht):
+            werte = treffer.groupdict()
+            if "number_type" in werte:
+                werte["number_type"] = ZAHLTYPEN.get(werte["number_type"], "Zahl")
+            if "range" in werte:
+                werte["range"] = _ausserhalb(typ)
+            return deutsch.format(**werte)
+    return nachricht
 
 
 def _deutsch(fehler: click.UsageError) -> str:
-    """Die Meldung eines click-Aufruffehlers, so weit bekannt, auf Deutsch."""
+    """Die Meldung eines click-Aufruffehlers auf Deutsch: aus seinen Feldern oder dem Katalog."""
     if isinstance(fehler, click.NoSuchOption):
         satz = f"Unbekannte Option: {fehler.option_name}"
         if fehler.possibilities:
             satz += f" (gemeint: {', '.join(sorted(fehler.possibilities))}?)"
         return satz
-    nachricht = fehler.message
-    for muster, ersatz in _UEBERSETZUNGEN:
-        nachricht = muster.sub(ersatz, nachricht)
+    if isinstance(fehler, click.MissingParameter):
+        param = fehler.param
+        if isinstance(param, click.Argument):
+            return f"Es fehlt das Argument {param.make_metavar(fehler.ctx)}."
+        if isinstance(param, click.Option):
+            return f"Es fehlt die Option {'/'.join(param.opts)}."
+        return "Es fehlt ein Wert."
     if isinstance(fehler, click.BadParameter):
+        nachricht = meldung_deutsch(fehler.message, fehler.param.type if fehler.param else None)
         wo = fehler.param_hint or (fehler.param.get_error_hint(fehler.ctx) if fehler.param else None)
         return f"Ungültiger Wert für {wo}: {nachricht}" if wo else f"Ungültiger Wert: {nachricht}"
-    return nachricht
+    return meldung_deutsch(fehler.message)
+
+
+# Metavars nach Typ, wo ein Befehl keinen eigenen nennt (click sagte INTEGER, TEXT, FILE …).
+def metavar_deutsch(typ: click.ParamType) -> str | None:
+    if isinstance(typ, click.Choice):
+        return None  # click zeigt die Werte selbst: [basis|waehle]
+    if isinstance(typ, click.Path):
+        if typ.file_okay and not typ.dir_okay:
+            return "DATEI"
+        return "ORDNER" if typ.dir_okay and not typ.file_okay else "PFAD"
+    if isinstance(typ, click.types.IntParamType):
+        return "ZAHL"
+    if isinstance(typ, click.types.FloatParamType):
+        return "KOMMAZAHL"
+    if isinstance(typ, click.types.BoolParamType):
+        return "JA|NEIN"
+    return "WERT"
+
+
+def option_deutsch(option: click.Option, ctx: click.Context) -> tuple[str, str] | None:
+    """(Schalter mit Metavar, Hilfe mit deutschen Zusätzen) – wie click's get_help_record."""
+    if option.hidden:
+        return None
+    # Schalter und Metavar zeichnet click (der Metavar ist schon deutsch, siehe DeutscherBefehl).
+    schalter = option.get_help_record(ctx)[0]
+    extra = option.get_help_extra(ctx)
+    zusaetze = []
+    if "envvars" in extra:
+        zusaetze.append(f"Umgebungsvariable: {', '.join(extra['envvars'])}")
+    if "default" in extra:
+        vorgabe = {"True": "ja", "False": "nein", "(dynamic)": "wird berechnet"}.get(
+            extra["default"], extra["default"]
+        )
+        zusaetze.append(f"Voreinstellung: {vorgabe}")
+    if bereich := bereich_deutsch(option.type):
+        zusaetze.append(bereich)
+    if "required" in extra:
+        zusaetze.append("Pflicht")
+    hilfe = option.help or ""
+    if zusaetze:
+        hilfe = f"{hilfe}  [{'; '.join(zusaetze)}]" if hilfe else f"[{'; '.join(zusaetze)}]"
+    return schalter, hilfe
 
 
 class Aufruffehler(click.UsageError):
@@ -119,7 +239,11 @@ class DeutscherBefehl(click.Command):
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("options_metavar", "[OPTIONEN]")
+        kwargs.setdefault("context_settings", {}).setdefault("help_option_names", ["-h", "--help"])
         super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, click.Option) and param.metavar is None and not param.is_flag:
+                param.metavar = metavar_deutsch(param.type)  # None: click's eigener (Choice)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
@@ -151,8 +275,15 @@ class DeutscherBefehl(click.Command):
         eintraege = [
             zeile
             for p in self.get_params(ctx)
-            if isinstance(p, click.Option) and (zeile := p.get_help_record(ctx))
+            if isinstance(p, click.Option) and (zeile := option_deutsch(p, ctx))
         ]
         if eintraege:
             with formatter.section("Optionen"):
                 formatter.write_dl(eintraege)
+
+    def format_arguments(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click ab 8.5: ein Abschnitt für Argumente mit eigener Hilfe
+        argumente = [p for p in self.get_params(ctx) if isinstance(p, click.Argument)]
+        if any(getattr(a, "help", None) for a in argumente):
+            with formatter.section("Argumente"):
+                formatter.write_dl([a.get_help_record(ctx) for a in argumente])

@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import functools
 import json
-import math
 import os
-import re
 import signal
 import sys
 import tempfile
@@ -34,36 +31,17 @@ from pathlib import Path
 import click
 
 import stichprobe as stichprobe_modul
+from anzeige import BALKEN_AB_BYTES, hinweis, prozent, zahl
+from anzeige import balken as fortschrittsbalken
 from fehler import Abgebrochen, EingabeFehler
+from jsoneingabe import HOECHSTENS_WARNUNGEN, STDIO, anzeigename, laden
+from normalisierung import bereinigen
 from regeln import REGELN, Entscheidung, waehle
 from version import CODER_VERSION, PRIORITAET
 
-STDIO = "-"
 FELD = "selected_extractor"
-# Ab dieser Eingabegröße lohnt ein Fortschrittsbalken (grob eine Sekunde Rechenzeit).
-BALKEN_AB_BYTES = 4 * 2**20
-# So viele Funde doppelter Schlüssel werden einzeln gemeldet, der Rest gezählt.
-HOECHSTENS_WARNUNGEN = 20
-
-# Die Meldungen des json-Moduls auf Deutsch; Unbekanntes bleibt im Original stehen.
-JSON_MELDUNGEN = {
-    "Expecting value": "Wert erwartet",
-    "Expecting ',' delimiter": "Komma erwartet",
-    "Expecting ':' delimiter": "Doppelpunkt erwartet",
-    "Expecting property name enclosed in double quotes": "Schlüssel in doppelten Anführungszeichen erwartet",
-    "Unterminated string starting at": "Zeichenkette ohne Ende",
-    "Invalid control character at": "Steuerzeichen in einer Zeichenkette (als \\u00XX schreiben)",
-    "Invalid \\escape": "ungültige Escape-Folge",
-    "Invalid \\uXXXX escape": "ungültige \\uXXXX-Folge",
-    "Extra data": "weitere Daten nach dem Ende des JSON-Werts",
-}
-
-# Zeichen ab U+0100 in UTF-8: ein Startbyte C4–F4 und seine Folgebytes, als Lauf.
-_BREIT = re.compile(rb"(?:[\xc4-\xf4][\x80-\xbf]+)+")
-# Ein Backslash direkt davor ist ohnehin ungültiges JSON; dann den genauen Weg gehen.
-_BACKSLASH_VOR_BREIT = re.compile(rb"\\[\xc4-\xf4]")
-
-JSON_TYPEN = {dict: "ein Objekt", list: "eine Liste", str: "eine Zeichenkette", bool: "ein Wahrheitswert"}
+# Mit --mit-entscheidung: Regel, Konsensgröße und bereinigter Text, wie die Stufe sie speichert.
+FELD_ENTSCHEIDUNG = "auswahl"
 
 
 @dataclass
@@ -81,10 +59,6 @@ class Bilanz:
 
 
 # --- Pfade ------------------------------------------------------------------------
-
-
-def anzeigename(pfad: str) -> str:
-    return "stdin" if pfad == STDIO else pfad
 
 
 def ausgabepfad(datei: str, ausgabe: str | None) -> str:
@@ -112,247 +86,6 @@ def ziel_pruefen(ziel: str, datei: str) -> None:
         )
 
 
-# --- Lesen und prüfen ------------------------------------------------------------------
-
-
-def lesen(datei: str) -> bytes:
-    if datei == STDIO:
-        return sys.stdin.buffer.read()
-    try:
-        with open(datei, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise EingabeFehler(f"Die Eingabedatei {datei} gibt es nicht.") from None
-    except IsADirectoryError:
-        raise EingabeFehler(f"{datei} ist ein Verzeichnis, keine JSON-Datei.") from None
-    except OSError as e:
-        raise EingabeFehler(f"Die Eingabedatei {datei} ist nicht lesbar: {e.strerror}.") from None
-
-
-def dekodieren(roh: bytes, name: str) -> str:
-    """UTF-8, ein Byte-Order-Mark am Anfang ist erlaubt (Windows-Werkzeuge schreiben ihn)."""
-    try:
-        return roh.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        zeile = roh.count(b"\n", 0, e.start) + 1
-        raise EingabeFehler(
-            f"{name} ist kein gültiges UTF-8: Byte {e.start} (Zeile {zeile}) "
-            f"ist 0x{roh[e.start]:02x} ({e.reason})."
-        ) from None
-
-
-@functools.lru_cache(maxsize=4096)  # typografische Zeichen wiederholen sich ständig
-def _maske(lauf: bytes) -> bytes:
-    return json.dumps(lauf.decode("utf-8"))[1:-1].encode("ascii")
-
-
-def _maskieren(roh: bytes, stueck: int = 2**20) -> bytearray:
-    """Zeichen ab U+0100 als \\u-Escapes, stückweise in ein bytearray: re.sub über
-    alles auf einmal hielte Millionen Teilstücke gleichzeitig im Speicher."""
-    ergebnis = bytearray()
-    anfang = 0
-    while anfang < len(roh):
-        ende = min(anfang + stueck, len(roh))
-        while ende < len(roh) and roh[ende] >= 0x80:  # nicht mitten in einem Zeichen schneiden
-            ende += 1
-        ergebnis += _BREIT.sub(lambda t: _maske(t.group()), roh[anfang:ende])
-        anfang = ende
-    return ergebnis
-
-
-def sparsam_dekodieren(roh: bytes) -> str | None:
-    """Der Text mit allen Zeichen ab U+0100 als ``\\uXXXX`` – oder None, wo dieser
-    Weg nicht sicher ist (Backslash vor einem breiten Zeichen) oder scheitert."""
-    if _BACKSLASH_VOR_BREIT.search(roh):
-        return None
-    try:
-        return _maskieren(roh).decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None  # kaputtes UTF-8: die genaue Stelle findet dekodieren()
-
-
-def laden(datei: str) -> tuple[list[dict], int]:
-    """Liest und prüft die Eingabe; gibt die Artikel und die Größe in Bytes zurück.
-
-    Ein str in Python belegt je Zeichen so viele Bytes wie sein breitestes
-    Zeichen: ein einziges Emoji macht aus 100 MB Text 400 MB. Deshalb werden
-    vor dem Dekodieren alle Zeichen ab U+0100 als ``\\uXXXX`` geschrieben – in
-    JSON derselbe Wert –, und der große Text bleibt bei einem Byte je Zeichen.
-    Scheitert dieser Weg, läuft der gewöhnliche über die Originalbytes: er
-    meldet Zeile, Spalte und Byte so, wie sie in der Datei stehen.
-    """
-    name = anzeigename(datei)
-    roh = lesen(datei)
-    groesse = len(roh)
-    text = sparsam_dekodieren(roh)
-    if text is not None:
-        if datei != STDIO and Path(datei).is_file():
-            # Nur noch für eine Fehlermeldung nötig; eine gewöhnliche Datei lässt sich
-            # dafür neu lesen. Eine FIFO oder <(…) ist dann leer – deren Bytes bleiben.
-            roh = None
-        try:
-            return parsen(text, name), groesse
-        except EingabeFehler:
-            del text  # die Meldung mit den Stellen der Datei gibt der Weg unten
-            roh = roh if roh is not None else lesen(datei)
-    text = dekodieren(roh, name)
-    del roh
-    return parsen(text, name), groesse
-
-
-class _Doppelte:
-    """object_pairs_hook: baut Objekte wie json selbst (der letzte Wert gilt) und
-    merkt sich die, in denen ein Schlüssel doppelt stand."""
-
-    def __init__(self) -> None:
-        self.objekte: dict[int, tuple[dict, list[str]]] = {}
-
-    def __call__(self, paare: list[tuple[str, object]]) -> dict:
-        objekt = dict(paare)
-        if len(objekt) != len(paare):
-            schluessel = [s for s, n in Counter(s for s, _ in paare).items() if n > 1]
-            # das Objekt selbst mit ablegen, damit seine id nicht neu vergeben wird
-            self.objekte[id(objekt)] = (objekt, schluessel)
-        return objekt
-
-    def fundstellen(self, wert: object) -> Iterator[tuple[str, list[str]]]:
-        """(Pfad im Artikel, doppelte Schlüssel) für jedes betroffene Objekt darin,
-        in Dokumentreihenfolge. Ohne Rekursion: der Artikel darf so tief sein,
-        wie json.loads ihn las."""
-        offen: list[tuple[object, str]] = [(wert, "")]
-        while offen:
-            wert, pfad = offen.pop()
-            if isinstance(wert, dict):
-                if id(wert) in self.objekte:
-                    yield pfad or "(Artikel)", self.objekte[id(wert)][1]
-                kinder = [(w, f"{pfad}.{s}" if pfad else s) for s, w in wert.items()]
-            elif isinstance(wert, list):
-                kinder = [(w, f"{pfad}[{i}]") for i, w in enumerate(wert)]
-            else:
-                continue
-            offen.extend(reversed(kinder))
-
-
-class _KeineJsonZahl(ValueError):
-    """Ein Zahlwert, der sich nicht als gültiges JSON zurückschreiben ließe."""
-
-
-def _konstante(text: str) -> float:
-    # parse_constant: json liest NaN, Infinity und -Infinity sonst still mit.
-    raise _KeineJsonZahl(f"{text} ist keine JSON-Zahl (nur endliche Zahlen sind gültiges JSON)")
-
-
-def _kommazahl(text: str) -> float:
-    """parse_float: 1e400 wird in Python ±inf und ginge als ``Infinity`` hinaus."""
-    wert = float(text)
-    if math.isinf(wert):
-        kurz = text if len(text) <= 24 else f"{text[:20]}…"
-        raise _KeineJsonZahl(
-            f"die Zahl {kurz} ist größer als eine Gleitkommazahl fasst (etwa 1,8e308) "
-            "und ließe sich nicht als JSON zurückschreiben"
-        )
-    return wert
-
-
-_LEERRAUM = re.compile(r"[ \t\n\r]*")
-
-
-def _artikel_mit_zahlfehler(text: str) -> int | None:
-    """Nur im Fehlerfall: liest die Artikel einzeln, bis einer an einer Zahl scheitert,
-    und gibt seinen Index – None, wenn oben keine Liste steht."""
-    decoder = json.JSONDecoder(parse_float=_kommazahl, parse_constant=_konstante)
-    pos = _LEERRAUM.match(text).end()
-    if not text.startswith("[", pos):
-        return None
-    pos = _LEERRAUM.match(text, pos + 1).end()
-    index = 0
-    while True:
-        try:
-            _, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            return None
-        except ValueError:
-            return index
-        except RecursionError:
-            return None
-        pos = _LEERRAUM.match(text, pos).end()
-        if not text.startswith(",", pos):
-            return None
-        pos = _LEERRAUM.match(text, pos + 1).end()
-        index += 1
-
-
-def zahlfehler(text: str, name: str, grund: str) -> EingabeFehler:
-    index = _artikel_mit_zahlfehler(text)
-    ort = f"{name}: Artikel [{index}]" if index is not None else name
-    return EingabeFehler(f"{ort}: {grund}.")
-
-
-def typname(wert: object) -> str:
-    if wert is None:
-        return "null"
-    return JSON_TYPEN.get(type(wert), "eine Zahl")
-
-
-def parsen(text: str, name: str) -> list[dict]:
-    """JSON-Liste von Objekten; jede Abweichung wird ein Satz mit Ort."""
-    if not text.strip():
-        raise EingabeFehler(f"{name} ist leer; erwartet wird eine JSON-Liste von Artikeln.")
-    doppelte = _Doppelte()
-    try:
-        artikel = json.loads(
-            text, object_pairs_hook=doppelte, parse_float=_kommazahl, parse_constant=_konstante
-        )
-    except json.JSONDecodeError as e:
-        meldung = JSON_MELDUNGEN.get(e.msg, e.msg)
-        raise EingabeFehler(
-            f"{name} ist kein gültiges JSON: Zeile {e.lineno}, Spalte {e.colno}: {meldung}."
-        ) from None
-    except _KeineJsonZahl as e:
-        raise zahlfehler(text, name, str(e)) from None
-    except ValueError:
-        # int() verweigert Zahlen mit mehr als sys.get_int_max_str_digits() Stellen
-        raise zahlfehler(
-            text,
-            name,
-            f"eine ganze Zahl mit mehr als {sys.get_int_max_str_digits()} Stellen wird nicht gelesen",
-        ) from None
-    except RecursionError:
-        raise EingabeFehler(
-            f"{name} ist zu tief verschachtelt (mehr als etwa {sys.getrecursionlimit()} Ebenen); "
-            "so tiefe Artikel werden nicht verarbeitet."
-        ) from None
-    if not isinstance(artikel, list):
-        raise EingabeFehler(
-            f"{name}: oben steht {typname(artikel)}; erwartet wird eine JSON-Liste von Artikeln."
-        )
-    for index, eintrag in enumerate(artikel):
-        if not isinstance(eintrag, dict):
-            raise EingabeFehler(f"{name}: Artikel [{index}] ist kein Objekt, sondern {typname(eintrag)}.")
-    if doppelte.objekte:
-        warnen_doppelte(artikel, doppelte)
-    return artikel
-
-
-def warnen_doppelte(artikel: list[dict], doppelte: _Doppelte) -> None:
-    """Doppelte Schlüssel sind gültiges JSON, aber fast immer ein Fehler beim Erzeugen.
-    Die ersten Funde einzeln, der Rest als Zahl – stderr soll lesbar bleiben."""
-    funde = (
-        (index, pfad, s) for index, eintrag in enumerate(artikel) for pfad, s in doppelte.fundstellen(eintrag)
-    )
-    for nummer, (index, pfad, schluessel) in enumerate(funde):
-        if nummer == HOECHSTENS_WARNUNGEN:
-            rest = len(doppelte.objekte) - nummer
-            click.echo(
-                f"Warnung: doppelte Schlüssel in {rest} weiteren Objekten, nicht einzeln gezeigt.", err=True
-            )
-            return
-        namen = ", ".join(f"„{s}“" for s in schluessel)
-        click.echo(
-            f"Warnung: Artikel [{index}], {pfad}: Schlüssel {namen} doppelt – der letzte Wert gilt.", err=True
-        )
-
-
 # --- Entscheiden und serialisieren -------------------------------------------------------
 
 
@@ -372,10 +105,7 @@ def zeile(eintrag: dict) -> bytes:
 
 
 def schluessel(eintrag: dict, index: int) -> str:
-    for name in ("id", "item_id"):
-        if isinstance(eintrag.get(name), str | int) and not isinstance(eintrag.get(name), bool):
-            return str(eintrag[name])
-    return f"[{index}]"
+    return kennung(eintrag) or f"[{index}]"
 
 
 def fall(eintrag: dict, index: int, entscheidung: Entscheidung) -> stichprobe_modul.Fall:
@@ -390,23 +120,126 @@ def fall(eintrag: dict, index: int, entscheidung: Entscheidung) -> stichprobe_mo
     return stichprobe_modul.Fall(schluessel(eintrag, index), entscheidung, texte, info)
 
 
+# Felder eines Kandidaten, die die Regeln lesen; alles andere übergehen sie.
+KANDIDATENFELDER = ("text", "error")
+
+
+@dataclass
+class Formpruefung:
+    """Hinweise auf ein falsches Format: Feldnamen, die die Regeln nicht kennen.
+
+    Die Regeln bleiben, wie sie sind – ein Kandidat ohne ``text`` ist „nicht
+    verfügbar“, ein Artikel ohne ``extractions`` fällt auf newspaper4k zurück –,
+    aber wer ``content`` statt ``text`` oder ``extraction`` statt ``extractions``
+    schreibt, soll das nicht erst an „rueckfall 100 %“ merken. ``streng``
+    macht aus dem ersten Befund einen Eingabefehler, bevor etwas geschrieben ist.
+    """
+
+    name: str
+    streng: bool = False
+    ohne_feld: int = 0  # Artikel ohne das Feld extractions
+    erster_ohne: str = ""  # „Artikel [0] (a0) hat …“ für die Meldung
+    warnungen: list[str] = field(default_factory=list)
+    weitere: int = 0
+
+    def befund(self, satz: str) -> None:
+        if self.streng:
+            raise EingabeFehler(f"{self.name}: {satz}; --streng: nichts geschrieben.")
+        if len(self.warnungen) < HOECHSTENS_WARNUNGEN:
+            self.warnungen.append(f"Warnung: {satz} – der Kandidat gilt als nicht verfügbar.")
+        else:
+            self.weitere += 1
+
+    def beachte(self, eintrag: dict, index: int) -> None:
+        wer = f"Artikel [{index}]" + (f" ({eintrag_id})" if (eintrag_id := kennung(eintrag)) else "")
+        if "extractions" not in eintrag:
+            self.ohne_feld += 1
+            if not self.erster_ohne:
+                felder = list(eintrag)
+                aehnlich = difflib.get_close_matches("extractions", felder, n=1, cutoff=0.6)
+                if aehnlich:
+                    self.erster_ohne = f"{wer} hat „{aehnlich[0]}“ (gemeint: extractions?)"
+                else:
+                    namen = ", ".join(f"„{f}“" for f in felder[:10]) + (", …" if len(felder) > 10 else "")
+                    self.erster_ohne = f"{wer} hat die Felder {namen}" if felder else f"{wer} ist leer"
+            return
+        extraktionen = eintrag["extractions"]
+        if not isinstance(extraktionen, Mapping):
+            return
+        for kandidat_name, kandidat in extraktionen.items():
+            if isinstance(kandidat, Mapping) and "text" not in kandidat:
+                fremde = [str(f) for f in kandidat if f not in KANDIDATENFELDER]
+                if fremde:
+                    namen = ", ".join(f"„{f}“" for f in fremde)
+                    self.befund(f"{wer}, Kandidat „{kandidat_name}“: kein Feld „text“, aber {namen}")
+
+    def abschliessen(self, artikel: int) -> None:
+        """Nach allen Artikeln, vor dem Schreiben: Warnungen zeigen oder (streng) abbrechen."""
+        if artikel and self.ohne_feld == artikel:
+            satz = (
+                f"kein Artikel hat das Feld „extractions“ – alle {artikel} fallen auf newspaper4k zurück. "
+                f"{self.erster_ohne}"
+            )
+            if self.streng:
+                raise EingabeFehler(f"{self.name}: {satz}; --streng: nichts geschrieben.")
+            self.warnungen.append(f"Warnung: {satz}.")
+        for warnung in self.warnungen:
+            click.echo(warnung, err=True)
+        if self.weitere:
+            click.echo(
+                f"Warnung: {self.weitere} weitere Kandidaten ohne „text“ mit unbekannten Feldern, "
+                "nicht einzeln gezeigt.",
+                err=True,
+            )
+
+
+def kennung(eintrag: dict) -> str:
+    """id oder item_id des Artikels als Text; leer, wenn er keine brauchbare hat."""
+    for name in ("id", "item_id"):
+        if isinstance(eintrag.get(name), str | int) and not isinstance(eintrag.get(name), bool):
+            return str(eintrag[name])
+    return ""
+
+
+def mit_entscheidung(eintrag: dict, entscheidung: Entscheidung) -> dict:
+    """Der Artikel mit ``auswahl`` direkt hinter ``selected_extractor``: Regel,
+    Konsensgröße und der bereinigte Text der Wahl – dieselben Werte, die die
+    Postgres-Stufe in selected_extractor (regel, konsens, text) schreibt."""
+    extraktionen = eintrag.get("extractions")
+    gewaehlt = extraktionen.get(entscheidung.extraktor) if isinstance(extraktionen, Mapping) else None
+    roh = gewaehlt.get("text") if isinstance(gewaehlt, Mapping) else None
+    wert = {
+        "regel": entscheidung.regel,
+        "konsens": entscheidung.konsens,
+        "text": bereinigen(roh) if isinstance(roh, str) else None,
+    }
+    neu: dict = {}
+    for schluessel_, inhalt in eintrag.items():
+        if schluessel_ != FELD_ENTSCHEIDUNG:
+            neu[schluessel_] = inhalt
+        if schluessel_ == FELD:
+            neu[FELD_ENTSCHEIDUNG] = wert
+    return neu
+
+
 def entscheiden(
-    artikel: list, bilanz: Bilanz, stichprobe: stichprobe_modul.Stichprobe | None, balken: bool
+    artikel: list,
+    bilanz: Bilanz,
+    stichprobe: stichprobe_modul.Stichprobe | None,
+    balken: bool,
+    pruefung: Formpruefung | None = None,
+    mit_auswahl: bool = False,
 ) -> None:
     """Setzt ``selected_extractor`` und ersetzt jeden Artikel durch seine fertige Zeile.
 
     So liegt jeder Artikel nur einmal im Speicher – erst als Objekt, dann als
     Bytes –, und das Schreiben danach kann nicht mehr an einem Artikel scheitern.
     """
-    with click.progressbar(
-        length=len(artikel),
-        label="Auswahl",
-        file=sys.stderr,
-        hidden=not (balken and sys.stderr.isatty()),
-        show_pos=True,
-    ) as fortschritt:
+    with fortschrittsbalken(len(artikel), "Auswahl", sichtbar=balken) as fortschritt:
         for index in range(len(artikel)):
             eintrag = artikel[index]
+            if pruefung is not None:
+                pruefung.beachte(eintrag, index)
             extraktionen = eintrag.get("extractions")
             entscheidung = waehle(extraktionen)
             eintrag[FELD] = entscheidung.extraktor  # überschreibt an seiner Stelle, sonst hinten an
@@ -416,6 +249,8 @@ def entscheiden(
             bilanz.ohne_extractions += not isinstance(extraktionen, Mapping)
             if stichprobe is not None:
                 stichprobe.beachte(fall(eintrag, index, entscheidung))
+            if mit_auswahl:
+                eintrag = mit_entscheidung(eintrag, entscheidung)
             try:
                 artikel[index] = zeile(eintrag)
             except RecursionError:
@@ -533,19 +368,9 @@ def schreiben_stdout(daten: Iterable[bytes]) -> None:
 # --- Zusammenfassung -----------------------------------------------------------------
 
 
-def hinweis(name: str) -> str:
-    """„gemeint: trafilatura?“ für anders geschriebene oder vertippte bekannte Namen."""
-    aehnlich = difflib.get_close_matches(name.strip().lower(), PRIORITAET, n=1, cutoff=0.8)
-    return f" (gemeint: {aehnlich[0]}?)" if aehnlich else ""
-
-
-def prozent(teil: int, ganzes: int) -> str:
-    return f"{100 * teil / ganzes:5.1f} %".replace(".", ",") if ganzes else ""
-
-
 def zusammenfassung(bilanz: Bilanz) -> str:
     n = bilanz.artikel
-    dauer = f"{bilanz.sekunden:.2f}".replace(".", ",")
+    dauer = zahl(bilanz.sekunden, 2)
     zeilen = [f"{n} Artikel entschieden in {dauer} s (coder_version {CODER_VERSION})", "Je Extraktor:"]
     zeilen += [
         f"  {name:<24}{bilanz.je_extraktor[name]:>8}  {prozent(bilanz.je_extraktor[name], n)}"
@@ -594,7 +419,14 @@ def sigterm_wie_strg_c() -> Iterator[None]:
         signal.signal(signal.SIGTERM, vorher if vorher is not None else signal.SIG_DFL)
 
 
-def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) -> Bilanz:
+def stapel(
+    datei: str,
+    ausgabe: str | None,
+    *,
+    stichprobe: int | None = None,
+    streng: bool = False,
+    mit_auswahl: bool = False,
+) -> Bilanz:
     """Liest ``datei``, entscheidet je Artikel, schreibt die Ausgabe atomar.
 
     Alles, was Menschen lesen (Warnungen, Zusammenfassung, Pfad der
@@ -610,7 +442,9 @@ def stapel(datei: str, ausgabe: str | None, *, stichprobe: int | None = None) ->
             artikel, groesse = laden(datei)
             balken = groesse >= BALKEN_AB_BYTES
             auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
-            entscheiden(artikel, bilanz, auswahl, balken)
+            pruefung = Formpruefung(anzeigename(datei), streng)
+            entscheiden(artikel, bilanz, auswahl, balken, pruefung, mit_auswahl)
+            pruefung.abschliessen(bilanz.artikel)
             schreiben(bilanz.ziel, teile(artikel))
             geschrieben = True
             del artikel

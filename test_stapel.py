@@ -17,7 +17,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import jsoneingabe
 import stapel
 from cli import cli
 from fehler import EXIT_ABGEBROCHEN, EXIT_AUFRUF, EXIT_EINGABE, EingabeFehler
+from normalisierung import bereinigen
 from regeln import REGELN, waehle
 from version import PRIORITAET
 
@@ -128,6 +129,56 @@ def test_ausgabe_mit_o(tmp_path, zwei):
     assert ergebnis.exit_code == 0, ergebnis.output
     assert len(json.loads(ziel.read_text("utf-8"))) == 2
     assert not (tmp_path / "daten_selected.json").exists()
+
+
+def test_output_wie_in_quelle_000_gleichwertig_mit_ausgabe(tmp_path, zwei):
+    for schalter in ("-o", "--ausgabe", "--output"):
+        ziel = tmp_path / f"aus{schalter}.json"
+        ergebnis = aufrufen(str(zwei), schalter, str(ziel))
+        assert ergebnis.exit_code == 0, ergebnis.output
+    assert (tmp_path / "aus-o.json").read_bytes() == (tmp_path / "aus--output.json").read_bytes()
+    assert (tmp_path / "aus--ausgabe.json").read_bytes() == (tmp_path / "aus--output.json").read_bytes()
+
+
+def test_befehlsname_ist_wurzelwerk_auswahl_auch_ueber_auswahl_py(tmp_path):
+    """python auswahl.py und der installierte Befehl heißen in Hilfe und Fehlern gleich."""
+    hilfe = unterprozess("--help", cwd=tmp_path)
+    assert hilfe.stdout.decode().startswith("Aufruf: wurzelwerk-auswahl [OPTIONEN] [DATEI.json]")
+    assert "-o, --ausgabe, --output AUSGABE.json" in hilfe.stdout.decode()
+    falsch = unterprozess("--bla", cwd=tmp_path)
+    assert "Hilfe: wurzelwerk-auswahl -h" in falsch.stderr.decode()
+
+
+def test_mit_entscheidung_traegt_regel_konsens_und_bereinigten_text(tmp_path):
+    ziel = tmp_path / "mit.json"
+    ergebnis = aufrufen(str(BEISPIEL), "--mit-entscheidung", "-o", str(ziel))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    eingabe = json.loads(BEISPIEL.read_text("utf-8"))
+    aus = json.loads(ziel.read_text("utf-8"))
+    for vorher, nachher in zip(eingabe, aus, strict=True):
+        e = waehle(vorher["extractions"])
+        kandidat_ = vorher["extractions"].get(e.extraktor)
+        roh = kandidat_.get("text") if isinstance(kandidat_, dict) else None
+        assert nachher["selected_extractor"] == e.extraktor
+        assert nachher["auswahl"] == {
+            "regel": e.regel,
+            "konsens": e.konsens,
+            "text": bereinigen(roh) if isinstance(roh, str) else None,
+        }
+        # direkt hinter selected_extractor, der Rest wie in der Eingabe
+        schluessel_ = list(nachher)
+        assert schluessel_[schluessel_.index("selected_extractor") + 1] == "auswahl"
+    assert aus[0]["auswahl"]["text"].startswith("Der Stadtrat von Wurzelhausen hat am Montagabend")
+    assert aus[9]["auswahl"] == {"regel": "rueckfall", "konsens": 0, "text": None}
+
+
+def test_ohne_mit_entscheidung_bleibt_die_ausgabe_wie_spezifiziert(tmp_path):
+    aufrufen(str(BEISPIEL), "-o", str(tmp_path / "ohne.json"))
+    aufrufen(str(BEISPIEL), "--mit-entscheidung", "-o", str(tmp_path / "mit.json"))
+    ohne = json.loads((tmp_path / "ohne.json").read_text("utf-8"))
+    mit = json.loads((tmp_path / "mit.json").read_text("utf-8"))
+    assert all("auswahl" not in a for a in ohne)
+    assert [{k: v for k, v in a.items() if k != "auswahl"} for a in mit] == ohne
 
 
 def test_stdin_nach_stdout(zwei):
@@ -253,6 +304,88 @@ def test_falsche_typen_sind_kein_fehler(tmp_path):
     assert "Ohne extractions-Objekt (Rückfall newspaper4k): 2 Artikel" in ergebnis.stderr
 
 
+# --- Laute Warnung bei falschem Format (Issue 11.5) ------------------------------------------
+
+
+def test_falscher_feldname_extraction_warnt_mit_feld_und_artikel(tmp_path):
+    daten = [{"id": f"a{i}", "extraction": {"trafilatura": kandidat(TEXT_A)}} for i in range(3)]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "f.json", daten)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (
+        "Warnung: kein Artikel hat das Feld „extractions“ – alle 3 fallen auf newspaper4k zurück. "
+        "Artikel [0] (a0) hat „extraction“ (gemeint: extractions?)."
+    ) in ergebnis.stderr
+    # Die Regeln bleiben, wie sie sind: Rückfall, Ausgabe wie immer.
+    aus = json.loads((tmp_path / "f_selected.json").read_text("utf-8"))
+    assert [a["selected_extractor"] for a in aus] == ["newspaper4k"] * 3
+
+
+def test_ohne_aehnliches_feld_nennt_die_warnung_die_felder_des_artikels(tmp_path):
+    daten = [{"id": 7, "kandidaten": {}, "url": "u"}]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "f.json", daten)))
+    assert "Artikel [0] (7) hat die Felder „id“, „kandidaten“, „url“." in ergebnis.stderr
+
+
+def test_kandidat_mit_content_statt_text_warnt_mit_artikel_und_kandidat(tmp_path):
+    daten = [
+        artikel(0, newspaper4k=kandidat(TEXT_A), readability=kandidat(TEXT_A)),
+        artikel(1, newspaper4k={"content": TEXT_A, "error": None}, trafilatura={"error": "HTTP 404"}),
+    ]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "k.json", daten)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (
+        "Warnung: Artikel [1] (a1), Kandidat „newspaper4k“: kein Feld „text“, aber „content“ – "
+        "der Kandidat gilt als nicht verfügbar."
+    ) in ergebnis.stderr
+    assert "trafilatura" not in ergebnis.stderr.split("Je Extraktor")[0]  # nur error: kein Formfehler
+
+
+def test_kandidatenwarnungen_hoechstens_zwanzig_einzeln(tmp_path):
+    daten = [artikel(i, readability={"content": TEXT_A}) for i in range(25)]
+    fehler = aufrufen(str(ablegen(tmp_path / "k.json", daten))).stderr
+    assert fehler.count("kein Feld „text“") == 20
+    assert (
+        "Warnung: 5 weitere Kandidaten ohne „text“ mit unbekannten Feldern, nicht einzeln gezeigt." in fehler
+    )
+
+
+@pytest.mark.parametrize(
+    ("daten", "satz"),
+    [
+        (
+            [{"id": "x", "extraction": {}}],
+            "Fehler: k.json: kein Artikel hat das Feld „extractions“",
+        ),
+        (
+            [artikel(0, newspaper4k={"content": TEXT_A})],
+            "Fehler: k.json: Artikel [0] (a0), Kandidat „newspaper4k“: kein Feld „text“, aber „content“",
+        ),
+    ],
+    ids=["extraction", "content"],
+)
+def test_streng_macht_die_warnung_zum_fehler_und_schreibt_nichts(tmp_path, daten, satz):
+    eingabe = ablegen(tmp_path / "k.json", daten)
+    ergebnis = CliRunner().invoke(cli, [str(eingabe), "--streng"])
+    assert ergebnis.exit_code == EXIT_EINGABE, ergebnis.output
+    assert ergebnis.stderr.startswith(satz.replace("k.json", str(eingabe))), ergebnis.stderr
+    assert "--streng: nichts geschrieben." in ergebnis.stderr
+    assert not (tmp_path / "k_selected.json").exists()
+
+
+def test_streng_ohne_befund_schreibt_wie_sonst(tmp_path, zwei):
+    ergebnis = aufrufen(str(zwei), "--streng", "-o", str(tmp_path / "s.json"))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    ohne = aufrufen(str(zwei), "-o", str(tmp_path / "o.json"))
+    assert (tmp_path / "s.json").read_bytes() == (tmp_path / "o.json").read_bytes()
+    assert "Warnung" not in ergebnis.stderr + ohne.stderr
+
+
+def test_streng_gilt_nur_im_stapelbetrieb():
+    ergebnis = aufrufen("--backfill", "--streng")
+    assert ergebnis.exit_code == EXIT_AUFRUF
+    assert "--streng gilt nur im Stapelbetrieb mit DATEI." in ergebnis.stderr
+
+
 def streng_laden(roh: bytes):
     """json.loads, das NaN/Infinity nicht durchgehen lässt – wie jeder andere JSON-Leser."""
 
@@ -368,7 +501,8 @@ def test_doppelte_schluessel_hoechstens_zwanzig_einzeln(tmp_path):
     roh = "[" + ",".join('{"a": 1, "a": 2}' for _ in range(25)) + "]"
     ergebnis = aufrufen(str(ablegen(tmp_path / "d.json", roh)))
     assert ergebnis.exit_code == 0, ergebnis.output
-    warnungen = [z for z in ergebnis.stderr.splitlines() if z.startswith("Warnung")]
+    # (dazu käme die Warnung, dass kein Artikel extractions hat – hier nicht gemeint)
+    warnungen = [z for z in ergebnis.stderr.splitlines() if z.startswith("Warnung") and "Schlüssel" in z]
     assert len(warnungen) == stapel.HOECHSTENS_WARNUNGEN + 1 == 21
     assert warnungen[19].startswith("Warnung: Artikel [19], (Artikel)")
     assert warnungen[20] == "Warnung: doppelte Schlüssel in 5 weiteren Objekten, nicht einzeln gezeigt."
@@ -794,38 +928,39 @@ def test_unterprozess_fehler(tmp_path, args, roh, code, anfang):
     assert list(tmp_path.iterdir()) == []
 
 
-def rss(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(z.split()[1]) * 1024 for z in f if z.startswith("VmRSS:"))
-
-
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="braucht /proc (Linux)")
 @pytest.mark.parametrize("signal_nr", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_unterprozess_signal_hinterlaesst_nichts(tmp_path, signal_nr):
-    # Strg-C oder kill mitten im Lauf: Exit 130, keine Ausgabe, keine temporäre Datei.
-    daten = [
-        artikel(i, trafilatura=kandidat(TEXT_A * 30), readability=kandidat(TEXT_A * 29)) for i in range(6000)
-    ]
-    groesse = ablegen(tmp_path / "g.json", daten).stat().st_size
+    """Strg-C oder kill mitten im Lauf: Exit 130, keine Ausgabe, keine temporäre Datei.
+
+    Ohne Zeitrennen: die Eingabe kommt aus einer FIFO. Öffnet der Test sie zum
+    Schreiben, ist der Lauf sicher schon in stapel() (sie öffnet erst das Lesen
+    der Eingabe); nach der Hälfte der Daten wartet er auf den Rest – und dann
+    kommt das Signal. Ein schneller Rechner kann nicht vorher fertig sein, und
+    die halbe Datei wäre ohne das Signal ein Eingabefehler (Exit 1), kein Erfolg.
+    """
+    fifo = tmp_path / "eingabe.fifo"
+    os.mkfifo(fifo)
+    bestehend = ablegen(tmp_path / "aus.json", "alt")
     prozess = subprocess.Popen(
-        [sys.executable, str(HIER / "auswahl.py"), "g.json"],
+        [sys.executable, str(HIER / "auswahl.py"), str(fifo), "-o", str(bestehend)],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    # Erst wenn die Eingabe im Speicher liegt, läuft stapel() – dann das Signal.
-    while prozess.poll() is None and rss(prozess.pid) < groesse:
-        time.sleep(0.01)
-    time.sleep(0.3)
-    prozess.send_signal(signal_nr)
+    roh = json.dumps([artikel(i, trafilatura=kandidat(TEXT_A)) for i in range(200)]).encode()
+    with fifo.open("wb") as schreiber:  # blockiert, bis der Lauf die FIFO liest
+        schreiber.write(roh[: len(roh) // 2])
+        schreiber.flush()
+        prozess.send_signal(signal_nr)
+    # Das Ende der FIFO weckt einen read(), der das Signal knapp verpasste (kam es
+    # zwischen zwei Systemaufrufen in C an, prüft Python es erst danach) – vor dem Parsen.
     _, stderr = prozess.communicate(timeout=60)
     fehler = stderr.decode("utf-8")
-    if prozess.returncode == 0:
-        pytest.skip("Lauf war vor dem Signal fertig")
     assert prozess.returncode == EXIT_ABGEBROCHEN, fehler
-    assert fehler.startswith("Fehler: Abgebrochen"), fehler
+    assert fehler.startswith("Fehler: Abgebrochen; nichts geschrieben"), fehler
     assert "Traceback" not in fehler
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["aus.json", "eingabe.fifo"]
+    assert bestehend.read_text() == "alt"
 
 
 def test_sigterm_handler_wird_wiederhergestellt(tmp_path, zwei):
@@ -917,7 +1052,7 @@ def test_beliebige_eingabe_gibt_ergebnis_oder_eingabefehler(tmp_path, roh):
 @given(text=st.text(), stueck=st.integers(min_value=1, max_value=9))
 def test_maskieren_gibt_denselben_wert_an_jeder_schnittstelle(text, stueck):
     roh = json.dumps(text, ensure_ascii=False).encode("utf-8")  # st.text() kennt keine Surrogate
-    maskiert = stapel._maskieren(roh, stueck)
+    maskiert = jsoneingabe._maskieren(roh, stueck)
     assert all(byte < 0xC4 for byte in maskiert)  # nur noch ASCII und Latin-1
     assert json.loads(maskiert.decode("utf-8")) == text
 
@@ -1003,3 +1138,74 @@ def test_100_mb_speicher_proportional(tmp_path):
     assert code == "0"
     assert len(json.loads((tmp_path / "aus.json").read_bytes())) == anzahl
     assert spitze < 5 * groesse  # gemessen 3,8×; json.load allein braucht 8,3×
+
+
+# --- Artikel einzeln (jsoneingabe.artikel_einzeln, der Weg von --einlesen) ----------------------
+
+
+def einzeln(pfad: Path, stueck: int) -> list[dict]:
+    return [a for _, a in jsoneingabe.artikel_einzeln(str(pfad), stueck=stueck)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    daten=st.lists(st.dictionaries(st.text(max_size=4), json_werte, max_size=3), max_size=5),
+    einrueckung=st.sampled_from([None, 0, 2]),
+    bom=st.booleans(),
+    stueck=st.integers(min_value=1, max_value=16),
+)
+def test_einzeln_gibt_dieselben_artikel_wie_json_loads(tmp_path, daten, einrueckung, bom, stueck):
+    """An jeder Stückgrenze – mitten in einem Zeichen, einer Zahl, einem Escape – derselbe Wert."""
+    roh = ("\ufeff" if bom else "") + json.dumps(daten, ensure_ascii=False, indent=einrueckung)
+    eingabe = ablegen(tmp_path / "e.json", roh.encode("utf-8"))
+    assert geordnet(einzeln(eingabe, stueck)) == geordnet(daten)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    daten=st.lists(st.dictionaries(st.text(max_size=3), json_werte, max_size=2), min_size=1, max_size=3),
+    stelle=st.floats(min_value=0, max_value=1),
+    einschub=st.sampled_from(
+        ["", "[", "]", "{", "}", ",", ":", '"', "\\", "1", "e", "-", "NaN", "\x00", "\xff"]
+    ),
+    kuerzen=st.booleans(),
+    stueck=st.integers(min_value=1, max_value=16),
+)
+def test_einzeln_scheitert_genau_dort_wo_parsen_scheitert(tmp_path, daten, stelle, einschub, kuerzen, stueck):
+    """Verdorbenes JSON: entweder dieselben Artikel wie parsen, oder Unregelmaessig, und dann
+    meldet parsen einen Eingabefehler – nie ein anderes Ergebnis, nie ein stiller Abbruch."""
+    text = json.dumps(daten, ensure_ascii=False)
+    i = int(stelle * len(text))
+    text = text[:i] if kuerzen else text[:i] + einschub + text[i:]
+    roh = text.encode("utf-8", "surrogatepass").replace("\xff".encode(), b"\xff")  # auch kaputtes UTF-8
+    eingabe = ablegen(tmp_path / "v.json", roh)
+    try:
+        erwartet = jsoneingabe.parsen(jsoneingabe.dekodieren(roh, "v.json"), "v.json")
+    except EingabeFehler:
+        erwartet = None
+    try:
+        gelesen = einzeln(eingabe, stueck)
+    except jsoneingabe.Unregelmaessig:
+        gelesen = None
+    if erwartet is None:
+        assert gelesen is None
+    else:
+        assert gelesen is not None and geordnet(gelesen) == geordnet(erwartet)
+
+
+def test_einzeln_langer_artikel_ueber_viele_stuecke(tmp_path):
+    daten = [{"a": "x" * 5000, "b": [1.5, -2e-3, "€" * 100]}, {"c": 12345678901234567890}]
+    eingabe = ablegen(tmp_path / "l.json", json.dumps(daten, ensure_ascii=False))
+    assert einzeln(eingabe, 7) == daten
+
+
+def test_einzeln_meldet_doppelte_schluessel_wie_parsen(tmp_path, capsys):
+    roh = '[{"a": 1}, {"b": {"c": 1, "c": 2}}, {"d": 1, "d": 2}]'
+    eingabe = ablegen(tmp_path / "d.json", roh)
+    melder = jsoneingabe.DoppelteMelder()
+    artikel_ = [a for _, a in jsoneingabe.artikel_einzeln(str(eingabe), melder, stueck=5)]
+    melder.zeigen()
+    einzeln_ = capsys.readouterr().err
+    assert artikel_ == json.loads(roh)
+    jsoneingabe.parsen(roh, "d.json")
+    assert einzeln_ == capsys.readouterr().err != ""

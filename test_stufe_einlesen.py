@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from conftest import SLOT
 
-BEISPIEL = Path(__file__).resolve().parent / "beispiele" / "artikel.json"
+PROJEKT = Path(__file__).resolve().parent
+BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
 
 pytestmark = pytest.mark.datenbank
 
@@ -218,3 +223,83 @@ def test_kandidat_kein_objekt_mit_surrogat_wird_ersetzt(daten, cli, tmp_path):
     assert ergebnis.code == 0, str(ergebnis)
     assert "Traceback" not in ergebnis.err
     assert daten.abfrage("select text, fehler from extraktionen") == [(None, "kein Objekt: x\ufffdy\ufffd")]
+
+
+def _einlesen_von(quelle: str, db_url: str, cwd: Path, eingabe: bytes | None = None):
+    umgebung = {**os.environ, "DATABASE_URL": db_url}
+    return subprocess.run(
+        [sys.executable, str(PROJEKT / "auswahl.py"), "--einlesen", quelle],
+        input=eingabe,
+        env=umgebung,
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def test_von_stdin_und_aus_einer_fifo_wie_aus_der_datei(daten, db_url, tmp_path):
+    """Zwei Durchgänge brauchen eine Datei; stdin und eine FIFO gehen über eine Kopie auf der Platte."""
+    artikel = json.loads(BEISPIEL.read_text(encoding="utf-8"))
+    for a in artikel:
+        daten.item(a["item_id"], a["slot"])
+    abfrage = "select item_id, extraktor, text, fehler from extraktionen order by 1, 2"
+    aus_stdin = _einlesen_von("-", db_url, tmp_path, BEISPIEL.read_bytes())
+    assert aus_stdin.returncode == 0, aus_stdin.stderr.decode()
+    assert b"eingelesen: 13 Artikel, 38 Kandidaten" in aus_stdin.stdout
+    nach_stdin = daten.abfrage(abfrage)
+    daten.abfrage("delete from extraktionen returning 1")
+    fifo = tmp_path / "k.fifo"
+    os.mkfifo(fifo)
+    schreiber = threading.Thread(target=lambda: fifo.write_bytes(BEISPIEL.read_bytes()))
+    schreiber.start()
+    aus_fifo = _einlesen_von(str(fifo), db_url, tmp_path)
+    schreiber.join()
+    assert aus_fifo.returncode == 0, aus_fifo.stderr.decode()
+    assert daten.abfrage(abfrage) == nach_stdin
+    assert len(nach_stdin) == 38
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.fifo"]  # keine Kopie bleibt liegen
+
+
+def test_kaputtes_json_von_stdin_nennt_stdin_und_die_stelle(daten, db_url, tmp_path):
+    lauf = _einlesen_von("-", db_url, tmp_path, b'[{"item_id": 1, "extractions": {}},\n {"item_id": 2,]')
+    assert lauf.returncode == 1
+    assert lauf.stderr.decode().startswith("Fehler: stdin ist kein gültiges JSON: Zeile 2, Spalte 16:")
+
+
+@pytest.mark.parametrize(
+    "danach",
+    [
+        [
+            {"item_id": 1, "extractions": {"readability": {"text": "anders", "error": None}}}
+        ],  # andere Schlüssel
+        [{"item_id": 1, "extractions": {}}, {"item_id": 1, "extractions": {}}],  # mehr Artikel
+        "[{kaputt",
+    ],
+    ids=["andere_kandidaten", "mehr_artikel", "kaputt"],
+)
+def test_datei_aendert_sich_zwischen_den_durchgaengen(daten, db_url, tmp_path, monkeypatch, danach):
+    """Schreibt jemand die Datei neu, während sie eingelesen wird: ein Satz, nichts geschrieben."""
+    import einlesen
+    from fehler import EingabeFehler
+
+    daten.item(1)
+    datei = schreiben(
+        tmp_path / "k.json", [{"item_id": 1, "extractions": {"trafilatura": {"text": "eins", "error": None}}}]
+    )
+    echt = einlesen.vorpruefen
+
+    def pruefen_und_dann_aendern(durchgang, sichtbar):
+        ergebnis = echt(durchgang, sichtbar)
+        if isinstance(danach, str):
+            datei.write_text(danach, encoding="utf-8")
+        else:
+            schreiben(datei, danach)
+        return ergebnis
+
+    monkeypatch.setattr(einlesen, "vorpruefen", pruefen_und_dann_aendern)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    with pytest.raises(
+        EingabeFehler, match=r"k\.json hat sich während des Einlesens geändert; nichts eingelesen"
+    ):
+        einlesen.einlesen(str(datei))
+    assert daten.abfrage("select count(*) from extraktionen") == [(0,)]

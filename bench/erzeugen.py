@@ -21,13 +21,19 @@ Aufruf::
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import random
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+import click
+
+if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fehler import DeutscherBefehl
 
 EXTRAKTOREN = ("newspaper4k", "readability", "trafilatura")
 HAEUSER = ("tagesschau", "spiegel", "zeit", "faz", "sueddeutsche", "taz", "welt", "ndr", "br", "mdr")
@@ -438,18 +444,28 @@ def fuzz(seed: int = 1, n: int = 3000) -> list[dict]:
     return [{"id": i + 1, "item_id": i + 1, "extractions": ex} for i, ex in enumerate(faelle)]
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Synthetischen Bestand im Stapelformat erzeugen.")
-    parser.add_argument("-n", "--anzahl", type=int, default=20000, help="Zahl der Items (Vorgabe 20000)")
-    parser.add_argument("--seed", type=int, default=1, help="Startwert (Vorgabe 1)")
-    parser.add_argument("--fuzz", action="store_true", help="statt des Bestands die Randfälle schreiben")
-    parser.add_argument("-o", "--ausgabe", default="-", help="Zieldatei, - für stdout (Vorgabe)")
-    args = parser.parse_args(argv)
-    daten = fuzz(args.seed) if args.fuzz else list(artikel(args.anzahl, args.seed))
-    if args.ausgabe == "-":
+@click.command(cls=DeutscherBefehl)
+@click.option(
+    "-n",
+    "--anzahl",
+    type=click.IntRange(min=0),
+    default=20000,
+    show_default=True,
+    metavar="N",
+    help="Zahl der Items.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert.")
+@click.option("--fuzz", "nur_randfaelle", is_flag=True, help="Statt des Bestands die Randfälle schreiben.")
+@click.option(
+    "-o", "--ausgabe", default="-", show_default=True, metavar="DATEI.json", help="Zieldatei, - für stdout."
+)
+def main(anzahl: int, seed: int, nur_randfaelle: bool, ausgabe: str) -> None:
+    """Synthetischen Bestand im Stapelformat erzeugen (oder mit --fuzz die Randfälle)."""
+    daten = fuzz(seed) if nur_randfaelle else list(artikel(anzahl, seed))
+    if ausgabe == "-":
         json.dump(daten, sys.stdout, ensure_ascii=False)
     else:
-        ziel = Path(args.ausgabe)
+        ziel = Path(ausgabe)
         ziel.parent.mkdir(parents=True, exist_ok=True)
         ziel.write_text(json.dumps(daten, ensure_ascii=False), encoding="utf-8")
         print(f"{len(daten)} Items nach {ziel}", file=sys.stderr)

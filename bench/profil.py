@@ -11,7 +11,6 @@ sind ein Wegweiser, gemessen wird mit bench.tempo_waehle.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import pstats
 import sys
@@ -20,33 +19,49 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import click
+
 from bench import basis
 from bench.erzeugen import artikel
+from fehler import DeutscherBefehl
 from regeln import waehle
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="cProfile über Grundlinie und waehle.")
-    parser.add_argument("-n", "--anzahl", type=int, default=3000, help="erzeugte Items (Vorgabe 3000)")
-    parser.add_argument("--seed", type=int, default=1, help="Startwert des Generators (Vorgabe 1)")
-    parser.add_argument("--nur", choices=("basis", "waehle"), help="nur eine der beiden Funktionen")
-    parser.add_argument("--zeilen", type=int, default=12, help="Zeilen je Profil (Vorgabe 12)")
-    args = parser.parse_args(argv)
-
-    eingaben = [item["extractions"] for item in artikel(args.anzahl, args.seed)]
+@click.command(cls=DeutscherBefehl)
+@click.option(
+    "-n",
+    "--anzahl",
+    type=click.IntRange(min=1),
+    default=3000,
+    show_default=True,
+    metavar="N",
+    help="Erzeugte Items.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@click.option("--nur", type=click.Choice(["basis", "waehle"]), help="Nur eine der beiden Funktionen.")
+@click.option(
+    "--zeilen",
+    type=click.IntRange(min=1),
+    default=12,
+    show_default=True,
+    metavar="N",
+    help="Zeilen je Profil.",
+)
+def main(anzahl: int, seed: int, nur: str | None, zeilen: int) -> None:
+    """cProfile über Grundlinie und waehle auf erzeugten Items."""
+    eingaben = [item["extractions"] for item in artikel(anzahl, seed)]
     funktionen = {"basis": basis.waehle, "waehle": waehle}
     for name, funktion in funktionen.items():
-        if args.nur and name != args.nur:
+        if nur and name != nur:
             continue
         profil = cProfile.Profile()
         profil.enable()
         for eingabe in eingaben:
             funktion(eingabe)
         profil.disable()
-        print(f"## {name}: {args.anzahl} Items, nach Eigenzeit")
-        pstats.Stats(profil, stream=sys.stdout).strip_dirs().sort_stats("tottime").print_stats(args.zeilen)
-    return 0
+        print(f"## {name}: {anzahl} Items, nach Eigenzeit")
+        pstats.Stats(profil, stream=sys.stdout).strip_dirs().sort_stats("tottime").print_stats(zeilen)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

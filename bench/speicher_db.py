@@ -18,8 +18,8 @@ Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import argparse
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -27,11 +27,14 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import click
 import psycopg
 from psycopg import sql
 
 import demo
 import ingest
+from anzeige import zahl
+from fehler import DeutscherBefehl
 
 STAPEL = 200
 # Eine Zieltabelle wie selected_extractor, mit wählbarer Speicherart des Texts.
@@ -137,29 +140,34 @@ def messen(n: int, seed: int, verzeichnis: Path) -> list[str]:
         f"{n} Items (seed {seed}), PostgreSQL-Serverprozess, CPU-Sekunden",
         "| Messung | komprimiert (pglz) | unkomprimiert (external) |",
         "|---|---:|---:|",
-        f"| Kodierungen schreiben (COPY + Upsert, Stapel {STAPEL}) | {ergebnis['extended'][0]:.2f} s, "
-        f"{mb(ergebnis['extended'][1])} | {ergebnis['external'][0]:.2f} s, {mb(ergebnis['external'][1])} |",
-        f"| Kandidatentexte lesen (wie ein Backfill) | {gelesen['pglz'][0]:.2f} s, {mb(gelesen['pglz'][1])} "
-        f"| {gelesen['unkomprimiert'][0]:.2f} s, {mb(gelesen['unkomprimiert'][1])} |",
+        f"| Kodierungen schreiben (COPY + Upsert, Stapel {STAPEL}) | {zahl(ergebnis['extended'][0], 2)} s, "
+        f"{mb(ergebnis['extended'][1])} | {zahl(ergebnis['external'][0], 2)} s, {mb(ergebnis['external'][1])} |",
+        f"| Kandidatentexte lesen (wie ein Backfill) | {zahl(gelesen['pglz'][0], 2)} s, {mb(gelesen['pglz'][1])} "
+        f"| {zahl(gelesen['unkomprimiert'][0], 2)} s, {mb(gelesen['unkomprimiert'][1])} |",
     ]
-    return [z.replace(".", ",") if z.startswith("|") and "---" not in z else z for z in zeilen_aus]
+    return zeilen_aus
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Kosten der Kompression im Server (storage external).")
-    parser.add_argument("-n", "--anzahl", type=int, default=20000, help="erzeugte Items (Vorgabe 20000)")
-    parser.add_argument("--seed", type=int, default=1, help="Startwert des Generators (Vorgabe 1)")
-    args = parser.parse_args(argv)
+@click.command(cls=DeutscherBefehl)
+@click.option(
+    "-n",
+    "--anzahl",
+    type=click.IntRange(min=1),
+    default=20000,
+    show_default=True,
+    metavar="N",
+    help="Erzeugte Items.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+def main(anzahl: int, seed: int) -> None:
+    """Kosten der Kompression im Server (storage external) auf einem Wegwerf-PostgreSQL 18."""
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-speicher-"))
     try:
-        for zeile in messen(args.anzahl, args.seed, verzeichnis):
+        for zeile in messen(anzahl, seed, verzeichnis):
             print(zeile)
     finally:
-        import shutil
-
         shutil.rmtree(verzeichnis, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

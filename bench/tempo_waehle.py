@@ -17,7 +17,6 @@ Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -25,9 +24,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import click
+
 from bench import basis
 from bench.erzeugen import artikel, fuzz
 from bench.messen import abweichungen, bereinigen_der_wahl, laufzeit
+from fehler import DeutscherBefehl
 from regeln import waehle
 
 
@@ -50,52 +52,65 @@ def messen(eingaben: list, wiederholungen: int) -> dict[str, float]:
     return beste
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="waehle gegen die Grundlinie: Gleichheit und Tempo.")
-    parser.add_argument("-n", "--anzahl", type=int, default=20000, help="erzeugte Items (Vorgabe 20000)")
-    parser.add_argument("--seed", type=int, default=1, help="Startwert des Generators (Vorgabe 1)")
-    parser.add_argument(
-        "-w", "--wiederholungen", type=int, default=3, help="Messrunden, gemeldet das Minimum"
-    )
-    parser.add_argument("--ohne-pruefung", action="store_true", help="nur messen, nicht vergleichen")
-    parser.add_argument(
-        "--datei",
-        type=Path,
-        help="statt erzeugter Items eine Datei im Stapelformat (z. B. die 181 echten Seiten)",
-    )
-    args = parser.parse_args(argv)
-
-    if args.datei:
-        items = json.loads(args.datei.read_text(encoding="utf-8"))
+@click.command(cls=DeutscherBefehl)
+@click.option(
+    "-n",
+    "--anzahl",
+    type=click.IntRange(min=1),
+    default=20000,
+    show_default=True,
+    metavar="N",
+    help="Erzeugte Items.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@click.option(
+    "-w",
+    "--wiederholungen",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Messrunden, gemeldet das Minimum.",
+)
+@click.option("--ohne-pruefung", is_flag=True, help="Nur messen, nicht vergleichen.")
+@click.option(
+    "--datei",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="DATEI.json",
+    help="Statt erzeugter Items eine Datei im Stapelformat (z. B. die 181 echten Seiten).",
+)
+def main(anzahl: int, seed: int, wiederholungen: int, ohne_pruefung: bool, datei: Path | None) -> None:
+    """waehle gegen die Grundlinie: Gleichheit und Tempo."""
+    if datei:
+        items = json.loads(datei.read_text(encoding="utf-8"))
     else:
-        print(f"erzeuge {args.anzahl} Items (seed {args.seed}) …", file=sys.stderr)
-        items = list(artikel(args.anzahl, args.seed))
-    randfaelle = fuzz(args.seed)
+        print(f"erzeuge {anzahl} Items (seed {seed}) …", file=sys.stderr)
+        items = list(artikel(anzahl, seed))
+    randfaelle = fuzz(seed)
     eingaben = [item["extractions"] for item in items]
     kb = sum(len(k["text"]) for x in eingaben for k in x.values() if isinstance(k.get("text"), str)) / 1024
-    quelle = str(args.datei) if args.datei else f"erzeugt, seed {args.seed}"
+    quelle = str(datei) if datei else f"erzeugt, seed {seed}"
 
-    if not args.ohne_pruefung:
+    if not ohne_pruefung:
         for name, menge in (("Bestand", items), ("Randfälle", randfaelle)):
             falsch = abweichungen(menge)
             print(f"{name}: {len(menge)} Items, {len(falsch)} Abweichungen", file=sys.stderr)
             if falsch:
                 for nummer, soll, ist in falsch[:3]:
                     print(f"  Item {nummer}:\n    basis  {soll}\n    waehle {ist}", file=sys.stderr)
-                return 1
+                sys.exit(1)
 
-    zeiten = messen(eingaben, args.wiederholungen)
+    zeiten = messen(eingaben, wiederholungen)
     n = len(eingaben)
     print(
         f"{n} Items ({quelle}), {kb / n:.1f} KB Kandidatentext je Item, "
-        f"Minimum aus {args.wiederholungen} Runden, ein Kern"
+        f"Minimum aus {wiederholungen} Runden, ein Kern"
     )
     print("| Messung | ms je Item | Verhältnis zur Grundlinie |")
     print("|---|---:|---:|")
     for name, sekunden in zeiten.items():
         print(f"| {name} | {1000 * sekunden / n:.3f} | {zeiten['basis'] / sekunden:.2f}× |")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
