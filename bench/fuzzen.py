@@ -6,14 +6,14 @@ Eigenschaften (bereinigen, tokens, tokens idempotent, waehle, JSON-Lader) mit
 und zählt, wie viele wirklich geprüft wurden. Ein Gegenbeispiel bricht ab und
 steht mit hypothesis' Minimierung auf stderr (Exit 1).
 
+\b
     python -m bench.fuzzen                 # 5 × 20 000 = 100 000 Beispiele (~4 min)
     python -m bench.fuzzen -n 1000         # schneller Überblick
-    python -m bench.fuzzen -n 50000 --nur waehle lader
+    python -m bench.fuzzen -n 50000 --nur waehle --nur lader
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import sys
@@ -23,9 +23,11 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import click
 from hypothesis import HealthCheck, given, settings
 
 from bench.eigenschaften import EIGENSCHAFTEN
+from fehler import DeutscherBefehl
 
 
 def pruefen(name: str, beispiele: int) -> int:
@@ -54,26 +56,34 @@ def pruefen(name: str, beispiele: int) -> int:
     return gezaehlt
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("-n", "--beispiele", type=int, default=20_000, help="Beispiele je Eigenschaft")
-    parser.add_argument("--nur", nargs="+", choices=list(EIGENSCHAFTEN), help="nur diese Eigenschaften")
-    args = parser.parse_args(argv)
-
+@click.command(cls=DeutscherBefehl, help=__doc__)
+@click.option(
+    "-n",
+    "--beispiele",
+    type=click.IntRange(min=1),
+    default=20_000,
+    show_default=True,
+    metavar="N",
+    help="Beispiele je Eigenschaft.",
+)
+@click.option(
+    "--nur",
+    type=click.Choice(list(EIGENSCHAFTEN)),
+    multiple=True,
+    help="Nur diese Eigenschaft (mehrfach angeben für mehrere).",
+)
+def main(beispiele: int, nur: tuple[str, ...]) -> None:
     gesamt_start = time.perf_counter()
     summe = 0
-    for name in args.nur or EIGENSCHAFTEN:
+    for name in nur or EIGENSCHAFTEN:
         start = time.perf_counter()
-        gezaehlt = pruefen(name, args.beispiele)
+        gezaehlt = pruefen(name, beispiele)
         summe += gezaehlt
         print(f"{name:<20}{gezaehlt:>9} Beispiele  {time.perf_counter() - start:7.1f} s", flush=True)
     print(
         f"{'zusammen':<20}{summe:>9} Beispiele  {time.perf_counter() - gesamt_start:7.1f} s, kein Gegenbeispiel"
     )
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
