@@ -55,10 +55,18 @@ from version import CODER_VERSION
     metavar="N",
     help="Worker-Prozesse für die Rechenarbeit (Voreinstellung: Zahl der Kerne).",
 )
+@click.option(
+    "--stapel-zeitlimit",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SEKUNDEN",
+    default=300,
+    show_default=True,
+    help="So lange darf ein Worker an einem Stapel rechnen; danach endet der Lauf mit Exit 8.",
+)
 @click.version_option(
     CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
 )
-def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse):
+def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse, stapel_zeitlimit):
     """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
     oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
 
@@ -72,7 +80,8 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, pro
 
     Exit-Codes: 0 Erfolg, 1 Eingabefehler, 2 Aufruffehler, 3 Datenbank nicht
     erreichbar, 4 Voraussetzung fehlt, 5 anderer Lauf hält die Sperre,
-    6 Zeitlimit der Datenbank, 130 abgebrochen.
+    6 Zeitlimit der Datenbank, 8 Worker gestorben oder Stapel-Zeitlimit
+    überschritten, 130 abgebrochen.
     """
     modi = [
         name
@@ -107,4 +116,11 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, pro
     else:
         import stufe
 
-        stufe.lauf(slot=slot, trocken=trocken, stichprobe=stichprobe, teil=teil, prozesse=prozesse)
+        stufe.lauf(
+            slot=slot,
+            trocken=trocken,
+            stichprobe=stichprobe,
+            teil=teil,
+            prozesse=prozesse,
+            stapel_zeitlimit=stapel_zeitlimit,
+        )

@@ -9,6 +9,7 @@
 | 4 | Voraussetzung fehlt: raw_items, Spalten, Migrationen, Rechte |
 | 5 | Ein anderer Lauf derselben coder_version hält die Sperre |
 | 6 | Zeitlimit der Datenbank (statement_timeout, lock_timeout) überschritten |
+| 8 | Ein Worker-Prozess starb, oder ein Stapel überschritt --stapel-zeitlimit |
 | 130 | Abgebrochen (SIGINT/SIGTERM) nach dem laufenden Stapel |
 """
 
@@ -26,6 +27,7 @@ EXIT_DATENBANK = 3
 EXIT_VORAUSSETZUNG = 4
 EXIT_GESPERRT = 5
 EXIT_ZEITLIMIT = 6
+EXIT_WORKER = 8
 EXIT_ABGEBROCHEN = 130
 
 
@@ -56,6 +58,12 @@ class LaufGesperrt(StufenFehler):
 
 class Zeitlimit(StufenFehler):
     exit_code = EXIT_ZEITLIMIT
+
+
+class WorkerFehler(StufenFehler):
+    """Ein Worker starb oder hing länger als das Zeitlimit je Stapel."""
+
+    exit_code = EXIT_WORKER
 
 
 class Abgebrochen(StufenFehler):
