@@ -289,6 +289,30 @@ def test_slot_der_nicht_parst(falsch, lauf):
         lauf(falsch)
 
 
+def test_slot_in_der_fruehjahrsluecke_gibt_es_nicht(cli):
+    """2026-03-29: in Berlin springt die Uhr von 02:00 auf 03:00; 02:30 gibt es nicht."""
+    with pytest.raises(EingabeFehler, match="gibt es in Europe/Berlin nicht") as fehler:
+        stufe.slot_parsen("2026-03-29T02:30")
+    assert "2026-03-29T01:30+01:00" in str(fehler.value)  # ein Beispiel mit Offset
+    ergebnis = cli("--slot", "2026-03-29T02:30")
+    assert ergebnis.code == 1 and "gibt es in Europe/Berlin nicht" in ergebnis.err, str(ergebnis)
+    # mit Offset ist es ein Zeitpunkt wie jeder andere
+    assert stufe.slot_parsen("2026-03-29T02:30+01:00").isoformat() == "2026-03-29T02:30:00+01:00"
+
+
+def test_slot_in_der_doppelten_herbststunde_verlangt_den_offset():
+    """2026-10-25: 02:30 gibt es zweimal (+02:00, dann +01:00) – keine stille Wahl."""
+    with pytest.raises(EingabeFehler, match="zweimal") as fehler:
+        stufe.slot_parsen("2026-10-25T02:30")
+    assert "2026-10-25T02:30+02:00" in str(fehler.value) and "2026-10-25T02:30+01:00" in str(fehler.value)
+    sommer = stufe.slot_parsen("2026-10-25T02:30+02:00")
+    winter = stufe.slot_parsen("2026-10-25T02:30+01:00")
+    assert (winter - sommer).total_seconds() == 3600
+    # eine Stunde daneben ist eindeutig
+    assert stufe.slot_parsen("2026-10-25T03:30").utcoffset().total_seconds() == 3600
+    assert stufe.slot_parsen("2026-03-29T03:30").utcoffset().total_seconds() == 7200
+
+
 @pytest.mark.parametrize("falsch", ["3", "0/2", "3/2", "a/b", "1/0", "1/2/3"])
 def test_teil_der_nicht_parst(falsch, lauf):
     with pytest.raises(EingabeFehler, match="--teil"):
