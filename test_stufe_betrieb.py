@@ -20,7 +20,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
+import laeufe as protokoll
 from fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
+from stufe import Bilanz
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -266,3 +268,33 @@ def test_ein_gesperrter_lauf_steht_mit_exit_5_im_protokoll(db_url, cli):
     assert ergebnis.code == 5
     ((modus, *_, code, meldung, beendet, _rechner, _pid),) = laeufe(db_url)
     assert (modus, code, beendet) == ("backfill", 5, True) and "Sperre" in meldung
+
+
+def test_protokoll_braucht_genau_select_insert_update(db_url, capsys):
+    """Die dokumentierten Rechte genügen (keins auf die Sequenz der Identitätsspalte);
+    ohne sie läuft die Stufe weiter und warnt."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("create role aw_protokoll_test nologin")
+        try:
+            conn.execute("set role aw_protokoll_test")
+            assert (
+                protokoll.beginnen(conn, slot=None, teil=None, version="v", prozesse=1, stichprobe=None)
+                is None
+            )
+            assert "nicht protokolliert" in capsys.readouterr().err
+            conn.execute("reset role")
+            conn.execute("grant select, insert, update on auswahl_laeufe to aw_protokoll_test")
+            conn.execute("set role aw_protokoll_test")
+            lauf_id = protokoll.beginnen(
+                conn, slot=None, teil=(1, 2), version="v", prozesse=1, stichprobe=None
+            )
+            protokoll.beenden(conn, lauf_id, Bilanz(neu=3), 0, None)
+            conn.execute("reset role")
+            assert conn.execute(
+                "select teil, neu, exit_code, beendet_am is not null from auswahl_laeufe where id = %s",
+                (lauf_id,),
+            ).fetchone() == ("1/2", 3, 0, True)
+        finally:
+            conn.execute("reset role")
+            conn.execute("drop owned by aw_protokoll_test")
+            conn.execute("drop role aw_protokoll_test")
