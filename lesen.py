@@ -42,7 +42,11 @@ left join lateral (
     from extraktionen e
     where e.item_id = r.id
 ) k on true
-left join selected_extractor s on s.item_id = r.id and s.coder_version = %(version)s
+-- s.item_id >= %(ab)s ist doppelt gemoppelt, aber nicht für den Planer: ohne sie
+-- beginnt ein Merge Join auf selected_extractor bei jeder Seite vorn, und ein
+-- erneuter Lauf wird quadratisch (300.000 Items: 138 s statt ~60 s).
+left join selected_extractor s
+    on s.item_id = r.id and s.coder_version = %(version)s and s.item_id >= %(ab)s
 left join lateral (
     select array_agg(e.extraktor order by e.extraktor) as namen,
            array_agg(convert_to(e.text, 'UTF8') order by e.extraktor) as texte,
