@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -42,7 +43,6 @@ import psycopg
 
 import demo
 import ingest
-from bench.tempo_db import maschine, zahl
 
 # Items von %(von)s bis %(bis)s, 400 je Slot; ein Wortschatz je Item aus md5.
 SQL_ITEMS = """
@@ -81,6 +81,10 @@ select coalesce(max(extract(epoch from now() - xact_start)), 0)
 from pg_stat_activity
 where application_name like 'wurzelwerk-auswahl%' and xact_start is not null
 """
+
+
+def zahl(wert: float, stellen: int = 2) -> str:
+    return f"{wert:.{stellen}f}".replace(".", ",")
 
 
 def ausfuehren(url: str, *anfragen: str, **params) -> None:
@@ -184,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(verzeichnis, ignore_errors=True)
     befehl = " ".join(["python -m bench.million", *(argv if argv is not None else sys.argv[1:])])
     print(f"`{befehl}`")
-    print(maschine(version) + f", {os.cpu_count()} Worker")
+    print(
+        f"Maschine: {os.cpu_count()} Kerne ({platform.machine()}), Python {platform.python_version()}, "
+        f"PostgreSQL {version}, {os.cpu_count()} Worker"
+    )
     print()
     print("\n".join(tabelle(ergebnisse)))
     print()
