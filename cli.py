@@ -71,11 +71,30 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
     metavar="N",
     help="Worker-Prozesse für die Rechenarbeit (Voreinstellung: Zahl der Kerne).",
 )
+@click.option(
+    "--stapel-zeitlimit",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SEKUNDEN",
+    default=300,
+    show_default=True,
+    help="So lange darf ein Worker an einem Stapel rechnen; danach endet der Lauf mit Exit 8.",
+)
 @click.version_option(
     CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
 )
 def cli(
-    datei, ausgabe, mit_entscheidung, streng, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse
+    datei,
+    ausgabe,
+    mit_entscheidung,
+    streng,
+    backfill,
+    slot,
+    einlesen,
+    trocken,
+    stichprobe,
+    teil,
+    prozesse,
+    stapel_zeitlimit,
 ):
     """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
     oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
@@ -136,4 +155,11 @@ def cli(
     else:
         import stufe
 
-        stufe.lauf(slot=slot, trocken=trocken, stichprobe=stichprobe, teil=teil, prozesse=prozesse)
+        stufe.lauf(
+            slot=slot,
+            trocken=trocken,
+            stichprobe=stichprobe,
+            teil=teil,
+            prozesse=prozesse,
+            stapel_zeitlimit=stapel_zeitlimit,
+        )

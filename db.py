@@ -252,7 +252,7 @@ def verbinden(
             url,
             autocommit=autocommit,
             application_name=f"{ANWENDUNG} {zweck}"[:63],
-            # Die Stufe schickt fertig kodierte COPY-Daten (stufe.stapel_kodieren):
+            # Die Stufe schickt fertig kodierte COPY-Daten (kodierung.stapel_kodieren):
             # UTF-8, was auch immer PGCLIENTENCODING sagt.
             client_encoding="UTF8",
             options=optionen(grenzen, teile.get("options")),

@@ -10,6 +10,7 @@
 | 5 | Ein anderer Lauf derselben coder_version hält die Sperre |
 | 6 | Zeitlimit der Datenbank (statement_timeout, lock_timeout) überschritten |
 | 7 | Konfiguration kaputt: DATABASE_URL nicht lesbar, ungültige Verbindungsoption oder Grenze |
+| 8 | Ein Worker-Prozess starb, oder ein Stapel überschritt --stapel-zeitlimit |
 | 130 | Abgebrochen (SIGINT/SIGTERM) nach dem laufenden Stapel |
 """
 
@@ -28,6 +29,7 @@ EXIT_VORAUSSETZUNG = 4
 EXIT_GESPERRT = 5
 EXIT_ZEITLIMIT = 6
 EXIT_KONFIGURATION = 7
+EXIT_WORKER = 8
 EXIT_ABGEBROCHEN = 130
 
 
@@ -64,6 +66,12 @@ class KonfigurationsFehler(StufenFehler):
     """DATABASE_URL oder eine Option aus der Umgebung ist kaputt – kein Fehler des Servers."""
 
     exit_code = EXIT_KONFIGURATION
+
+
+class WorkerFehler(StufenFehler):
+    """Ein Worker starb oder hing länger als das Zeitlimit je Stapel."""
+
+    exit_code = EXIT_WORKER
 
 
 class Abgebrochen(StufenFehler):

@@ -156,8 +156,8 @@ def test_teile_der_stufe_rauchtest(capsys):
     auftrag = teile_stufe.auftraege(40, 1)
     assert len(auftrag) == 40
     # wie aus vorsortieren: Namen sortiert und bekannt, Texte als UTF-8-Bytes
-    for _, alt, summe, namen, roh, fehler in auftrag:
-        assert alt is None and len(summe) == 32
+    for _, alt, alt_ergebnis, summe, namen, roh, fehler in auftrag:
+        assert alt is None and alt_ergebnis is None and len(summe) == 32
         assert namen == sorted(namen) and set(namen) <= set(EXTRAKTOREN)
         assert len(roh) == len(namen) == len(fehler)
         assert all(t is None or isinstance(t, bytes) for t in roh)

@@ -16,6 +16,7 @@ import pytest
 from psycopg import sql
 
 import db
+import lesen
 import migrationen
 from cli import cli
 from fehler import (
@@ -591,7 +592,6 @@ def test_keine_migrationsdateien_ist_ein_fehler(leere_db_url, tmp_path, monkeypa
 def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
     """Vom Stand vor aw-005 (text_md5, alte Prüfsummen) über die Migration: danach hat
     kein Item etwas zu rechnen, ein Lauf schreibt nichts, Ergebnisse bleiben gleich."""
-    import stufe
     from version import CODER_VERSION, PRIORITAET
 
     bestand_anlegen(db_url, 60)
@@ -604,10 +604,16 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
         )
     e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
     assert e.code == 0 and e.out.startswith("neu 60, "), str(e)
-    lesen = sql.SQL(stufe.SQL_LESEN).format(bedingung=stufe.BEDINGUNG_ALLE)
-    params = {"version": CODER_VERSION, "bekannt": list(PRIORITAET), "alle": False}
-    mit_md5 = sql.SQL(stufe.SQL_LESEN.replace("text_sha256", "text_md5")).format(
-        bedingung=stufe.BEDINGUNG_ALLE
+    alles_lesen = sql.SQL(lesen.SQL_LESEN).format(bedingung=lesen.BEDINGUNG_ALLE)
+    params = {
+        "version": CODER_VERSION,
+        "bekannt": list(PRIORITAET),
+        "alle": False,
+        "ab": -(2**63),
+        "seite": 1000,
+    }
+    mit_md5 = sql.SQL(lesen.SQL_LESEN.replace("text_sha256", "text_md5")).format(
+        bedingung=lesen.BEDINGUNG_ALLE
     )
     abfrage = "select item_id, extraktor, regel, konsens, metriken, text, ergebnissumme, kodiert_am from selected_extractor order by 1"
     with psycopg.connect(db_url, autocommit=True) as conn:
@@ -631,7 +637,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
             )
         }
         assert "text_md5" not in spalten and "text_sha256" in spalten
-        zu_rechnen = [z[0] for z in conn.execute(lesen, params) if z[6] is not None]
+        zu_rechnen = [z[0] for z in conn.execute(alles_lesen, params) if z[6] is not None]
         assert zu_rechnen == []
     e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
     assert e.code == 0 and e.out.startswith("neu 0, geändert 0, unverändert 60, "), str(e)

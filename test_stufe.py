@@ -13,6 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import kodierung
+import schreiben
+import sperren
 import stufe
 from conftest import SLOT, auswahl_starten, raw_items_anlegen
 from fehler import EingabeFehler, LaufGesperrt
@@ -114,7 +117,7 @@ def test_copy_zeile_kommt_unverfaelscht_an(texte, roh, zahl, daten):
     with daten.conn.transaction(), daten.conn.cursor() as cur:
         cur.execute("create temp table t (i int, z bigint, s text, b bytea) on commit drop")
         with cur.copy("copy t (i, z, s, b) from stdin") as copy:
-            copy.write("".join(stufe.copy_zeile(*z) for z in zeilen).encode("utf-8"))
+            copy.write("".join(kodierung.copy_zeile(*z) for z in zeilen).encode("utf-8"))
         cur.execute("select i, z, s, b from t order by i")
         assert cur.fetchall() == zeilen
 
@@ -150,14 +153,14 @@ def test_neue_zeile_die_inzwischen_jemand_schrieb_geht_ueber_den_upsert(daten, l
         kandidaten = drei(item_id)
         namen = sorted(kandidaten)
         roh = [kandidaten[n].encode("utf-8") for n in namen]
-        return item_id, None, bytes(32), namen, roh, [None] * len(namen)
+        return item_id, None, None, bytes(32), namen, roh, [None] * len(namen)
 
     # so, wie ein Worker ihn gebaut hätte, der beide Items noch ohne Zeile sah
-    ergebnis = stufe.stapel_kodieren([auftrag(1), auftrag(2)], CODER_VERSION, None)
+    ergebnis = kodierung.stapel_kodieren([auftrag(1), auftrag(2)], CODER_VERSION, None)
     assert (ergebnis.neu, ergebnis.geaendert) == (2, 0)
     with psycopg.connect(db_url, autocommit=True) as conn:
-        conn.execute(stufe.SQL_TEMP)
-        assert stufe.stapel_schreiben(conn, CODER_VERSION, ergebnis) == (1, 0, 0)
+        conn.execute(schreiben.SQL_TEMP)
+        assert schreiben.stapel_schreiben(conn, CODER_VERSION, ergebnis) == (1, 0, 0, 0)
     nachher = daten.kodierungen(mit_zeit=True)
     assert nachher[0] == vorher[0]  # gleiche Zeilenversion: nicht neu geschrieben
     assert [z[0] for z in nachher] == [1, 2]
@@ -286,6 +289,30 @@ def test_slot_der_nicht_parst(falsch, lauf):
         lauf(falsch)
 
 
+def test_slot_in_der_fruehjahrsluecke_gibt_es_nicht(cli):
+    """2026-03-29: in Berlin springt die Uhr von 02:00 auf 03:00; 02:30 gibt es nicht."""
+    with pytest.raises(EingabeFehler, match="gibt es in Europe/Berlin nicht") as fehler:
+        stufe.slot_parsen("2026-03-29T02:30")
+    assert "2026-03-29T01:30+01:00" in str(fehler.value)  # ein Beispiel mit Offset
+    ergebnis = cli("--slot", "2026-03-29T02:30")
+    assert ergebnis.code == 1 and "gibt es in Europe/Berlin nicht" in ergebnis.err, str(ergebnis)
+    # mit Offset ist es ein Zeitpunkt wie jeder andere
+    assert stufe.slot_parsen("2026-03-29T02:30+01:00").isoformat() == "2026-03-29T02:30:00+01:00"
+
+
+def test_slot_in_der_doppelten_herbststunde_verlangt_den_offset():
+    """2026-10-25: 02:30 gibt es zweimal (+02:00, dann +01:00) – keine stille Wahl."""
+    with pytest.raises(EingabeFehler, match="zweimal") as fehler:
+        stufe.slot_parsen("2026-10-25T02:30")
+    assert "2026-10-25T02:30+02:00" in str(fehler.value) and "2026-10-25T02:30+01:00" in str(fehler.value)
+    sommer = stufe.slot_parsen("2026-10-25T02:30+02:00")
+    winter = stufe.slot_parsen("2026-10-25T02:30+01:00")
+    assert (winter - sommer).total_seconds() == 3600
+    # eine Stunde daneben ist eindeutig
+    assert stufe.slot_parsen("2026-10-25T03:30").utcoffset().total_seconds() == 3600
+    assert stufe.slot_parsen("2026-03-29T03:30").utcoffset().total_seconds() == 7200
+
+
 @pytest.mark.parametrize("falsch", ["3", "0/2", "3/2", "a/b", "1/0", "1/2/3"])
 def test_teil_der_nicht_parst(falsch, lauf):
     with pytest.raises(EingabeFehler, match="--teil"):
@@ -356,7 +383,7 @@ def test_stichprobe(trocken, daten, lauf, capsys, tmp_path, monkeypatch):
 
 def sperre_halten(url: str, name: str, geteilt: bool = False) -> psycopg.Connection:
     conn = psycopg.connect(url, autocommit=True)
-    anfrage = stufe.SQL_SPERRE_GETEILT if geteilt else stufe.SQL_SPERRE
+    anfrage = sperren.SQL_SPERRE_GETEILT if geteilt else sperren.SQL_SPERRE
     assert conn.execute(anfrage, (name,)).fetchone()[0]
     return conn
 
@@ -364,7 +391,7 @@ def sperre_halten(url: str, name: str, geteilt: bool = False) -> psycopg.Connect
 def test_zweiter_lauf_stoppt_sofort(db_url, daten, cli):
     daten.item(1)
     daten.kandidaten(1, drei(1))
-    ganz = f"{stufe.SPERR_PRAEFIX} {CODER_VERSION}"
+    ganz = f"{sperren.SPERR_PRAEFIX} {CODER_VERSION}"
     halter = sperre_halten(db_url, ganz)
     try:
         for args in (["--backfill"], ["--slot", "2026-09-07T08:00"], ["--backfill", "--teil", "1/2"]):
@@ -383,7 +410,7 @@ def test_zweiter_lauf_stoppt_sofort(db_url, daten, cli):
 def test_teile_laufen_nebeneinander_aber_nie_neben_dem_ganzen(db_url, daten, lauf):
     daten.item(1)
     daten.kandidaten(1, drei(1))
-    ganz = f"{stufe.SPERR_PRAEFIX} {CODER_VERSION}"
+    ganz = f"{sperren.SPERR_PRAEFIX} {CODER_VERSION}"
     teil1 = sperre_halten(db_url, f"{ganz} teil 1/2")
     geteilt = sperre_halten(db_url, ganz, geteilt=True)  # so hält sie ein laufender Teil
     try:
@@ -550,19 +577,31 @@ def test_raw_items_oder_migrationen_fehlen(leere_db_url, tmp_path):
     assert ergebnis.code == 4, str(ergebnis)
 
 
-def test_geaenderte_eingabe_ohne_folgen_schreibt_nichts(daten, lauf):
+def test_geaenderte_eingabe_ohne_folgen_schreibt_nichts_und_wird_nicht_wieder_gerechnet(daten, lauf):
     """Ändert sich nur, was die Entscheidung nicht sieht – hier der Fehlertext eines
-    beeinträchtigten Kandidaten neben nutzbaren –, bleibt die Zeile unberührt: gleiche
-    Ergebnissumme, kein Schreiben, kodiert_am und xmin bleiben; --trocken sagt dasselbe."""
+    beeinträchtigten Kandidaten neben nutzbaren –, bleibt die Zeile inhaltlich unberührt:
+    gleiche Ergebnissumme, kodiert_am bleibt; nur die Eingabe-Summe wird nachgetragen (eine
+    neue Zeilenversion), damit der nächste Lauf das Item gar nicht erst rechnet."""
     daten.item(1)
     daten.kandidaten(1, {**drei(1), "trafilatura": (text(1), "timeout nach 30 s")})
     lauf()
     vorher = daten.kodierungen(mit_zeit=True)
+    summe_vorher = daten.abfrage("select pruefsumme from selected_extractor")
     daten.kandidat(1, "trafilatura", text(1), "timeout nach 31 s")
 
-    assert zahlen(lauf(trocken=True)) == (0, 0, 1, 0, 0)
-    assert zahlen(lauf()) == (0, 0, 1, 0, 0)
-    assert daten.kodierungen(mit_zeit=True) == vorher
+    trocken = lauf(trocken=True)
+    assert zahlen(trocken) == (0, 0, 1, 0, 0) and trocken.nachgetragen == 1
+    assert daten.abfrage("select pruefsumme from selected_extractor") == summe_vorher
+    erster = lauf()
+    assert zahlen(erster) == (0, 0, 1, 0, 0) and (erster.gerechnet, erster.nachgetragen) == (1, 1)
+    nachher = daten.kodierungen(mit_zeit=True)
+    assert [z[:-1] for z in nachher] == [z[:-1] for z in vorher]  # Inhalt und kodiert_am
+    assert daten.abfrage("select pruefsumme from selected_extractor") != summe_vorher
+
+    # Der nächste Lauf rechnet das Item nicht mehr und schreibt nichts.
+    zweiter = lauf()
+    assert zahlen(zweiter) == (0, 0, 1, 0, 0) and (zweiter.gerechnet, zweiter.nachgetragen) == (0, 0)
+    assert daten.kodierungen(mit_zeit=True) == nachher
 
     # Ändert sich das Ergebnis, wird geschrieben: derselbe Kandidat ohne Fehler ist nutzbar.
     daten.kandidat(1, "trafilatura", text(1), None)

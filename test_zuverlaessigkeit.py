@@ -40,6 +40,7 @@ import pytest
 from psycopg import sql
 
 import check_db
+import sperren
 import stufe
 from conftest import PROJEKT, RAW_ITEMS_DDL, Server
 from fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
@@ -331,7 +332,7 @@ def laeuft_und_haelt_sperre(url: str, prozess: subprocess.Popen, name: str) -> N
             assert prozess.poll() is None, "der erste Lauf endete zu früh"
             time.sleep(0.005)
         # die Sperre ist von außen sichtbar: ein eigener Versuch scheitert
-        assert not conn.execute(stufe.SQL_SPERRE, (name,)).fetchone()[0]
+        assert not conn.execute(sperren.SQL_SPERRE, (name,)).fetchone()[0]
 
 
 @pytest.mark.parametrize(
@@ -391,7 +392,7 @@ def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
                 time.sleep(0.005)
             assert erster.poll() is None, "der erste Teil war schon fertig: kein Beweis"
             # Beide halten die Sperre der Version geteilt: ein ganzer Lauf bekäme sie nicht.
-            assert not conn.execute(stufe.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+            assert not conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
             zweites = ende(zweiter)
     finally:
         erstes = ende(erster)
@@ -404,14 +405,14 @@ def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
 
 
 def test_sperre_aus_dem_test_gehalten_weist_jeden_schreibenden_lauf_ab(db_url):
-    """Die Sperren mit den Schlüsseln der Stufe gehalten (stufe.SQL_SPERRE…, sperrname):
+    """Die Sperren mit den Schlüsseln der Stufe gehalten (sperren.SQL_SPERRE…, sperrname):
     jeder Modus, der schreibt, bricht sofort ab; --trocken liest und läuft."""
     bestand_anlegen(db_url, 10)
     zustand_setzen(db_url, 10, "A")
     with psycopg.connect(db_url, autocommit=True) as halter:
         # so hält ein laufender Teil 2/3 seine Sperren: die der Version geteilt, die des Teils allein
-        assert halter.execute(stufe.SQL_SPERRE_GETEILT, (sperrname(),)).fetchone()[0]
-        assert halter.execute(stufe.SQL_SPERRE, (sperrname((2, 3)),)).fetchone()[0]
+        assert halter.execute(sperren.SQL_SPERRE_GETEILT, (sperrname(),)).fetchone()[0]
+        assert halter.execute(sperren.SQL_SPERRE, (sperrname((2, 3)),)).fetchone()[0]
         teil = laufen(db_url, "--backfill", "--teil", "2/3")
         assert teil.code == EXIT_GESPERRT and f"„{sperrname((2, 3))}“" in teil.err, str(teil)
         for k in (1, 3):

@@ -29,7 +29,7 @@ import pytest
 from psycopg import errors, sql
 
 import rechte
-import stufe
+import sperren
 from fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
 from testhilfen import (
     PROJEKT,
@@ -155,7 +155,7 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
                 conn.execute(anweisung)
         # was ein Lauf braucht, darf sie: temporäre Tabellen und die Sperre
         conn.execute("create temp table aw_probe (x integer)")
-        assert conn.execute(stufe.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
     assert fingerabdruck(db_url) == abdruck
 
 
@@ -388,9 +388,9 @@ def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, p
         erwartet=EXIT_DATENBANK,
     )
     with psycopg.connect(db_url, autocommit=True) as halter:
-        assert halter.execute(stufe.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        assert halter.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
         pruefen("Sperre belegt", stufen_url, "--backfill", erwartet=EXIT_GESPERRT)
-        halter.execute(stufe.SQL_FREIGEBEN)
+        halter.execute(sperren.SQL_FREIGEBEN)
         with halter.transaction():
             halter.execute("lock table selected_extractor in access exclusive mode")
             pruefen(

@@ -248,10 +248,10 @@ def fingerabdruck(url: str) -> tuple:
 
 
 def sperrname(teil: tuple[int, int] | None = None) -> str:
-    """Der Name der Sperre, wie stufe.sperren ihn bildet."""
-    import stufe
+    """Der Name der Sperre, wie sperren.sperren ihn bildet."""
+    import sperren
 
-    ganz = f"{stufe.SPERR_PRAEFIX} {CODER_VERSION}"
+    ganz = f"{sperren.SPERR_PRAEFIX} {CODER_VERSION}"
     return ganz if teil is None else f"{ganz} teil {teil[0]}/{teil[1]}"
 
 

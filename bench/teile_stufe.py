@@ -1,7 +1,7 @@
 """Was ein Worker je Item rechnet, Teil für Teil: CPU-Zeit in µs je Item.
 
-Baut die Aufträge genau so, wie ``stufe.vorsortieren`` sie an die Worker gibt
-(Texte als UTF-8-Bytes), und misst dann die Teile von ``stufe.stapel_kodieren``
+Baut die Aufträge genau so, wie ``kodierung.vorsortieren`` sie an die Worker gibt
+(Texte als UTF-8-Bytes), und misst dann die Teile von ``kodierung.stapel_kodieren``
 einzeln – dekodieren, ``waehle``, ``bereinigen`` der Wahl, Metriken als JSON,
 Ergebnissumme, COPY-Zeile – und das Ganze. Minimum aus den Runden, ein Prozess.
 
@@ -21,7 +21,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import stufe
+import einlesen
+import kodierung
 from bench.erzeugen import artikel
 from bench.messen import laufzeit
 from normalisierung import bereinigen
@@ -30,8 +31,8 @@ from version import CODER_VERSION, PRIORITAET
 
 
 def auftraege(n: int, seed: int) -> list[tuple]:
-    """Aufträge wie aus ``vorsortieren``: (item_id, alt_ergebnis, summe, namen, Bytes, Fehler)."""
-    zeilen = stufe.kandidatenzeilen(list(artikel(n, seed)), "bench.erzeugen", stufe.Einlesebilanz())
+    """Aufträge wie aus ``vorsortieren``: (item_id, alt, alt_ergebnis, summe, namen, Bytes, Fehler)."""
+    zeilen = einlesen.kandidatenzeilen(list(artikel(n, seed)), "bench.erzeugen", einlesen.Einlesebilanz())
     je_item: dict[int, list] = {}
     for (item_id, name), (text, fehler) in sorted(zeilen.items()):
         if name in PRIORITAET:
@@ -39,6 +40,7 @@ def auftraege(n: int, seed: int) -> list[tuple]:
     return [
         (
             item_id,
+            None,
             None,
             bytes(32),
             [name for name, _, _ in kandidaten],
@@ -55,7 +57,7 @@ def messen(funktion: Callable[[object], object], eingaben: list, runden: int) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Die Teile von stufe.stapel_kodieren, je Item.")
+    parser = argparse.ArgumentParser(description="Die Teile von kodierung.stapel_kodieren, je Item.")
     parser.add_argument("-n", "--anzahl", type=int, default=3000, help="erzeugte Items (Vorgabe 3000)")
     parser.add_argument("--seed", type=int, default=1, help="Startwert des Generators (Vorgabe 1)")
     parser.add_argument("-r", "--runden", type=int, default=5, help="Runden, das Minimum zählt (Vorgabe 5)")
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     auftrag = auftraege(args.anzahl, args.seed)
     texte = [[t.decode("utf-8") if t is not None else None for t in roh] for *_, roh, _ in auftrag]
     eingaben = [
-        {n: {"text": t, "error": f} for n, t, f in zip(a[3], ts, a[5], strict=True)}
+        {n: {"text": t, "error": f} for n, t, f in zip(a[4], ts, a[6], strict=True)}
         for a, ts in zip(auftrag, texte, strict=True)
     ]
     entscheidungen = [waehle(e) for e in eingaben]
@@ -75,22 +77,22 @@ def main(argv: list[str] | None = None) -> int:
 
     # Je Teil: Funktion je Item und ihre Eingaben.
     teile: dict[str, tuple[Callable[[object], object], list]] = {
-        "UTF-8 dekodieren": (lambda a: [t.decode("utf-8") if t is not None else None for t in a[4]], auftrag),
+        "UTF-8 dekodieren": (lambda a: [t.decode("utf-8") if t is not None else None for t in a[5]], auftrag),
         "waehle": (waehle, eingaben),
         "bereinigen der Wahl": (bereinigen, [t for t in gewaehlt if isinstance(t, str)]),
         "Metriken als JSON": (lambda d: d.metriken_json(), entscheidungen),
         "Ergebnissumme": (
-            lambda z: stufe.ergebnissumme(z[0].extraktor, z[0].regel, str(z[0].konsens), *z[1:]),
+            lambda z: kodierung.ergebnissumme(z[0].extraktor, z[0].regel, str(z[0].konsens), *z[1:]),
             zeilen,
         ),
         "COPY-Zeile": (
-            lambda z: stufe.copy_zeile(
+            lambda z: kodierung.copy_zeile(
                 1, CODER_VERSION, z[0].extraktor, z[0].regel, z[0].konsens, *z[1:], bytes(32), bytes(32)
             ),
             zeilen,
         ),
     }
-    gesamt = messen(lambda a: stufe.stapel_kodieren(a, CODER_VERSION, None), [auftrag], args.runden)
+    gesamt = messen(lambda a: kodierung.stapel_kodieren(a, CODER_VERSION, None), [auftrag], args.runden)
     je_item = 1e6 / len(auftrag)
     print(f"{len(auftrag)} Items (seed {args.seed}), CPU-Zeit je Item, Minimum aus {args.runden} Runden")
     print("| Teil | µs je Item | Anteil |")

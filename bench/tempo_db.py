@@ -51,7 +51,7 @@ import demo
 import ingest
 
 # --- SQL ---------------------------------------------------------------------------
-# Kandidaten wie nach --einlesen; text_md5 rechnet der Server beim COPY selbst.
+# Kandidaten wie nach --einlesen; text_sha256 rechnet der Server beim COPY selbst.
 SQL_COPY_EXTRAKTIONEN = "copy extraktionen (item_id, extraktor, text, fehler) from stdin"
 # Vor jedem Backfill in die leere Tabelle: leeren und die schmutzigen Seiten
 # auf die Platte, damit kein Lauf den Checkpoint des vorigen bezahlt.
@@ -138,14 +138,14 @@ def abfragen(url: str, anfrage: str, parameter: tuple | dict = ()) -> tuple:
 
 def bestand_laden(url: str, items: list[dict]) -> None:
     """Items im Stapelformat per COPY nach raw_items und extraktionen."""
-    import stufe
+    import einlesen
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         with cur.copy(ingest.RAW_ITEMS_COPY) as copy:
             for a in items:
                 copy.write_row((a["item_id"], a["slot"], a["haus"], a["titel"], a["url"]))
         # Dieselbe Umsetzung wie --einlesen (Text, Fehler als Text), ohne die Datei.
-        zeilen = stufe.kandidatenzeilen(items, "bench.erzeugen", stufe.Einlesebilanz())
+        zeilen = einlesen.kandidatenzeilen(items, "bench.erzeugen", einlesen.Einlesebilanz())
         with cur.copy(SQL_COPY_EXTRAKTIONEN) as copy:
             for (item_id, extraktor), (text, fehler) in zeilen.items():
                 copy.write_row((item_id, extraktor, text, fehler))

