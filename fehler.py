@@ -99,8 +99,9 @@ KLICK_MELDUNGEN = (
         "{value!r} is not a valid boolean. Recognized values: {states}",
         "„{value}“ ist kein Wahrheitswert (erkannt: {states}).",
     ),
-    ("{value!r} is not {choice}.", "„{value}“ ist nicht {choice}."),
+    # erst die Mehrzahl: das Muster der Einzahl („is not {choice}“) fängt sie sonst mit
     ("{value!r} is not one of {choices}.", "„{value}“ ist keiner der Werte {choices}."),
+    ("{value!r} is not {choice}.", "„{value}“ ist nicht {choice}."),
     ("{name} {filename!r} does not exist.", "„{filename}“ gibt es nicht."),
     ("{name} {filename!r} is a file.", "„{filename}“ ist eine Datei, erwartet wird ein Verzeichnis."),
     ("{name} {filename!r} is a directory.", "„{filename}“ ist ein Verzeichnis."),

@@ -55,12 +55,9 @@ KANDIDATEN = Recht("tabelle", "extraktionen", ("SELECT",))
 TEMP = Recht("datenbank", "", ("TEMPORARY",), "jeder Stapel geht per COPY durch eine temporäre Tabelle")
 KODIERUNG_SCHREIBEN = Recht("tabelle", "selected_extractor", ("SELECT", "INSERT", "UPDATE", "DELETE"))
 KODIERUNG_LESEN = Recht("tabelle", "selected_extractor", ("SELECT",))
-# Protokoll der Läufe (Migration aw-004, ein anderer Teil der Arbeit): erst,
-# wenn es die Tabelle gibt. Die Sequenz nur, falls die Spalte kein identity ist.
-PROTOKOLL = (
-    Recht("tabelle", "auswahl_laeufe", ("SELECT", "INSERT", "UPDATE"), "Protokoll der Läufe", True),
-    Recht("sequenz", "auswahl_laeufe_id_seq", ("USAGE",), "Protokoll der Läufe", True),
-)
+# Protokoll der Läufe (Migration aw-004). Seine id ist eine Identitätsspalte –
+# kein Recht auf die Sequenz nötig (test_stufe_betrieb.py prüft es).
+PROTOKOLL = (Recht("tabelle", "auswahl_laeufe", ("SELECT", "INSERT", "UPDATE"), "Protokoll der Läufe"),)
 
 GRUND = (VERBINDEN, SCHEMA, BUCH)
 LAUF = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL)

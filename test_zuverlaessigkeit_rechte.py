@@ -182,6 +182,7 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
             temp = conn.execute("select has_database_privilege(%s, current_database(), 'TEMP')", (rolle,))
             assert temp.fetchone()[0]
         assert rechte == [
+            ("auswahl_laeufe", "INSERT,SELECT,UPDATE"),
             ("extraktionen", "SELECT"),
             ("raw_items", "SELECT"),
             ("schema_migrationen", "SELECT"),

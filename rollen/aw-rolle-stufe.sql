@@ -50,10 +50,7 @@ grant select on table schema_migrationen to :"rolle";
 grant select on table raw_items to :"rolle";
 grant select on table extraktionen to :"rolle";
 grant select, insert, update, delete on table selected_extractor to :"rolle";
-select format('grant select, insert, update on table %I to %I', 'auswahl_laeufe', :'rolle')
-where to_regclass('auswahl_laeufe') is not null \gexec
-select format('grant usage on sequence %I to %I', 'auswahl_laeufe_id_seq', :'rolle')
-where to_regclass('auswahl_laeufe_id_seq') is not null \gexec
+grant select, insert, update on table auswahl_laeufe to :"rolle";
 
 -- Zusätzlich für --einlesen (nur mit -v einlesen=1)
 \if :{?einlesen}
