@@ -50,6 +50,12 @@ from version import CODER_VERSION
     "--teil", metavar="K/N", help="Nur die Items mit id %% N = K-1 (Arbeit auf mehrere Rechner verteilen)."
 )
 @click.option(
+    "--extrahieren",
+    is_flag=True,
+    help="Vorher aus dem HTML die drei Kandidaten extrahieren (DATEI: Artikel mit „html“; "
+    "braucht das Extra extraktion).",
+)
+@click.option(
     "--prozesse",
     type=click.IntRange(min=1),
     metavar="N",
@@ -58,13 +64,14 @@ from version import CODER_VERSION
 @click.version_option(
     CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
 )
-def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, prozesse):
+def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, extrahieren, prozesse):
     """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
     oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
 
     \b
     Stapelbetrieb (ohne Datenbank):
       auswahl.py DATEI.json [-o AUSGABE.json] [--stichprobe N]
+      auswahl.py --extrahieren SEITEN.json [-o AUSGABE.json] [--prozesse N]
     Datenbank (DATABASE_URL aus der Umgebung oder .env):
       auswahl.py --backfill [--trocken] [--stichprobe N] [--teil K/N]
       auswahl.py --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
@@ -91,6 +98,16 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, pro
         )
     if ausgabe is not None and not datei:
         raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
+    if extrahieren:
+        # Extraktion vor der Auswahl: eigener Weg in extraktion_stapel.py
+        if not datei:
+            raise Aufruffehler("--extrahieren gilt nur mit DATEI (Artikel mit „html“).")
+        if trocken or teil:
+            raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
+        import extraktion_stapel
+
+        extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
+        return
     if (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:
