@@ -76,6 +76,7 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, ext
       auswahl.py --backfill [--trocken] [--stichprobe N] [--teil K/N]
       auswahl.py --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
       auswahl.py --einlesen DATEI.json
+      auswahl.py --extrahieren --backfill|--slot … (erst aus seiten extrahieren, dann wählen)
 
     Exit-Codes: 0 Erfolg, 1 Eingabefehler, 2 Aufruffehler, 3 Datenbank nicht
     erreichbar, 4 Voraussetzung fehlt, 5 anderer Lauf hält die Sperre,
@@ -99,14 +100,21 @@ def cli(datei, ausgabe, backfill, slot, einlesen, trocken, stichprobe, teil, ext
     if ausgabe is not None and not datei:
         raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
     if extrahieren:
-        # Extraktion vor der Auswahl: eigener Weg in extraktion_stapel.py
-        if not datei:
-            raise Aufruffehler("--extrahieren gilt nur mit DATEI (Artikel mit „html“).")
-        if trocken or teil:
+        # Extraktion vor der Auswahl: extraktion_stapel.py (DATEI), extraktion_stufe.py (Datenbank)
+        if einlesen:
+            raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill oder --slot.")
+        if datei and (trocken or teil):
             raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
-        import extraktion_stapel
+        if datei:
+            import extraktion_stapel
 
-        extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
+            extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
+        else:
+            import extraktion_stufe
+
+            extraktion_stufe.lauf(
+                slot=slot, trocken=trocken, stichprobe=stichprobe, teil=teil, prozesse=prozesse
+            )
         return
     if (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
