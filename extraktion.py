@@ -265,7 +265,12 @@ def extrahieren(extraktor: str, html: str, url: str) -> str:
 
 def versionen() -> dict[str, str]:
     """Paketversion je Extraktor, z. B. ``{"trafilatura": "2.3.1", …}``."""
-    return {name: importlib.metadata.version(paket) for name, paket in PAKETE.items()}
+    try:
+        return {name: importlib.metadata.version(paket) for name, paket in PAKETE.items()}
+    except importlib.metadata.PackageNotFoundError as e:
+        raise VoraussetzungFehlt(
+            f"Der Extraktor {e.name} ist nicht installiert (pip install -e '.[extraktion]')."
+        ) from None
 
 
 def extraktor_fassung(extraktor: str, version: str) -> str:

@@ -9,8 +9,10 @@ wiederholt, bis die Zahl der Seiten erreicht ist):
   veröffentlichten (candidates.json) sind.
 * ``tempo``: im selben Lauf, blockweise abwechselnd, die drei Extraktoren
   nacheinander in einem Prozess (Summe der Einzelzeiten, Wanduhr) und dieselben
-  Seiten über ``extraktion.Extraktion`` mit N Workern; gemeldet werden Seiten/s
-  und das Verhältnis. Die Maschine teilen sich andere Läufe: das Verhältnis zählt.
+  Seiten über ``extraktion.Extraktion`` mit einem und mit N Workern; gemeldet
+  werden Seiten/s und die Verhältnisse. Ein Worker gegen die Summe zeigt die
+  Kosten der Isolation, N gegen einen Worker, was die Kerne hergeben – auf einer
+  Maschine, die andere Läufe teilen, weniger als N.
 * ``speicher``: Spitzen-RSS (Hauptprozess, alle Worker zusammen, größter
   Worker) je Zahl der Seiten, abgetastet über /proc alle 0,2 s.
 
@@ -83,15 +85,14 @@ def guete(prozesse: int) -> None:
 
 def tempo(n: int, prozesse: int, block: int) -> None:
     """Abwechselnd ein Block Seiten nacheinander in diesem Prozess, derselbe Block über
-    die Worker: beide Hälften sehen so dieselbe Last der anderen Läufe auf der Maschine."""
+    einen Worker und über N Worker: alle sehen so dieselbe Last der anderen Läufe."""
     ids, wahrheit, _, html = benchmark()
     extraktion.vorbereiten()
     liste = list(seiten(ids, wahrheit, html, n))
     einzeln = dict.fromkeys(extraktion.EXTRAKTOREN, 0.0)
-    parallel = 0.0
-    beginn = time.perf_counter()
-    with extraktion.Extraktion(prozesse) as ex:
-        start_worker = time.perf_counter() - beginn
+    mit = {1: 0.0, prozesse: 0.0}
+    cpu = time.process_time()
+    with extraktion.Extraktion(1) as ex1, extraktion.Extraktion(prozesse) as exn:
         for anfang in range(0, n, block):
             teil = liste[anfang : anfang + block]
             for seite in teil:
@@ -101,20 +102,23 @@ def tempo(n: int, prozesse: int, block: int) -> None:
                     with contextlib.suppress(Exception):  # zählt wie im Worker: die Zeit bis zum Fehler
                         extraktion.extrahieren(name, text, seite.url)
                     einzeln[name] += time.perf_counter() - beginn
-            beginn = time.perf_counter()
-            for _ in ex.seiten(teil):
-                pass
-            parallel += time.perf_counter() - beginn
+            for zahl, ex in ((1, ex1), (prozesse, exn)):
+                beginn = time.perf_counter()
+                for _ in ex.seiten(teil):
+                    pass
+                mit[zahl] += time.perf_counter() - beginn
     summe = sum(einzeln.values())
-    print(f"{n} Seiten in Blöcken zu {block}, ein Prozess, je Extraktor (ms je Seite):")
+    print(f"{n} Seiten in Blöcken zu {block}, Wanduhr; Lastmittel jetzt {os.getloadavg()[0]:.1f}")
+    print("Ein Prozess, je Extraktor (ms je Seite):")
     for name, sekunden in einzeln.items():
         print(f"  {name:<14} {1000 * sekunden / n:7.1f}")
     print(f"  {'Summe':<14} {1000 * summe / n:7.1f}  → {n / summe:.2f} Seiten/s")
-    print(
-        f"{prozesse} Worker: {parallel:.1f} s → {n / parallel:.2f} Seiten/s; Beschleunigung "
-        f"{summe / parallel:.2f}× (Start der Worker {start_worker:.1f} s, nicht mitgezählt; "
-        f"mit ihm {summe / (parallel + start_worker):.2f}×)"
-    )
+    for zahl, sekunden in mit.items():
+        print(
+            f"{zahl} Worker: {sekunden:.1f} s → {n / sekunden:.2f} Seiten/s; "
+            f"Beschleunigung gegen die Summe {summe / sekunden:.2f}×"
+        )
+    print(f"Prozessorzeit des Hauptprozesses (mit den Einzelzeiten): {time.process_time() - cpu:.1f} s")
 
 
 def _nachfahren(wurzel: int) -> list[int]:
