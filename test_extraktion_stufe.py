@@ -109,3 +109,16 @@ def test_trocken_schreibt_nichts(cli, bestand):
     assert lauf.code == 0, lauf.err
     assert "Extraktion (trocken): 3 Seiten würden extrahiert." in lauf.err
     assert extraktionen(bestand) == {}
+
+
+def test_teil_extrahiert_nur_seine_items(cli, bestand):
+    lauf = cli("--extrahieren", "--backfill", "--teil", "1/2")
+    assert lauf.code == 0, lauf.err
+    assert {item_id for item_id, _ in extraktionen(bestand)} == {2}  # id % 2 = 0
+
+
+def test_ohne_migration_aw_006_exit_4(cli, daten):
+    daten.conn.execute("drop table seiten")
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == 4
+    assert "Die Tabelle seiten fehlt" in lauf.err
