@@ -66,6 +66,12 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
     "--teil", metavar="K/N", help="Nur die Items mit id % N = K-1 (Arbeit auf mehrere Rechner verteilen)."
 )
 @click.option(
+    "--extrahieren",
+    is_flag=True,
+    help="Vorher aus dem HTML die drei Kandidaten extrahieren (DATEI: Artikel mit „html“; "
+    "braucht das Extra extraktion).",
+)
+@click.option(
     "--prozesse",
     type=click.IntRange(min=1),
     metavar="N",
@@ -93,6 +99,7 @@ def cli(
     trocken,
     stichprobe,
     teil,
+    extrahieren,
     prozesse,
     stapel_zeitlimit,
 ):
@@ -103,10 +110,12 @@ def cli(
     Stapelbetrieb (ohne Datenbank):
       wurzelwerk-auswahl DATEI.json [-o AUSGABE.json] [--stichprobe N]
                          [--streng] [--mit-entscheidung]
+      wurzelwerk-auswahl --extrahieren SEITEN.json [-o AUSGABE.json]
     Datenbank (DATABASE_URL aus der Umgebung oder .env):
       wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
       wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
       wurzelwerk-auswahl --einlesen DATEI.json
+      wurzelwerk-auswahl --extrahieren --backfill|--slot …  (erst extrahieren, dann wählen)
 
     wurzelwerk-auswahl ist der installierte Befehl (pip install -e .);
     python auswahl.py ist derselbe Befehl ohne Installation.
@@ -139,6 +148,28 @@ def cli(
         raise Aufruffehler("--streng gilt nur im Stapelbetrieb mit DATEI.")
     if mit_entscheidung and not datei:
         raise Aufruffehler("--mit-entscheidung gilt nur im Stapelbetrieb mit DATEI.")
+    if extrahieren:
+        # Extraktion vor der Auswahl: extraktion_stapel.py (DATEI), extraktion_stufe.py (Datenbank)
+        if einlesen:
+            raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill oder --slot.")
+        if datei and (trocken or teil):
+            raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
+        if datei:
+            import extraktion_stapel
+
+            extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
+        else:
+            import extraktion_stufe
+
+            extraktion_stufe.lauf(
+                slot=slot,
+                trocken=trocken,
+                stichprobe=stichprobe,
+                teil=teil,
+                prozesse=prozesse,
+                stapel_zeitlimit=stapel_zeitlimit,
+            )
+        return
     if (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:

@@ -1,0 +1,196 @@
+"""Extraktion gemessen: Güte aus dem HTML, Tempo auf den Kernen, Spitzenspeicher.
+
+Drei Messungen auf den 181 Seiten von bench/aeb/html (für Tempo und Speicher
+wiederholt, bis die Zahl der Seiten erreicht ist):
+
+* ``guete``: die Kandidaten aus dem HTML (Worker, Zeichensatzregel wie im
+  Betrieb), Auswahl mit ``regeln.waehle``, Maß mit ``bewertung`` gegen
+  ground-truth.json; dazu, wie viele Kandidaten zeichengleich mit den
+  veröffentlichten (candidates.json) sind.
+* ``tempo``: im selben Lauf, blockweise abwechselnd, die drei Extraktoren
+  nacheinander in einem Prozess (Summe der Einzelzeiten, Wanduhr) und dieselben
+  Seiten über ``extraktion.Extraktion`` mit einem und mit N Workern; gemeldet
+  werden Seiten/s und die Verhältnisse. Ein Worker gegen die Summe zeigt die
+  Kosten der Isolation, N gegen einen Worker, was die Kerne hergeben – auf einer
+  Maschine, die andere Läufe teilen, weniger als N.
+* ``speicher``: Spitzen-RSS (Hauptprozess, alle Worker zusammen, größter
+  Worker) je Zahl der Seiten, abgetastet über /proc alle 0,2 s.
+
+Aufruf (aus dem Projektverzeichnis)::
+
+    python -m bench.extraktion guete
+    python -m bench.extraktion tempo -n 543 --prozesse 2
+    python -m bench.extraktion speicher -n 1000 -n 10000 --prozesse 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import itertools
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import bewertung
+import extraktion
+from regeln import waehle
+
+AEB = Path(__file__).resolve().parent / "aeb"
+
+
+def benchmark() -> tuple[list[str], dict, dict, dict[str, bytes]]:
+    """ids, Handreferenz, veröffentlichte Kandidaten, HTML-Bytes je id."""
+    wahrheit = json.loads((AEB / "ground-truth.json").read_text(encoding="utf-8"))
+    kandidaten = {a["id"]: a for a in json.loads((AEB / "candidates.json").read_text(encoding="utf-8"))}
+    ids = sorted(wahrheit)
+    html = {i: gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()) for i in ids}
+    return ids, wahrheit, kandidaten, html
+
+
+def seiten(ids: list[str], wahrheit: dict, html: dict, n: int) -> Iterator[extraktion.Seite]:
+    for i in itertools.islice(itertools.cycle(ids), n):
+        yield extraktion.Seite(html[i], wahrheit[i]["url"], i)
+
+
+def guete(prozesse: int) -> None:
+    ids, wahrheit, veroeffentlicht, html = benchmark()
+    artikel = []
+    gleich = dict.fromkeys(extraktion.EXTRAKTOREN, 0)
+    with extraktion.Extraktion(prozesse) as ex:
+        for nr, kandidaten in ex.seiten(seiten(ids, wahrheit, html, len(ids))):
+            for name in gleich:
+                gleich[name] += kandidaten[name] == veroeffentlicht[ids[nr]]["extractions"][name]
+            art = {"extractions": kandidaten}
+            art["selected_extractor"] = waehle(kandidaten).extraktor
+            artikel.append(art)
+    referenzen = [wahrheit[i]["articleBody"] for i in ids]
+    zeilen = bewertung.zeilen_messen(artikel, referenzen)
+    print(f"Güte aus dem HTML, {len(ids)} Seiten (F1 / Präzision / Recall):")
+    for name, werte in zeilen.items():
+        g = bewertung.guete(werte)
+        print(f"  {name:<28} {g.f1:.4f} / {g.praezision:.4f} / {g.recall:.4f}")
+    print("Zeichengleich mit den veröffentlichten Kandidaten:")
+    for name, zahl in gleich.items():
+        print(f"  {name:<28} {zahl}/{len(ids)}")
+
+
+def tempo(n: int, prozesse: int, block: int) -> None:
+    """Abwechselnd ein Block Seiten nacheinander in diesem Prozess, derselbe Block über
+    einen Worker und über N Worker: alle sehen so dieselbe Last der anderen Läufe."""
+    ids, wahrheit, _, html = benchmark()
+    extraktion.vorbereiten()
+    liste = list(seiten(ids, wahrheit, html, n))
+    einzeln = dict.fromkeys(extraktion.EXTRAKTOREN, 0.0)
+    mit = {1: 0.0, prozesse: 0.0}
+    cpu = time.process_time()
+    with extraktion.Extraktion(1) as ex1, extraktion.Extraktion(prozesse) as exn:
+        for anfang in range(0, n, block):
+            teil = liste[anfang : anfang + block]
+            for seite in teil:
+                text, _ = extraktion.dekodieren(seite.html)
+                for name in extraktion.EXTRAKTOREN:
+                    beginn = time.perf_counter()
+                    with contextlib.suppress(Exception):  # zählt wie im Worker: die Zeit bis zum Fehler
+                        extraktion.extrahieren(name, text, seite.url)
+                    einzeln[name] += time.perf_counter() - beginn
+            for zahl, ex in ((1, ex1), (prozesse, exn)):
+                beginn = time.perf_counter()
+                for _ in ex.seiten(teil):
+                    pass
+                mit[zahl] += time.perf_counter() - beginn
+    summe = sum(einzeln.values())
+    print(f"{n} Seiten in Blöcken zu {block}, Wanduhr; Lastmittel jetzt {os.getloadavg()[0]:.1f}")
+    print("Ein Prozess, je Extraktor (ms je Seite):")
+    for name, sekunden in einzeln.items():
+        print(f"  {name:<14} {1000 * sekunden / n:7.1f}")
+    print(f"  {'Summe':<14} {1000 * summe / n:7.1f}  → {n / summe:.2f} Seiten/s")
+    for zahl, sekunden in mit.items():
+        print(
+            f"{zahl} Worker: {sekunden:.1f} s → {n / sekunden:.2f} Seiten/s; "
+            f"Beschleunigung gegen die Summe {summe / sekunden:.2f}×"
+        )
+    print(f"Prozessorzeit des Hauptprozesses (mit den Einzelzeiten): {time.process_time() - cpu:.1f} s")
+
+
+def _nachfahren(wurzel: int) -> list[int]:
+    kinder: dict[int, list[int]] = {}
+    for eintrag in os.listdir("/proc"):
+        if not eintrag.isdigit():
+            continue
+        try:
+            with open(f"/proc/{eintrag}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kinder.setdefault(ppid, []).append(int(eintrag))
+    offen, alle = [wurzel], []
+    while offen:
+        pid = offen.pop()
+        alle.append(pid)
+        offen.extend(kinder.get(pid, []))
+    return alle
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
+def speicher(anzahlen: list[int], prozesse: int) -> None:
+    ids, wahrheit, _, html = benchmark()
+    print("Seiten   Sekunden  Spitze Hauptprozess  Spitze alle Prozesse  Spitze größter Worker  (MB)")
+    for n in anzahlen:
+        spitze = {"haupt": 0, "alle": 0, "worker": 0}
+        fertig = threading.Event()
+
+        def abtasten(spitze=spitze, fertig=fertig) -> None:
+            while not fertig.wait(0.2):
+                pids = _nachfahren(os.getpid())  # forkserver und Worker hängen am Hauptprozess
+                werte = {pid: _rss(pid) for pid in pids}
+                spitze["haupt"] = max(spitze["haupt"], werte.get(os.getpid(), 0))
+                spitze["alle"] = max(spitze["alle"], sum(werte.values()))
+                worker = [w for pid, w in werte.items() if pid != os.getpid()]
+                spitze["worker"] = max(spitze["worker"], max(worker, default=0))
+
+        faden = threading.Thread(target=abtasten, daemon=True)
+        faden.start()
+        beginn = time.perf_counter()
+        with extraktion.Extraktion(prozesse) as ex:
+            for _ in ex.seiten(seiten(ids, wahrheit, html, n)):
+                pass
+        sekunden = time.perf_counter() - beginn
+        fertig.set()
+        faden.join()
+        mb = {k: v / 2**20 for k, v in spitze.items()}
+        print(f"{n:>6}  {sekunden:9.1f}  {mb['haupt']:19.0f}  {mb['alle']:20.0f}  {mb['worker']:21.0f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("messung", choices=["guete", "tempo", "speicher"])
+    parser.add_argument("-n", type=int, action="append", help="Zahl der Seiten (speicher: mehrmals)")
+    parser.add_argument("--prozesse", type=int, default=2)
+    parser.add_argument("--block", type=int, default=60, help="tempo: Seiten je Block")
+    args = parser.parse_args()
+    if args.messung == "guete":
+        guete(args.prozesse)
+    elif args.messung == "tempo":
+        tempo((args.n or [543])[0], args.prozesse, args.block)
+    else:
+        speicher(args.n or [1000, 10000], args.prozesse)
+
+
+if __name__ == "__main__":
+    main()

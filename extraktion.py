@@ -1,0 +1,588 @@
+"""Extraktion: vom HTML einer Seite zu den drei Kandidaten.
+
+Aus den Bytes (oder dem Text) einer Seite und ihrer URL entstehen die drei
+Kandidaten im Stapelformat ``{"text", "error"}`` – mit genau den Einstellungen,
+mit denen die veröffentlichten Kandidaten des Benchmarks entstanden
+(bench/aeb, docs/extraktion.md):
+
+* trafilatura: ``trafilatura.extract(html)`` mit Voreinstellungen;
+* newspaper4k: ``Article(url, fetch_images=False)``, ``download(input_html=html)``,
+  ``parse()``, ``.text``; koreanische Seiten mit ``word_tokenize(…, preserve_line=True)``
+  (braucht keine NLTK-Daten), japanische mit tinysegmenter;
+* readability: ``Document(html).summary()``, daraus Text mit Absatzgrenzen
+  (``readability_text``).
+
+Zeichensatz (``dekodieren``), eine Regel für alle drei: Byte-Order-Mark, sonst der
+im HTTP-Kopf deklarierte, sonst der im Dokument deklarierte (``<meta charset>``,
+``http-equiv``, XML-Deklaration; in den ersten 4096 Bytes), sofern die Bytes sich
+damit fehlerfrei lesen lassen; sonst UTF-8, wenn die Bytes gültiges UTF-8 sind;
+sonst die Erkennung von charset_normalizer (über die ersten 64 KiB); sonst UTF-8
+mit Ersatzzeichen. Wie in Browsern gelten ISO-8859-1, Latin-1 und ASCII als
+windows-1252 und ein im Dokument deklariertes UTF-16 als UTF-8. Danach fallen
+eine XML-Deklaration am Anfang, Steuerzeichen (außer Tab und Zeilenumbrüchen)
+und einzelne Surrogate weg (``lesbar``): lxml nimmt sie in Text nicht an, und
+alle drei Extraktoren sehen so denselben Text. Auch HTML, das schon als Text
+kommt (Stapelmodus), geht durch ``lesbar``.
+
+Isolation (``Extraktion``): jeder Extraktor-Aufruf läuft in einem Worker-Prozess
+mit Zeitlimit je Seite und Speichergrenze (``RLIMIT_AS``) und ohne Netz. Hängt
+oder stirbt ein Worker, bekommt dieser Extraktor für diese Seite ein ``error``,
+der Worker wird ersetzt, und der Lauf geht weiter. Die Worker entstehen über
+einen forkserver, der die Extraktoren einmal lädt: ein neuer Worker ist sofort
+bereit und erbt nichts vom Speicher des Hauptprozesses.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import importlib.metadata
+import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import signal
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from fehler import VoraussetzungFehlt
+
+# Reihenfolge der Kandidaten in einer Ausgabe (wie in bench/aeb/candidates.json).
+EXTRAKTOREN = ("trafilatura", "newspaper4k", "readability")
+# Die Pakete hinter den Extraktoren (für die Versionen).
+PAKETE = {"trafilatura": "trafilatura", "newspaper4k": "newspaper4k", "readability": "readability-lxml"}
+# Was ein gespeichertes Ergebnis mitbestimmt, außer der Version des Pakets.
+# Wer hier etwas ändert, zählt die Fassung hoch.
+EINSTELLUNGEN = {
+    "trafilatura": "extract(html), Voreinstellungen; Fassung 1",
+    "newspaper4k": "Article(url, fetch_images=False), download(input_html), parse(); "
+    "ko: word_tokenize(preserve_line=True); Fassung 1",
+    "readability": "Document(html).summary(), Text mit Absatzgrenzen; Fassung 1",
+}
+ZEICHENSATZREGEL = (
+    "bom>http>meta(geprueft)>utf-8>charset_normalizer(64k)>utf-8-ersatz, dann lesbar(); Fassung 1"
+)
+
+# Lädt der forkserver einmal; jeder Worker erbt sie fertig geladen.
+VORLADEN = ["extraktion", "trafilatura", "newspaper", "readability", "newspaper.languages.ja", "lxml.html"]
+
+ZEITLIMIT_S = 30.0
+# So lange darf ein neuer Worker brauchen, bis er bereit ist.
+START_S = 120.0
+BEREIT = "bereit"
+# Exit-Code eines Workers, der an der Speichergrenze eine Nachricht nicht lesen konnte.
+EXIT_SPEICHER = 75
+# Zusätzlicher Adressraum je Worker über dem Stand nach seinem Start.
+SPEICHERGRENZE_MB = 2048
+# Nach so vielen Aufrufen wird ein Worker ersetzt: was Bibliotheken liegen
+# lassen, wächst nicht über einen Lauf.
+AUFRUFE_JE_WORKER = 300
+# URL für newspaper4k, wenn ein Artikel keine hat (wie im Benchmark).
+ERSATZ_URL = "http://example.com/{schluessel}.html"
+
+VORSCHAU_BYTES = 4096
+ERKENNUNG_BYTES = 64 * 1024
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),  # vor UTF-16-LE prüfen: gleicher Anfang
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_CHARSET = re.compile(rb"""charset\s*=\s*["']?\s*([A-Za-z0-9._:\-]+)""", re.IGNORECASE)
+_META = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
+_XML_DEKLARATION = re.compile(rb"""^\s*<\?xml[^>]*\bencoding\s*=\s*["']([A-Za-z0-9._:\-]+)""")
+_XML_DEKLARATION_TEXT = re.compile(r"^\s*<\?xml[^>]*\?>")
+_NICHT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_WIE_WINDOWS_1252 = {"latin-1", "iso8859-1", "ascii"}
+
+
+# --- Zeichensatz -----------------------------------------------------------------------
+
+
+def _codec(name: bytes | str | None) -> str | None:
+    """Der Python-Name eines Zeichensatzes oder None, wenn es ihn nicht gibt."""
+    if not name:
+        return None
+    if isinstance(name, bytes):
+        name = name.decode("ascii", "replace")
+    try:
+        codec = codecs.lookup(name.strip()).name
+    except (LookupError, ValueError):
+        return None
+    return "cp1252" if codec in _WIE_WINDOWS_1252 else codec
+
+
+def deklariert_im_dokument(roh: bytes) -> str | None:
+    """Der Zeichensatz aus XML-Deklaration oder ``<meta>`` in den ersten 4096 Bytes."""
+    vorschau = roh[:VORSCHAU_BYTES]
+    treffer = _XML_DEKLARATION.match(vorschau)
+    if treffer:
+        return _codec(treffer.group(1))
+    for meta in _META.finditer(vorschau):
+        zeichensatz = _CHARSET.search(meta.group())
+        if zeichensatz:
+            codec = _codec(zeichensatz.group(1))
+            if codec is not None and codec.startswith("utf-16"):
+                return "utf-8"  # so lesen es Browser: ein Dokument kann sich nicht in UTF-16 ankündigen
+            return codec
+    return None
+
+
+def _streng(roh: bytes, codec: str | None) -> str | None:
+    if codec is None:
+        return None
+    try:
+        return roh.decode(codec)
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
+def dekodieren(roh: bytes, content_type: str | None = None) -> tuple[str, str]:
+    """Bytes einer Seite → (Text, wie der Zeichensatz bestimmt wurde), nach der Regel oben."""
+    for bom, codec in _BOMS:
+        if roh.startswith(bom):
+            return lesbar(roh[len(bom) :].decode(codec, "replace")), f"{codec} (BOM)"
+    if content_type:
+        treffer = _CHARSET.search(content_type.encode("latin-1", "replace"))
+        codec = _codec(treffer.group(1)) if treffer else None
+        text = _streng(roh, codec)
+        if text is not None:
+            return lesbar(text), f"{codec} (HTTP)"
+    codec = deklariert_im_dokument(roh)
+    text = _streng(roh, codec)
+    if text is not None:
+        return lesbar(text), f"{codec} (Dokument)"
+    text = _streng(roh, "utf-8")
+    if text is not None:
+        return lesbar(text), "utf-8 (gültig)"
+    codec = _erkennen(roh[:ERKENNUNG_BYTES])
+    if codec is not None:
+        return lesbar(roh.decode(codec, "replace")), f"{codec} (erkannt)"
+    return lesbar(roh.decode("utf-8", "replace")), "utf-8 (mit Ersatzzeichen)"
+
+
+def _erkennen(probe: bytes) -> str | None:
+    import charset_normalizer  # kommt mit trafilatura
+
+    bester = charset_normalizer.from_bytes(probe).best()
+    return _codec(bester.encoding) if bester is not None else None
+
+
+def lesbar(html: str) -> str:
+    """Was lxml als Text annimmt: ohne XML-Deklaration am Anfang, ohne Steuerzeichen
+    (außer Tab, Zeilenumbruch, Wagenrücklauf) und ohne einzelne Surrogate."""
+    html = _XML_DEKLARATION_TEXT.sub("", html, count=1)
+    return _NICHT_XML.sub("", html)
+
+
+# --- die drei Extraktoren (im Worker) ----------------------------------------------------
+
+# Blockelemente: Leerzeile davor und danach (bench/README: p, div, li, h1–h6, tr, td, …).
+BLOCKELEMENTE = frozenset(
+    (
+        *("p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td", "th", "ul", "ol", "table"),
+        *("blockquote", "pre", "section", "article", "header", "footer", "dl", "dt", "dd", "figure"),
+        *("figcaption", "aside", "nav", "form", "hr", "address", "main"),
+    )
+)
+_LEERRAUM = re.compile(r"\s+")
+_VIELE_UMBRUECHE = re.compile(r"\n{3,}")
+
+
+def readability_text(summary: str) -> str:
+    """Das HTML von ``Document.summary()`` als Text mit Absatzgrenzen: Blockelemente
+    mit Leerzeile davor und danach, ``<br>`` als Zeilenumbruch, Leerraum je Zeile
+    zu einem Leerzeichen, mehr als zwei Umbrüche zu zwei."""
+    import lxml.html
+
+    wurzel = lxml.html.fromstring(summary)
+    for element in wurzel.iter():
+        if not isinstance(element.tag, str):
+            continue
+        if element.tag == "br":
+            element.tail = "\n" + (element.tail or "")
+        elif element.tag in BLOCKELEMENTE:
+            element.text = "\n\n" + (element.text or "")
+            element.tail = "\n\n" + (element.tail or "")
+    zeilen = (_LEERRAUM.sub(" ", z).strip() for z in wurzel.text_content().split("\n"))
+    return _VIELE_UMBRUECHE.sub("\n\n", "\n".join(zeilen)).strip()
+
+
+def _trafilatura(html: str, url: str) -> str:
+    import trafilatura
+
+    return trafilatura.extract(html) or ""
+
+
+def _newspaper4k(html: str, url: str) -> str:
+    from newspaper import Article
+
+    artikel = Article(url, fetch_images=False)
+    artikel.download(input_html=html)
+    artikel.parse()
+    return artikel.text or ""
+
+
+def _readability(html: str, url: str) -> str:
+    from readability import Document
+
+    return readability_text(Document(html).summary())
+
+
+AUFRUFE = {"trafilatura": _trafilatura, "newspaper4k": _newspaper4k, "readability": _readability}
+
+
+def _koreanisch_offline(text: str) -> list[str]:
+    from nltk.tokenize import word_tokenize
+
+    # preserve_line=True: ohne Satzzerlegung, die die NLTK-Daten „punkt_tab“ bräuchte
+    return word_tokenize(text, preserve_line=True)
+
+
+def vorbereiten() -> None:
+    """Lädt die Extraktoren und stellt newspaper4k für koreanische Seiten auf einen
+    Tokenizer ohne NLTK-Daten um. Einmal je Prozess; im forkserver vor allen Workern."""
+    import warnings
+
+    warnings.filterwarnings("ignore")  # dateutil & Co. warnen je Seite auf Englisch
+    import newspaper
+    import readability
+    import trafilatura  # noqa: F401
+
+    del newspaper, readability
+    importlib.import_module("newspaper.languages.ko").tokenizer = _koreanisch_offline
+    importlib.import_module("newspaper.languages.ja")  # scheitert früh, wenn tinysegmenter fehlt
+
+
+def extrahieren(extraktor: str, html: str, url: str) -> str:
+    """Ein Extraktor auf einer Seite, hier im Prozess (ohne Isolation)."""
+    return AUFRUFE[extraktor](html, url)
+
+
+def versionen() -> dict[str, str]:
+    """Paketversion je Extraktor, z. B. ``{"trafilatura": "2.3.1", …}``."""
+    try:
+        return {name: importlib.metadata.version(paket) for name, paket in PAKETE.items()}
+    except importlib.metadata.PackageNotFoundError as e:
+        raise VoraussetzungFehlt(
+            f"Der Extraktor {e.name} ist nicht installiert (pip install -e '.[extraktion]')."
+        ) from None
+
+
+def extraktor_fassung(extraktor: str, version: str) -> str:
+    """Was eine gespeicherte Extraktion festhält: Paketversion, Einstellungen, Zeichensatzregel."""
+    return f"{extraktor} {version}; {EINSTELLUNGEN[extraktor]}; Zeichensatz: {ZEICHENSATZREGEL}"
+
+
+# --- Worker -----------------------------------------------------------------------------
+
+
+class NetzGesperrt(OSError):
+    pass
+
+
+def _netz_sperren() -> None:
+    """Kein Netz in der Extraktion: jeder Verbindungsversuch scheitert sofort."""
+    import socket
+
+    def gesperrt(*args, **kwargs):
+        raise NetzGesperrt("Netzzugriff ist in der Extraktion gesperrt")
+
+    socket.socket.connect = gesperrt
+    socket.socket.connect_ex = gesperrt
+    socket.create_connection = gesperrt
+    socket.getaddrinfo = gesperrt
+
+
+def _adressraum() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _worker(verbindung, speichergrenze_mb: int) -> None:
+    """Schleife eines Workers: (nr, extraktor, html, url) rein, (nr, text, fehler) raus."""
+    import logging
+    import resource
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Strg-C behandelt der Hauptprozess
+    logging.disable(logging.CRITICAL)  # readability & Co. schreiben sonst Tracebacks nach stderr
+    try:
+        vorbereiten()
+    except Exception as e:  # fehlendes Paket o. ä.: dem Hauptprozess sagen, warum
+        verbindung.send(f"{type(e).__name__}: {e}")
+        return
+    _netz_sperren()
+    grenze = _adressraum() + speichergrenze_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (grenze, grenze))
+    verbindung.send(BEREIT)
+    while True:
+        try:
+            auftrag = verbindung.recv()
+        except EOFError:
+            return
+        except MemoryError:
+            # Die Nachricht ist nur halb gelesen, der Rest steckt in der Leitung:
+            # beenden, der Hauptprozess meldet die Speichergrenze und ersetzt den Worker.
+            os._exit(EXIT_SPEICHER)
+        if auftrag is None:
+            return
+        nr, extraktor, html, url = auftrag
+        del auftrag
+        try:
+            ergebnis = (nr, extrahieren(extraktor, html, url), None)
+        except MemoryError:
+            ergebnis = (nr, None, speicher_fehler(speichergrenze_mb))
+        except RecursionError:
+            ergebnis = (nr, None, "Seite zu tief verschachtelt (Rekursionsgrenze)")
+        except Exception as e:  # ein Extraktor darf an einer Seite scheitern
+            ergebnis = (nr, None, f"Extraktor scheiterte: {type(e).__name__}: {str(e)[:300]}")
+        del html
+        verbindung.send(ergebnis)
+
+
+# --- Isolation und Verteilung ------------------------------------------------------------
+
+
+@dataclass
+class Seite:
+    """Eine Seite zum Extrahieren: HTML als Bytes (nach der Zeichensatzregel) oder Text."""
+
+    html: bytes | str
+    url: str | None = None
+    schluessel: str = ""
+    content_type: str | None = None
+
+
+@dataclass
+class _Platz:
+    prozess: multiprocessing.process.BaseProcess
+    verbindung: multiprocessing.connection.Connection
+    aufrufe: int = 0
+    auftrag: tuple | None = None  # (seitennr, extraktor)
+    frist: float = 0.0
+
+
+@dataclass
+class Statistik:
+    aufrufe: int = 0
+    zeitlimits: int = 0
+    abstuerze: int = 0
+    ersetzt: int = 0
+    zeichensaetze: dict[str, int] = field(default_factory=dict)
+
+
+class Extraktion:
+    """Verteilt Extraktor-Aufrufe auf Worker-Prozesse, mit Zeitlimit und Speichergrenze.
+
+    ``with Extraktion(prozesse=2) as ex: for nr, kandidaten in ex.seiten(seiten): …``
+    liefert die Kandidaten in der Reihenfolge der Seiten; höchstens ein paar Seiten
+    je Worker sind gleichzeitig unterwegs, der Speicher bleibt flach.
+    """
+
+    def __init__(
+        self,
+        prozesse: int | None = None,
+        *,
+        zeitlimit_s: float = ZEITLIMIT_S,
+        speichergrenze_mb: int = SPEICHERGRENZE_MB,
+        aufrufe_je_worker: int = AUFRUFE_JE_WORKER,
+        extraktoren: tuple[str, ...] = EXTRAKTOREN,
+    ) -> None:
+        self.prozesse = prozesse or os.cpu_count() or 1
+        self.zeitlimit_s = zeitlimit_s
+        self.speichergrenze_mb = speichergrenze_mb
+        self.aufrufe_je_worker = aufrufe_je_worker
+        self.extraktoren = extraktoren
+        self.statistik = Statistik()
+        self._kontext = multiprocessing.get_context("forkserver")
+        self._kontext.set_forkserver_preload(VORLADEN)
+        self._plaetze: list[_Platz] = []
+
+    def __enter__(self) -> Extraktion:
+        self._plaetze = [self._starten() for _ in range(self.prozesse)]
+        return self
+
+    def __exit__(self, *fehler) -> None:
+        for platz in self._plaetze:
+            self._beenden(platz, hart=platz.auftrag is not None or fehler[0] is not None)
+        self._plaetze = []
+
+    def worker_pids(self) -> list[int]:
+        """Die Prozessnummern der laufenden Worker (für Überwachung und Tests)."""
+        return [platz.prozess.pid for platz in self._plaetze]
+
+    def _starten(self) -> _Platz:
+        """Ein neuer Worker; erst zurück, wenn er seine Extraktoren geladen hat."""
+        hier, dort = self._kontext.Pipe()
+        prozess = self._kontext.Process(
+            target=_worker, args=(dort, self.speichergrenze_mb), daemon=True, name="extraktion"
+        )
+        prozess.start()
+        dort.close()
+        grund = None
+        if hier.poll(START_S):
+            try:
+                antwort = hier.recv()
+                grund = None if antwort == BEREIT else str(antwort)
+            except (EOFError, OSError):
+                prozess.join(timeout=5)
+                grund = f"beendet mit Exit-Code {prozess.exitcode}"
+        else:
+            grund = f"nach {START_S:g} s nicht bereit"
+        if grund is not None:
+            prozess.kill()
+            prozess.join()
+            hier.close()
+            raise VoraussetzungFehlt(
+                f"Ein Worker der Extraktion startet nicht ({grund}). Sind die Extraktoren installiert "
+                "(pip install -e '.[extraktion]'), und steht der Start eines eigenen Skripts unter "
+                "if __name__ == '__main__'?"
+            )
+        return _Platz(prozess, hier)
+
+    def _beenden(self, platz: _Platz, *, hart: bool) -> None:
+        if hart:
+            platz.prozess.kill()
+        else:
+            try:
+                platz.verbindung.send(None)
+            except OSError:
+                platz.prozess.kill()
+        platz.prozess.join(timeout=5)
+        if platz.prozess.is_alive():
+            platz.prozess.kill()
+            platz.prozess.join()
+        platz.verbindung.close()
+
+    def _ersetzen(self, index: int, *, hart: bool) -> None:
+        self._beenden(self._plaetze[index], hart=hart)
+        self._plaetze[index] = self._starten()
+        self.statistik.ersetzt += 1
+
+    def seiten(self, seiten: Iterable[Seite]) -> Iterator[tuple[int, dict[str, dict]]]:
+        """(Nummer, {extraktor: {"text", "error"}}) je Seite, in der Reihenfolge der Eingabe."""
+        quelle = enumerate(seiten)
+        offen: deque[tuple[int, str]] = deque()  # Aufrufe, die auf einen Worker warten
+        texte: dict[int, tuple[str, str]] = {}  # seitennr → (html, url), solange Aufrufe offen
+        fertig: dict[int, dict[str, dict]] = {}
+        naechste = 0  # die nächste Seite, die hinaus darf
+        erschoepft = False
+        vorrat = 2 * self.prozesse  # so viele Seiten höchstens gleichzeitig in Arbeit
+
+        while True:
+            while not erschoepft and len(texte) < vorrat:
+                try:
+                    nr, seite = next(quelle)
+                except StopIteration:
+                    erschoepft = True
+                    break
+                texte[nr] = self._vorbereiten(seite, nr)
+                fertig[nr] = {}
+                offen.extend((nr, name) for name in self.extraktoren)
+            while naechste in fertig and len(fertig[naechste]) == len(self.extraktoren):
+                kandidaten = fertig.pop(naechste)
+                yield naechste, {name: kandidaten[name] for name in self.extraktoren}
+                naechste += 1
+            if erschoepft and not fertig:
+                return
+            for platz in self._plaetze:
+                if platz.auftrag is None and offen:
+                    self._senden(platz, offen.popleft(), texte)
+            self._warten(texte, fertig)
+
+    def _vorbereiten(self, seite: Seite, nr: int) -> tuple[str, str]:
+        if isinstance(seite.html, bytes):
+            html, herkunft = dekodieren(seite.html, seite.content_type)
+            art = herkunft.split(" ", 1)[1]
+            self.statistik.zeichensaetze[art] = self.statistik.zeichensaetze.get(art, 0) + 1
+        else:
+            html = lesbar(seite.html)
+        url = seite.url or ERSATZ_URL.format(schluessel=seite.schluessel or nr)
+        return html, url
+
+    def _senden(self, platz: _Platz, auftrag: tuple[int, str], texte: dict) -> None:
+        nr, name = auftrag
+        html, url = texte[nr]
+        platz.auftrag = auftrag
+        platz.frist = time.monotonic() + self.zeitlimit_s
+        platz.aufrufe += 1
+        self.statistik.aufrufe += 1
+        # Ist der Worker schon tot, merkt es _warten und ersetzt ihn.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            platz.verbindung.send((nr, name, html, url))
+
+    def _warten(self, texte: dict, fertig: dict) -> None:
+        belegt = [p for p in self._plaetze if p.auftrag is not None]
+        if not belegt:
+            return
+        frist = min(p.frist for p in belegt)
+        bereit = multiprocessing.connection.wait(
+            [p.verbindung for p in belegt] + [p.prozess.sentinel for p in belegt],
+            timeout=max(0.0, frist - time.monotonic()),
+        )
+        jetzt = time.monotonic()
+        for index, platz in enumerate(list(self._plaetze)):
+            if platz.auftrag is None:
+                continue
+            nr, name = platz.auftrag
+            ergebnis = None
+            if platz.verbindung in bereit or platz.prozess.sentinel in bereit:
+                try:
+                    _, text, fehler = platz.verbindung.recv()
+                    ergebnis = {"text": text, "error": fehler}
+                    # nach einem MemoryError ist der Speicher des Workers zerstückelt: ersetzen
+                    ersetzen = platz.aufrufe >= self.aufrufe_je_worker or fehler == speicher_fehler(
+                        self.speichergrenze_mb
+                    )
+                    hart = False
+                except (EOFError, OSError):
+                    platz.prozess.join(timeout=5)
+                    ergebnis = {"text": None, "error": self._todesursache(platz.prozess.exitcode)}
+                    self.statistik.abstuerze += 1
+                    ersetzen, hart = True, True
+            elif jetzt >= platz.frist:
+                ergebnis = {"text": None, "error": f"Zeitlimit {_zahl(self.zeitlimit_s)} s überschritten"}
+                self.statistik.zeitlimits += 1
+                ersetzen, hart = True, True
+            if ergebnis is None:
+                continue
+            fertig[nr][name] = ergebnis
+            platz.auftrag = None
+            if len(fertig[nr]) == len(self.extraktoren):
+                del texte[nr]
+            if ersetzen:
+                self._ersetzen(index, hart=hart)
+
+    def _todesursache(self, exitcode: int | None) -> str:
+        if exitcode == EXIT_SPEICHER:
+            return speicher_fehler(self.speichergrenze_mb)
+        if exitcode is not None and exitcode < 0:
+            try:
+                name = signal.Signals(-exitcode).name
+            except ValueError:
+                name = str(-exitcode)
+            return (
+                f"Worker abgestürzt (Signal {name}; auch eine überschrittene Speichergrenze "
+                f"von {self.speichergrenze_mb} MB kann so enden)"
+            )
+        return f"Worker unerwartet beendet (Exit-Code {exitcode})"
+
+
+def speicher_fehler(grenze_mb: int) -> str:
+    return f"Speichergrenze {grenze_mb} MB überschritten"
+
+
+def _zahl(wert: float) -> str:
+    return f"{wert:g}".replace(".", ",")
+
+
+def kandidaten(
+    seiten: Iterable[Seite], prozesse: int | None = None, **optionen
+) -> Iterator[tuple[int, dict[str, dict]]]:
+    """Kurzform: startet die Worker, extrahiert alle Seiten, beendet die Worker."""
+    with Extraktion(prozesse, **optionen) as extraktion:
+        yield from extraktion.seiten(seiten)

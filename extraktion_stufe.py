@@ -1,0 +1,174 @@
+"""Datenbankmodus der Extraktion: ``auswahl.py --extrahieren --backfill|--slot …``.
+
+Liest aus ``seiten`` (Migration aw-006) die Seiten, deren gespeicherte
+Extraktion veraltet ist – die Seite (SHA-256 aus dem SHA-256 der Bytes und dem
+Content-Type) oder
+die Fassung eines Extraktors (Paketversion, Einstellungen, Zeichensatzregel)
+weicht ab oder es gibt noch keine –, extrahiert sie auf Worker-Prozessen
+(extraktion.py) und schreibt ``extraktionen``: nur Zeilen, deren Text, Fehler,
+Fassung oder Seite sich geändert hat, in Stapeln zu je einer Transaktion.
+Danach wählt ``stufe.lauf`` im selben Lauf für die betroffenen Items (die
+Auswahl erkennt geänderte Kandidaten an ihren Prüfsummen). Ein zweiter Lauf
+ohne Änderung extrahiert nichts.
+"""
+
+from __future__ import annotations
+
+import time
+
+import click
+from psycopg import sql
+
+import db
+import extraktion
+import stufe
+from fehler import VoraussetzungFehlt
+
+STAPEL = 50  # Seiten je Schreibtransaktion
+
+SQL_GIBT_ES_SEITEN = "select to_regclass('seiten') is not null"
+
+# Je Seite: gibt es einen Extraktor ohne Zeile derselben Fassung zu derselben Seite?
+SQL_VERALTET = """
+select s.item_id, s.html, s.url, s.content_type, k.sha256
+from seiten s
+join raw_items r on r.id = s.item_id
+cross join lateral (
+    select sha256(s.html_sha256 || convert_to(coalesce(s.content_type, ''), 'UTF8')) as sha256
+) k
+where {bedingung} and exists (
+    select 1 from unnest(%(namen)s::text[], %(fassungen)s::text[]) as f (extraktor, fassung)
+    where not exists (
+        select 1 from extraktionen e
+        where e.item_id = s.item_id and e.extraktor = f.extraktor
+          and e.extraktor_fassung = f.fassung and e.seite_sha256 = k.sha256
+    )
+)
+order by s.item_id
+"""
+
+SQL_ZAHL_VERALTET = "select count(*) from ({abfrage}) v"
+
+# Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
+SQL_SCHREIBEN = """
+insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256)
+values (%s, %s, %s, %s, %s, %s)
+on conflict (item_id, extraktor) do update set
+    text = excluded.text,
+    fehler = excluded.fehler,
+    extraktor_fassung = excluded.extraktor_fassung,
+    seite_sha256 = excluded.seite_sha256,
+    extrahiert_am = now()
+where (extraktionen.text, extraktionen.fehler, extraktionen.extraktor_fassung, extraktionen.seite_sha256)
+    is distinct from (excluded.text, excluded.fehler, excluded.extraktor_fassung, excluded.seite_sha256)
+"""
+
+
+def fassungen() -> dict[str, str]:
+    versionen = extraktion.versionen()
+    return {name: extraktion.extraktor_fassung(name, versionen[name]) for name in extraktion.EXTRAKTOREN}
+
+
+def _abfrage(slot: str | None, teil: str | None) -> tuple[sql.Composed, dict]:
+    bedingungen = [stufe.BEDINGUNG_ALLE]
+    params: dict[str, object] = {}
+    if slot is not None:
+        params["slot"] = stufe.slot_parsen(slot)
+        bedingungen.append(stufe.BEDINGUNG_SLOT)
+    if teil:
+        k, n = stufe.teil_parsen(teil)
+        params["k"], params["n"] = k - 1, n
+        bedingungen.append(stufe.BEDINGUNG_TEIL)
+    fassung = fassungen()
+    params["namen"], params["fassungen"] = list(fassung), list(fassung.values())
+    return sql.SQL(SQL_VERALTET).format(bedingung=sql.SQL(" and ").join(bedingungen)), params
+
+
+def extrahieren(slot: str | None, trocken: bool, teil: str | None, prozesse: int | None) -> dict[str, int]:
+    """Extrahiert die veralteten Seiten und schreibt ``extraktionen``; gibt die Zählung zurück."""
+    start = time.perf_counter()
+    abfrage, params = _abfrage(slot, teil)
+    fassung = dict(zip(params["namen"], params["fassungen"], strict=True))
+    zaehlung = {"veraltet": 0, "extrahiert": 0, "geschrieben": 0, "fehler": 0}
+    url = db.datenbank_url()
+    with db.fehler_uebersetzen(url):
+        leser = db.verbinden(url, "extraktion lesen")
+        try:
+            if not leser.execute(SQL_GIBT_ES_SEITEN).fetchone()[0]:
+                raise VoraussetzungFehlt(
+                    "Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (python check_db.py --migrieren)."
+                )
+            zaehlung["veraltet"] = leser.execute(
+                sql.SQL(SQL_ZAHL_VERALTET).format(abfrage=abfrage), params
+            ).fetchone()[0]
+            if trocken or not zaehlung["veraltet"]:
+                leser.rollback()
+            else:
+                with db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber:
+                    _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung)
+                leser.rollback()
+        finally:
+            leser.close()
+    dauer = f"{time.perf_counter() - start:.1f}".replace(".", ",")
+    if trocken:
+        click.echo(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.", err=True)
+    else:
+        click.echo(
+            f"Extraktion: {zaehlung['veraltet']} Seiten veraltet, {zaehlung['extrahiert']} extrahiert, "
+            f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
+            f"mit Fehler, {dauer} s",
+            err=True,
+        )
+    return zaehlung
+
+
+def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung) -> None:
+    summen: dict[int, tuple[int, bytes]] = {}  # Seitennummer → (item_id, sha256)
+
+    def seiten():
+        with leser.cursor(name="aw_seiten") as cur:
+            cur.itersize = STAPEL
+            cur.execute(abfrage, params)
+            for nr, (item_id, html, url, content_type, sha) in enumerate(cur):
+                summen[nr] = (item_id, sha)
+                yield extraktion.Seite(bytes(html), url, str(item_id), content_type)
+
+    zeilen: list[tuple] = []
+    with extraktion.Extraktion(prozesse) as ex:
+        for nr, kandidaten in ex.seiten(seiten()):
+            item_id, sha = summen.pop(nr)
+            zaehlung["extrahiert"] += 1
+            for name, ergebnis in kandidaten.items():
+                zaehlung["fehler"] += ergebnis["error"] is not None
+                zeilen.append((item_id, name, ergebnis["text"], ergebnis["error"], fassung[name], sha))
+            if len(zeilen) >= STAPEL * len(kandidaten):
+                zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+                zeilen = []
+    if zeilen:
+        zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+
+
+def _schreiben(schreiber, zeilen: list[tuple]) -> int:
+    with schreiber.transaction(), schreiber.cursor() as cur:
+        cur.executemany(SQL_SCHREIBEN, zeilen)
+        return cur.rowcount
+
+
+def lauf(
+    slot: str | None,
+    trocken: bool,
+    stichprobe: int | None,
+    teil: str | None,
+    prozesse: int | None,
+    stapel_zeitlimit: float = stufe.ZEITLIMIT,
+) -> None:
+    """Erst extrahieren, dann im selben Lauf wählen (stufe.lauf)."""
+    extrahieren(slot, trocken, teil, prozesse)
+    stufe.lauf(
+        slot=slot,
+        trocken=trocken,
+        stichprobe=stichprobe,
+        teil=teil,
+        prozesse=prozesse,
+        stapel_zeitlimit=stapel_zeitlimit,
+    )

@@ -1,0 +1,124 @@
+"""Datenbankmodus der Extraktion: ``auswahl.py --extrahieren --backfill|--slot`` gegen
+einen echten PostgreSQL 18 – aus ``seiten`` nach ``extraktionen`` und weiter zur Auswahl."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from version import CODER_VERSION
+
+pytestmark = pytest.mark.datenbank
+
+AEB = Path(__file__).resolve().parent / "bench" / "aeb"
+IDS = [
+    "0ec95c7261d122f304728e90c983450ef1ce1e0b423546835c397d50aaf0d0f2",
+    "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856",
+]
+SLOT_A = datetime(2026, 9, 7, 6, 0, tzinfo=UTC)
+SLOT_B = datetime(2026, 9, 7, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def veroeffentlicht() -> dict[str, dict]:
+    return {a["id"]: a for a in json.loads((AEB / "candidates.json").read_text(encoding="utf-8"))}
+
+
+def seite(daten, item_id: int, html: bytes, url: str | None, content_type: str | None = None) -> None:
+    daten.conn.execute(
+        "insert into seiten (item_id, html, url, content_type) values (%s, %s, %s, %s) "
+        "on conflict (item_id) do update set html = excluded.html, content_type = excluded.content_type",
+        (item_id, html, url, content_type),
+    )
+
+
+def extraktionen(daten) -> dict[tuple[int, str], tuple]:
+    zeilen = daten.conn.execute(
+        "select item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256, xmin::text "
+        "from extraktionen order by 1, 2"
+    ).fetchall()
+    return {(z[0], z[1]): z[2:] for z in zeilen}
+
+
+@pytest.fixture
+def bestand(daten, veroeffentlicht):
+    for item_id, seiten_id in enumerate(IDS, start=1):
+        daten.item(item_id, SLOT_A)
+        roh = gzip.decompress((AEB / "html" / f"{seiten_id}.html.gz").read_bytes())
+        seite(daten, item_id, roh, veroeffentlicht[seiten_id]["url"], "text/html; charset=utf-8")
+    daten.item(3, SLOT_B)
+    seite(daten, 3, bytes(range(256)) * 100, None)  # binärer Müll
+    return daten
+
+
+def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
+    lauf = cli("--extrahieren", "--backfill", "--prozesse", "2")
+    assert lauf.code == 0, lauf.err
+    assert "Extraktion: 3 Seiten veraltet, 3 extrahiert, 9 Zeilen in extraktionen geändert" in lauf.err
+    zeilen = extraktionen(bestand)
+    assert len(zeilen) == 9
+    for item_id, seiten_id in enumerate(IDS, start=1):
+        for name, erwartet in veroeffentlicht[seiten_id]["extractions"].items():
+            text, fehler, fassung, sha, _ = zeilen[(item_id, name)]
+            assert (text, fehler) == (erwartet["text"], erwartet["error"])
+            assert fassung.startswith(f"{name} ") and "Zeichensatz" in fassung
+            assert len(sha) == 32
+    gewaehlt = bestand.conn.execute(
+        "select item_id from selected_extractor where coder_version = %s order by 1", (CODER_VERSION,)
+    ).fetchall()
+    assert gewaehlt == [(1,), (2,), (3,)]
+
+
+def test_zweiter_lauf_ohne_aenderung_extrahiert_nichts(cli, bestand):
+    assert cli("--extrahieren", "--backfill").code == 0
+    vorher = extraktionen(bestand)
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == 0, lauf.err
+    assert "Extraktion: 0 Seiten veraltet, 0 extrahiert, 0 Zeilen" in lauf.err
+    assert extraktionen(bestand) == vorher  # auch xmin: keine Zeile angefasst
+
+
+def test_geaenderte_seite_wird_neu_extrahiert_nur_geaenderte_zeilen(cli, bestand):
+    assert cli("--extrahieren", "--backfill").code == 0
+    vorher = extraktionen(bestand)
+    # dieselben Bytes, anderer Content-Type: die Seite gilt als geändert, die Texte bleiben
+    seite(bestand, 3, bytes(range(256)) * 100, None, "text/html; charset=windows-1252")
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == 0, lauf.err
+    assert "Extraktion: 1 Seiten veraltet, 1 extrahiert" in lauf.err
+    nachher = extraktionen(bestand)
+    for (item_id, name), zeile in vorher.items():
+        if item_id != 3:
+            assert nachher[(item_id, name)] == zeile
+    for name in ("trafilatura", "newspaper4k", "readability"):
+        assert nachher[(3, name)][3] != vorher[(3, name)][3]  # neue Seite vermerkt
+
+
+def test_slot_extrahiert_nur_seine_seiten(cli, bestand):
+    lauf = cli("--extrahieren", "--slot", SLOT_B.isoformat())
+    assert lauf.code == 0, lauf.err
+    assert {item_id for item_id, _ in extraktionen(bestand)} == {3}
+
+
+def test_trocken_schreibt_nichts(cli, bestand):
+    lauf = cli("--extrahieren", "--backfill", "--trocken")
+    assert lauf.code == 0, lauf.err
+    assert "Extraktion (trocken): 3 Seiten würden extrahiert." in lauf.err
+    assert extraktionen(bestand) == {}
+
+
+def test_teil_extrahiert_nur_seine_items(cli, bestand):
+    lauf = cli("--extrahieren", "--backfill", "--teil", "1/2")
+    assert lauf.code == 0, lauf.err
+    assert {item_id for item_id, _ in extraktionen(bestand)} == {2}  # id % 2 = 0
+
+
+def test_ohne_migration_aw_006_exit_4(cli, daten):
+    daten.conn.execute("drop table seiten")
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == 4
+    assert "Die Tabelle seiten fehlt" in lauf.err
