@@ -18,8 +18,10 @@ from collections import Counter
 import click
 
 import extraktion
+import jsoneingabe
 import stapel
 import stichprobe as stichprobe_modul
+from anzeige import BALKEN_AB_BYTES
 from fehler import Abgebrochen, EingabeFehler
 from version import CODER_VERSION
 
@@ -34,12 +36,12 @@ def pruefen(artikel: list[dict], name: str) -> None:
         if "id" in eintrag:
             wo += f" (id {stapel.schluessel(eintrag, index)})"
         if not isinstance(eintrag.get(HTML), str):
-            art = "fehlt" if HTML not in eintrag else f"ist {stapel.typname(eintrag[HTML])}"
+            art = "fehlt" if HTML not in eintrag else f"ist {jsoneingabe.typname(eintrag[HTML])}"
             raise EingabeFehler(
                 f"{wo}: das Feld „html“ {art}; erwartet wird das HTML der Seite als Zeichenkette."
             )
         if eintrag.get("url") is not None and not isinstance(eintrag["url"], str):
-            raise EingabeFehler(f"{wo}: „url“ ist {stapel.typname(eintrag['url'])}, keine Zeichenkette.")
+            raise EingabeFehler(f"{wo}: „url“ ist {jsoneingabe.typname(eintrag['url'])}, keine Zeichenkette.")
 
 
 def extrahieren(artikel: list[dict], prozesse: int | None, bilanz: Counter) -> None:
@@ -77,11 +79,11 @@ def stapel_extrahieren(
     with stapel.sigterm_wie_strg_c():
         try:
             stapel.ziel_pruefen(bilanz.ziel, datei)
-            artikel, groesse = stapel.laden(datei)
-            pruefen(artikel, stapel.anzeigename(datei))
+            artikel, groesse = jsoneingabe.laden(datei)
+            pruefen(artikel, jsoneingabe.anzeigename(datei))
             extrahieren(artikel, prozesse, extraktionsbilanz)
             auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
-            stapel.entscheiden(artikel, bilanz, auswahl, groesse >= stapel.BALKEN_AB_BYTES)
+            stapel.entscheiden(artikel, bilanz, auswahl, groesse >= BALKEN_AB_BYTES)
             stapel.schreiben(bilanz.ziel, stapel.teile(artikel))
             geschrieben = True
             del artikel
