@@ -26,24 +26,14 @@ from hypothesis import HealthCheck, settings
 from psycopg import sql
 
 import migrationen
-
-# Noch importierbar für Tests, die „from conftest import …“ schreiben (wird
-# abgelöst: Tests importieren aus testhilfen).
-from testhilfen import (  # noqa: F401
-    IMAGE,
-    PROJEKT,
-    SLOT,
+from testhilfen import (
     Daten,
-    Ergebnis,
     Server,
     auswahl_starten,
     ohne_server,
     raw_items_anlegen,
     server_starten,
-    slot_plus,
-    zeit,
 )
-from testhilfen import RAW_ITEMS as RAW_ITEMS_DDL  # noqa: F401
 
 # Eigenschaftstests: gleiche Beispiele in jedem Lauf (derandomize), keine
 # Beispieldatenbank, keine Zeitgrenzen und keine Gesundheitsprüfung auf Tempo –

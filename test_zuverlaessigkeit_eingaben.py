@@ -23,9 +23,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import PROJEKT, SLOT
 from fehler import EXIT_AUFRUF, EXIT_EINGABE, EXIT_OK
-from testhilfen import fingerabdruck
+from testhilfen import PROJEKT, SLOT, fingerabdruck
 
 SATZ = "Der Stadtrat hat am Montag den Haushalt beschlossen und die Sanierung der Schule vertagt.\n"
 WOERTER = ["der", "rat", "hat", "heute", "den", "haushalt", "beschlossen", "und", "die", "schule", "vertagt"]

