@@ -3,8 +3,8 @@
 * Kein Produktmodul, kein Benchmark und keine Testhilfe importiert eine
   Testdatei oder ``conftest``.
 * Benchmarks importieren keine privaten ``_namen`` anderer Module.
-* Tests importieren nie eine andere Testdatei. (Aus ``conftest`` importieren
-  noch ältere Tests anderer Zweige; die Namen dort werden nur weitergereicht.)
+* Tests importieren nie eine andere Testdatei und nie aus ``conftest``
+  (Fixtures kommen über pytest, Helfer aus ``testhilfen``).
 """
 
 from __future__ import annotations
@@ -51,4 +51,4 @@ def test_benchmarks_importieren_keine_privaten_namen(datei):
 
 @pytest.mark.parametrize("datei", TESTS, ids=lambda p: p.name)
 def test_tests_importieren_keine_andere_testdatei(datei):
-    assert [m for m, _ in importe(datei) if m.split(".")[-1].startswith("test_")] == []
+    assert [m for m, _ in importe(datei) if ist_test(m)] == []
