@@ -198,3 +198,22 @@ def test_ordner_ohne_extrahieren_ist_aufruffehler(tmp_path):
     assert "„s“ ist ein Verzeichnis; ein Ordner mit .html/.html.gz-Seiten ist nur mit --extrahieren" in (
         ergebnis.stderr
     )
+
+
+# --- beispiele/seiten.json: drei erfundene Seiten, wie in docs/extraktion.md ----------------
+
+
+def test_beispielseiten_geben_den_artikeltext_ohne_beiwerk(tmp_path):
+    ergebnis = auswahl("--extrahieren", "beispiele/seiten.json", "-o", "-", cwd=HIER)
+    assert ergebnis.returncode == 0, ergebnis.stderr
+    ausgabe = json.loads(ergebnis.stdout)
+    assert [a["item_id"] for a in ausgabe] == [1, 2, 3]
+    for artikel in ausgabe:
+        gewaehlt = artikel["extractions"][artikel["selected_extractor"]]
+        assert artikel["selected_extractor"] == waehle(artikel["extractions"]).extraktor
+        assert gewaehlt["error"] is None
+        erster_absatz = artikel["html"].split("<p>")[1].split("</p>")[0]
+        assert erster_absatz in gewaehlt["text"]
+        for beiwerk in ("Cookies", "Impressum", "Newsletter"):
+            assert beiwerk not in gewaehlt["text"]
+    assert not (HIER / "beispiele" / "seiten_selected.json").exists()
