@@ -57,7 +57,8 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
     "--einlesen",
     metavar="DATEI.json",
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="Kandidaten aus einer Datei im Stapelformat nach extraktionen laden (Artikel tragen item_id).",
+    help="Kandidaten aus einer Datei im Stapelformat nach extraktionen laden, Artikel mit „html“ "
+    "nach seiten (Artikel tragen item_id).",
 )
 @click.option(
     "--trocken", is_flag=True, help="Alles berechnen, nichts schreiben; sagen, was sich ändern würde."
