@@ -7,6 +7,8 @@ Stapelbetrieb an stapel.py, --einlesen an einlesen.py, die Läufe an stufe.py. D
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from fehler import Aufruffehler, DeutscherBefehl
@@ -17,7 +19,11 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument(
-    "datei", metavar="[DATEI.json]", required=False, type=click.Path(dir_okay=False, allow_dash=True)
+    # ein Ordner nur mit --extrahieren (Seiten als .html/.html.gz); das prüft cli() selbst
+    "datei",
+    metavar="[DATEI.json]",
+    required=False,
+    type=click.Path(allow_dash=True),
 )
 @click.option(
     "-o",
@@ -51,7 +57,8 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
     "--einlesen",
     metavar="DATEI.json",
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="Kandidaten aus einer Datei im Stapelformat nach extraktionen laden (Artikel tragen item_id).",
+    help="Kandidaten aus einer Datei im Stapelformat nach extraktionen laden, Artikel mit „html“ "
+    "nach seiten (Artikel tragen item_id).",
 )
 @click.option(
     "--trocken", is_flag=True, help="Alles berechnen, nichts schreiben; sagen, was sich ändern würde."
@@ -68,8 +75,8 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
 @click.option(
     "--extrahieren",
     is_flag=True,
-    help="Vorher aus dem HTML die drei Kandidaten extrahieren (DATEI: Artikel mit „html“; "
-    "braucht das Extra extraktion).",
+    help="Vorher aus dem HTML die drei Kandidaten extrahieren (DATEI: Artikel mit „html“ oder ein "
+    "Ordner mit .html/.html.gz; braucht das Extra extraktion).",
 )
 @click.option(
     "--prozesse",
@@ -110,7 +117,7 @@ def cli(
     Stapelbetrieb (ohne Datenbank):
       wurzelwerk-auswahl DATEI.json [-o AUSGABE.json] [--stichprobe N]
                          [--streng] [--mit-entscheidung]
-      wurzelwerk-auswahl --extrahieren SEITEN.json [-o AUSGABE.json]
+      wurzelwerk-auswahl --extrahieren SEITEN.json|ORDNER [-o AUSGABE.json]
     Datenbank (DATABASE_URL aus der Umgebung oder .env):
       wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
       wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
@@ -141,6 +148,11 @@ def cli(
         raise Aufruffehler(
             "Genau eine Betriebsart angeben: DATEI, --backfill, --slot oder --einlesen"
             + (f" (angegeben: {', '.join(modi)})." if modi else ".")
+        )
+    if datei and not extrahieren and Path(datei).is_dir():
+        raise Aufruffehler(
+            f"„{datei}“ ist ein Verzeichnis; ein Ordner mit .html/.html.gz-Seiten ist nur mit "
+            "--extrahieren Eingabe."
         )
     if ausgabe is not None and not datei:
         raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")

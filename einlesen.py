@@ -10,6 +10,14 @@ Tabelle, dann ein Upsert): ein Fehler lässt ``extraktionen`` unverändert.
 Für die Items, die sie nennt, ist die Datei die ganze Wahrheit – Kandidaten,
 die sie nicht (mehr) nennt, gehen –, damit die Datenbank genauso entscheidet
 wie der Stapelbetrieb über dieselbe Datei.
+
+Artikel mit ``html`` (Zeichenkette, wahlweise ``url`` und ``geholt_am``) gehen
+in die Tabelle ``seiten`` (aw-006) – für Tests und Vorführungen, sonst füllt sie
+der Abholer. Ein Artikel darf ``extractions``, ``html`` oder beides tragen; ein
+Artikel nur mit ``html`` lässt die Kandidaten seines Items unberührt. Das HTML
+wird als UTF-8 gespeichert, mit ``content_type`` „text/html; charset=utf-8“,
+damit die Zeichensatzregel (extraktion.dekodieren) es so liest, wie es in der
+Datei stand – auch wenn das Dokument selbst etwas anderes deklariert.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -40,6 +49,7 @@ from jsoneingabe import (
     dekodieren,
     lesen,
     parsen,
+    typname,
 )
 from version import PRIORITAET
 
@@ -73,6 +83,37 @@ delete from extraktionen e
 where e.item_id = any(%s)
   and not exists (select 1 from aw_einlesen a where a.item_id = e.item_id and a.extraktor = e.extraktor)
 """
+# Die Seiten der Datei (Artikel mit html); eine Zeile je Item, die letzte gilt.
+SQL_TEMP_SEITEN = """
+create temp table aw_seiten (
+    item_id bigint primary key,
+    html bytea not null,
+    url text,
+    content_type text,
+    geholt_am timestamptz
+) on commit drop
+"""
+SQL_COPY_SEITEN = "copy aw_seiten (item_id, html, url, content_type, geholt_am) from stdin"
+# Geänderte Seiten überschreiben; ohne geholt_am in der Datei gilt „jetzt“, aber
+# nur, wenn sich sonst etwas ändert – gleiche Seiten bleiben unberührt.
+SQL_SEITEN_AENDERN = """
+update seiten s
+set html = a.html, url = a.url, content_type = a.content_type, geholt_am = coalesce(a.geholt_am, now())
+from aw_seiten a
+where s.item_id = a.item_id
+  and (s.html_sha256 <> sha256(a.html)
+       or (s.url, s.content_type) is distinct from (a.url, a.content_type)
+       or (a.geholt_am is not null and a.geholt_am <> s.geholt_am))
+"""
+SQL_SEITEN_NEU = """
+insert into seiten (item_id, html, url, content_type, geholt_am)
+select a.item_id, a.html, a.url, a.content_type, coalesce(a.geholt_am, now())
+from aw_seiten a
+where not exists (select 1 from seiten s where s.item_id = a.item_id)
+"""
+HTML = "html"
+# So liegt das HTML aus der Datei in seiten: UTF-8, und das sagt der Kopf.
+CONTENT_TYPE = "text/html; charset=utf-8"
 ERSATZ = "\ufffd"  # für NUL und einzelne Surrogate, die PostgreSQL in text nicht annimmt
 
 
@@ -87,7 +128,13 @@ class Einlesebilanz:
     ersetzt: int = 0  # Kandidaten mit NUL oder einzelnem Surrogat
     doppelt: int = 0
     namen: Counter = field(default_factory=Counter)
-    items: set[int] = field(default_factory=set)  # alle item_ids der Datei
+    items: set[int] = field(default_factory=set)  # item_ids der Artikel mit extractions
+    seiten: int = 0  # Artikel mit html
+    seiten_geschrieben: int = 0
+    seiten_neu: int = 0
+    seiten_geaendert: int = 0
+    seiten_items: set[int] = field(default_factory=set)  # item_ids der Artikel mit html
+    letzte_seite: dict[int, int] = field(default_factory=dict)  # item_id -> Index des letzten Artikels
 
 
 def _fuer_postgres(wert: str, bilanz: Einlesebilanz) -> str:
@@ -122,11 +169,15 @@ def kandidaten(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> I
             f"{name}: Artikel [{index}] hat keine ganzzahlige item_id (gefunden: {item_id!r:.40}); "
             "nichts eingelesen."
         )
+    if "extractions" not in eintrag and HTML in eintrag:
+        return  # nur eine Seite (seite())
     bilanz.items.add(item_id)
     extraktionen = eintrag.get("extractions")
     if not isinstance(extraktionen, dict):
         raise EingabeFehler(
-            f"{name}: Artikel [{index}] (item_id {item_id}) hat kein Objekt „extractions“; nichts eingelesen."
+            f"{name}: Artikel [{index}] (item_id {item_id}) hat kein Objekt „extractions“"
+            + ("" if "extractions" in eintrag else " und kein „html“")
+            + "; nichts eingelesen."
         )
     for extraktor, kandidat in extraktionen.items():
         extraktor = _fuer_postgres(extraktor, bilanz)
@@ -139,6 +190,47 @@ def kandidaten(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> I
             text, fehler = None, _fuer_postgres(f"kein Objekt: {_fehlertext(kandidat)}"[:200], bilanz)
         bilanz.namen[extraktor] += 1
         yield (item_id, extraktor), (text, fehler)
+
+
+def seite(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> tuple | None:
+    """(item_id, html, url, content_type, geholt_am) für einen Artikel mit ``html``, sonst None.
+
+    Die item_id hat kandidaten() schon geprüft. Formfehler brechen mit Ort ab.
+    """
+    if HTML not in eintrag:
+        return None
+    item_id = eintrag["item_id"]
+    wo = f"{name}: Artikel [{index}] (item_id {item_id})"
+    html = eintrag[HTML]
+    if not isinstance(html, str):
+        raise EingabeFehler(
+            f"{wo}: „html“ ist {typname(html)}; erwartet wird das HTML der Seite als Zeichenkette. "
+            "Nichts eingelesen."
+        )
+    url = eintrag.get("url")
+    if url is not None and not isinstance(url, str):
+        raise EingabeFehler(f"{wo}: „url“ ist {typname(url)}, keine Zeichenkette; nichts eingelesen.")
+    geholt_am = eintrag.get("geholt_am")
+    if geholt_am is not None:
+        try:
+            geholt_am = datetime.fromisoformat(geholt_am) if isinstance(geholt_am, str) else None
+        except ValueError:
+            geholt_am = None
+        if geholt_am is None or geholt_am.tzinfo is None:
+            raise EingabeFehler(
+                f"{wo}: „geholt_am“ ist kein Zeitpunkt mit Zeitzone (gefunden: {eintrag['geholt_am']!r:.40}; "
+                "erwartet etwa „2026-12-01T08:00:00+01:00“); nichts eingelesen."
+            )
+    bilanz.seiten += 1
+    bilanz.seiten_items.add(item_id)
+    try:
+        roh = html.encode("utf-8")
+    except UnicodeEncodeError:  # einzelne Surrogate
+        roh = "".join(ERSATZ if 0xD800 <= ord(z) <= 0xDFFF else z for z in html).encode("utf-8")
+        bilanz.ersetzt += 1
+    if url is not None:
+        url = _fuer_postgres(url, bilanz)
+    return item_id, roh, url, CONTENT_TYPE, geholt_am
 
 
 def kandidatenzeilen(artikel: list[dict], name: str, bilanz: Einlesebilanz) -> dict[tuple[int, str], tuple]:
@@ -218,12 +310,32 @@ def vorpruefen(durchgang: Durchgang, sichtbar: bool) -> tuple[Einlesebilanz, dic
                         if paar in letzte:
                             bilanz.doppelt += 1
                         letzte[paar] = index
+                    if (zeile := seite(eintrag, index, durchgang.name, bilanz)) is not None:
+                        if zeile[0] in bilanz.letzte_seite:
+                            bilanz.doppelt += 1
+                        bilanz.letzte_seite[zeile[0]] = index
                     bilanz.artikel += 1
         except Unregelmaessig:
             continue  # noch einmal, jetzt über die ganz gelesene Liste (Durchgang.liste)
         if durchgang.liste is None:
             melder.zeigen()  # über die ganze Liste hat parsen() sie schon gezeigt
         return bilanz, letzte
+
+
+def seiten_schreiben(cur, durchgang: Durchgang, bilanz: Einlesebilanz, bekannt: set[int]) -> None:
+    """Ein eigener Durchgang nur für die Seiten (eine Verbindung kann nur ein COPY zugleich):
+    so liegt auch hier nie mehr als ein Artikel im Speicher."""
+    dritter = Einlesebilanz()
+    with cur.copy(SQL_COPY_SEITEN) as copy, gleich_geblieben(durchgang.name):
+        for index, eintrag in durchgang.artikel():
+            for _ in kandidaten(eintrag, index, durchgang.name, dritter):
+                pass  # prüft die item_id, wie im ersten Durchgang
+            zeile = seite(eintrag, index, durchgang.name, dritter)
+            if zeile is not None and zeile[0] in bekannt and bilanz.letzte_seite[zeile[0]] == index:
+                copy.write_row(zeile)
+                bilanz.seiten_geschrieben += 1
+        if dritter.seiten != bilanz.seiten or dritter.namen != bilanz.namen:
+            raise Unregelmaessig
 
 
 def einlesen(datei: str) -> Einlesebilanz:
@@ -248,12 +360,13 @@ def einlesen(datei: str) -> Einlesebilanz:
         url = db.datenbank_url()
         with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
             voraussetzungen(conn)
-            ids = sorted(bilanz.items)
+            ids = sorted(bilanz.items | bilanz.seiten_items)
             bekannt = {i for (i,) in conn.execute(SQL_BEKANNTE_ITEMS, (ids,))}
             bilanz.unbekannte_items = [i for i in ids if i not in bekannt]
             zweiter = Einlesebilanz()  # zählt nur, was der erste Durchgang schon gezählt hat
             with conn.transaction(), conn.cursor() as cur:
                 cur.execute(SQL_TEMP_EINLESEN)
+                cur.execute(SQL_TEMP_SEITEN)
                 with (
                     cur.copy(SQL_COPY_EINLESEN) as copy,
                     balken(bilanz.artikel, "Einlesen", sichtbar=sichtbar) as fortschritt,
@@ -268,13 +381,19 @@ def einlesen(datei: str) -> Einlesebilanz:
                         fortschritt.update(1)
                     if zweiter.artikel != bilanz.artikel or zweiter.namen != bilanz.namen:
                         raise Unregelmaessig
+                if bilanz.seiten:
+                    seiten_schreiben(cur, durchgang, bilanz, bekannt)
+                    cur.execute(SQL_SEITEN_AENDERN)
+                    bilanz.seiten_geaendert = cur.rowcount
+                    cur.execute(SQL_SEITEN_NEU)
+                    bilanz.seiten_neu = cur.rowcount
                 cur.execute(SQL_UPSERT_EINLESEN)
                 for (ist_neu,) in cur.fetchall():
                     if ist_neu:
                         bilanz.neu += 1
                     else:
                         bilanz.geaendert += 1
-                cur.execute(SQL_ENTFERNEN_EINLESEN, (sorted(bekannt),))
+                cur.execute(SQL_ENTFERNEN_EINLESEN, (sorted(bekannt & bilanz.items),))
                 bilanz.entfernt = cur.rowcount
     _einlesen_berichten(bilanz, name, time.perf_counter() - start)
     return bilanz
@@ -315,3 +434,9 @@ def _einlesen_berichten(bilanz: Einlesebilanz, name: str, sekunden: float) -> No
         f"geändert {bilanz.geaendert}, unverändert {unveraendert}, entfernt {bilanz.entfernt}, "
         f"unbekannte Items {len(bilanz.unbekannte_items)} in {dauer} s"
     )
+    if bilanz.seiten:
+        unveraendert = bilanz.seiten_geschrieben - bilanz.seiten_neu - bilanz.seiten_geaendert
+        click.echo(
+            f"Seiten: {bilanz.seiten_geschrieben} – neu {bilanz.seiten_neu}, geändert "
+            f"{bilanz.seiten_geaendert}, unverändert {unveraendert}"
+        )

@@ -91,6 +91,12 @@ MODI: dict[str, Modus] = {
                     "Kandidaten, die die Datei nicht mehr nennt, werden gelöscht",
                 ),
                 Recht(
+                    "tabelle",
+                    "seiten",
+                    ("SELECT", "INSERT", "UPDATE"),
+                    "Artikel mit html gehen nach seiten; gleiche Seiten bleiben unberührt",
+                ),
+                Recht(
                     "datenbank", "", ("TEMPORARY",), "die Datei geht per COPY durch eine temporäre Tabelle"
                 ),
             ),

@@ -60,7 +60,11 @@ def aufruf(*args: str):
             "Fehler: Ungültiger Wert für '--stichprobe': 0 ist kleiner als 1.",
         ),
         (["a.json", "b.json"], "Fehler: Unerwartetes Argument: b.json"),
-        (["."], "Fehler: Ungültiger Wert für '[DATEI.json]': „.“ ist ein Verzeichnis."),
+        (
+            ["."],
+            "Fehler: „.“ ist ein Verzeichnis; ein Ordner mit .html/.html.gz-Seiten ist nur mit "
+            "--extrahieren Eingabe.",
+        ),
     ],
 )
 def test_aufruffehler_auf_deutsch_mit_exit_2(args, satz):

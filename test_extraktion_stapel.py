@@ -113,3 +113,107 @@ def test_extrahieren_ohne_datei_ist_aufruffehler(tmp_path):
     ergebnis = auswahl("--extrahieren", "--einlesen", "x.json", cwd=tmp_path)
     assert ergebnis.returncode == EXIT_AUFRUF
     assert "--extrahieren gilt mit DATEI, --backfill oder --slot" in ergebnis.stderr
+
+
+# --- Ein Ordner mit .html/.html.gz als Eingabe ----------------------------------------------
+
+ORDNER_IDS = [
+    "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856",  # bleibt .html.gz
+    "04a6711caa7c687592777718866e781e976e0fe684faebe8b3cedcef8cd0ea34",  # entpackt als .html
+    "05844573ca7e1fba714d715bb11ca08c26e25328999c74a1cb3bc8a0e4399f0f",  # bleibt .html.gz
+]
+
+
+@pytest.fixture(scope="module")
+def ordnerlauf(tmp_path_factory):
+    wurzel = tmp_path_factory.mktemp("ordner")
+    ordner = wurzel / "seiten"
+    ordner.mkdir()
+    for nummer, seiten_id in enumerate(ORDNER_IDS):
+        gepackt = (AEB / "html" / f"{seiten_id}.html.gz").read_bytes()
+        if nummer == 1:
+            (ordner / f"{seiten_id}.html").write_bytes(gzip.decompress(gepackt))
+        else:
+            (ordner / f"{seiten_id}.html.gz").write_bytes(gepackt)
+    (ordner / "liesmich.txt").write_text("keine Seite")
+    ergebnis = auswahl("--extrahieren", "seiten", "--prozesse", "2", cwd=wurzel)
+    return wurzel, ergebnis
+
+
+def test_ordner_gibt_die_veroeffentlichten_kandidaten_neben_dem_ordner(ordnerlauf, veroeffentlicht):
+    wurzel, ergebnis = ordnerlauf
+    assert ergebnis.returncode == 0, ergebnis.stderr
+    ausgabe = json.loads((wurzel / "seiten_selected.json").read_text(encoding="utf-8"))
+    assert [a["id"] for a in ausgabe] == sorted(ORDNER_IDS)  # andere Dateien zählen nicht
+    for artikel in ausgabe:
+        assert set(artikel) == {"id", "extractions", "selected_extractor"}
+        assert artikel["extractions"] == veroeffentlicht[artikel["id"]]["extractions"]
+        assert artikel["selected_extractor"] == waehle(artikel["extractions"]).extraktor
+    assert "Extrahiert: 3 Seiten" in ergebnis.stderr
+
+
+def test_ordner_mit_o_schreibt_dorthin(tmp_path):
+    ordner = tmp_path / "s"
+    ordner.mkdir()
+    (ordner / "a.html").write_bytes("<html><body><p>Grüße</p></body></html>".encode("cp1252"))
+    ergebnis = auswahl("--extrahieren", str(ordner), "-o", "-", cwd=tmp_path)
+    assert ergebnis.returncode == 0, ergebnis.stderr
+    assert [a["id"] for a in json.loads(ergebnis.stdout)] == ["a"]
+    assert not (tmp_path / "s_selected.json").exists()
+
+
+def test_leerer_ordner_exit_1(tmp_path):
+    (tmp_path / "leer").mkdir()
+    ergebnis = auswahl("--extrahieren", "leer", cwd=tmp_path)
+    assert ergebnis.returncode == EXIT_EINGABE
+    assert "keine .html- oder .html.gz-Datei" in ergebnis.stderr
+    assert not (tmp_path / "leer_selected.json").exists()
+
+
+def test_kaputtes_gzip_nennt_die_datei_und_schreibt_nichts(tmp_path):
+    ordner = tmp_path / "s"
+    ordner.mkdir()
+    (ordner / "a.html").write_text("<p>gut</p>")
+    (ordner / "b.html.gz").write_bytes(b"kein gzip")
+    ergebnis = auswahl("--extrahieren", "s", cwd=tmp_path)
+    assert ergebnis.returncode == EXIT_EINGABE, ergebnis.stderr
+    assert "b.html.gz: kein gültiges gzip" in ergebnis.stderr
+    assert not (tmp_path / "s_selected.json").exists()
+
+
+def test_dieselbe_id_zweimal_exit_1(tmp_path):
+    ordner = tmp_path / "s"
+    ordner.mkdir()
+    (ordner / "a.html").write_text("<p>eins</p>")
+    (ordner / "a.html.gz").write_bytes(gzip.compress(b"<p>zwei</p>"))
+    ergebnis = auswahl("--extrahieren", "s", cwd=tmp_path)
+    assert ergebnis.returncode == EXIT_EINGABE
+    assert "die id „a“ gibt es zweimal (a.html und a.html.gz)" in ergebnis.stderr
+
+
+def test_ordner_ohne_extrahieren_ist_aufruffehler(tmp_path):
+    (tmp_path / "s").mkdir()
+    ergebnis = auswahl("s", cwd=tmp_path)
+    assert ergebnis.returncode == EXIT_AUFRUF
+    assert "„s“ ist ein Verzeichnis; ein Ordner mit .html/.html.gz-Seiten ist nur mit --extrahieren" in (
+        ergebnis.stderr
+    )
+
+
+# --- beispiele/seiten.json: drei erfundene Seiten, wie in docs/extraktion.md ----------------
+
+
+def test_beispielseiten_geben_den_artikeltext_ohne_beiwerk(tmp_path):
+    ergebnis = auswahl("--extrahieren", "beispiele/seiten.json", "-o", "-", cwd=HIER)
+    assert ergebnis.returncode == 0, ergebnis.stderr
+    ausgabe = json.loads(ergebnis.stdout)
+    assert [a["item_id"] for a in ausgabe] == [1, 2, 3]
+    for artikel in ausgabe:
+        gewaehlt = artikel["extractions"][artikel["selected_extractor"]]
+        assert artikel["selected_extractor"] == waehle(artikel["extractions"]).extraktor
+        assert gewaehlt["error"] is None
+        erster_absatz = artikel["html"].split("<p>")[1].split("</p>")[0]
+        assert erster_absatz in gewaehlt["text"]
+        for beiwerk in ("Cookies", "Impressum", "Newsletter"):
+            assert beiwerk not in gewaehlt["text"]
+    assert not (HIER / "beispiele" / "seiten_selected.json").exists()

@@ -122,3 +122,24 @@ def test_ohne_migration_aw_006_exit_4(cli, daten):
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 4
     assert "Die Tabelle seiten fehlt" in lauf.err
+
+
+def test_beispielseiten_ueber_einlesen_entscheiden_wie_der_stapel(cli, daten, tmp_path):
+    """beispiele/seiten.json: --einlesen legt die Seiten in seiten, --extrahieren --backfill
+    extrahiert und wählt – dieselben Kandidaten und Entscheidungen wie im Stapel."""
+    beispiel = Path(__file__).resolve().parent / "beispiele" / "seiten.json"
+    for artikel in json.loads(beispiel.read_text(encoding="utf-8")):
+        daten.item(artikel["item_id"], SLOT_A)
+    eingelesen = cli("--einlesen", str(beispiel))
+    assert eingelesen.code == 0, str(eingelesen)
+    assert "Seiten: 3 – neu 3" in eingelesen.out
+    assert cli("--extrahieren", "--backfill", "--prozesse", "2").code == 0
+    stapel = cli("--extrahieren", str(beispiel), "-o", str(tmp_path / "aus.json"), url=None)
+    assert stapel.code == 0, str(stapel)
+    ausgabe = json.loads((tmp_path / "aus.json").read_text(encoding="utf-8"))
+    zeilen = extraktionen(daten)
+    for artikel in ausgabe:
+        for name, kandidat in artikel["extractions"].items():
+            assert zeilen[(artikel["item_id"], name)][:2] == (kandidat["text"], kandidat["error"])
+    gewaehlt = dict(daten.conn.execute("select item_id, extraktor from selected_extractor").fetchall())
+    assert gewaehlt == {a["item_id"]: a["selected_extractor"] for a in ausgabe}

@@ -303,3 +303,109 @@ def test_datei_aendert_sich_zwischen_den_durchgaengen(daten, db_url, tmp_path, m
     ):
         einlesen.einlesen(str(datei))
     assert daten.abfrage("select count(*) from extraktionen") == [(0,)]
+
+
+# --- Artikel mit html: die Seite nach seiten (aw-006) ----------------------------------------
+
+SEITE = "<html><head><meta charset='iso-8859-1'></head><body><p>Grüße aus Köln – {}</p></body></html>"
+
+
+def seitenzeilen(daten) -> list[tuple]:
+    return daten.abfrage(
+        "select item_id, convert_from(html, 'UTF8'), url, content_type, geholt_am::text from seiten order by 1"
+    )
+
+
+def test_html_geht_nach_seiten_neben_den_kandidaten(daten, cli, tmp_path):
+    for i in (1, 2, 3):
+        daten.item(i)
+    daten.conn.execute(
+        "insert into extraktionen (item_id, extraktor, text) values (2, 'trafilatura', 'bleibt')"
+    )
+    datei = schreiben(
+        tmp_path / "s.json",
+        [
+            {"item_id": 1, "extractions": {"trafilatura": {"text": "eins", "error": None}}},
+            # nur html: die Kandidaten von Item 2 bleiben unberührt
+            {"item_id": 2, "html": SEITE.format("zwei"), "url": "https://example.org/2"},
+            # beides in einem Artikel
+            {
+                "item_id": 3,
+                "html": SEITE.format("drei"),
+                "geholt_am": "2026-11-30T08:00:00+01:00",
+                "extractions": {"readability": {"text": "drei", "error": None}},
+            },
+        ],
+    )
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 0, str(ergebnis)
+    assert "eingelesen: 3 Artikel, 2 Kandidaten – neu 2," in ergebnis.out
+    assert "Seiten: 2 – neu 2, geändert 0, unverändert 0" in ergebnis.out
+    zeilen = seitenzeilen(daten)
+    assert [z[:4] for z in zeilen] == [
+        (2, SEITE.format("zwei"), "https://example.org/2", "text/html; charset=utf-8"),
+        (3, SEITE.format("drei"), None, "text/html; charset=utf-8"),
+    ]
+    assert daten.abfrage("select geholt_am = '2026-11-30T07:00:00Z' from seiten where item_id = 3") == [
+        (True,)
+    ]
+    assert daten.abfrage("select item_id, extraktor, text from extraktionen order by 1") == [
+        (1, "trafilatura", "eins"),
+        (2, "trafilatura", "bleibt"),
+        (3, "readability", "drei"),
+    ]
+
+
+def test_seiten_zweimal_eingelesen_bleiben_unberuehrt_geaenderte_werden_ersetzt(daten, cli, tmp_path):
+    daten.item(1)
+    daten.item(2)
+    artikel = [{"item_id": 1, "html": SEITE.format("eins")}, {"item_id": 2, "html": SEITE.format("zwei")}]
+    assert cli("--einlesen", str(schreiben(tmp_path / "a.json", artikel))).code == 0
+    vorher = daten.abfrage("select item_id, geholt_am, xmin::text from seiten order by 1")
+    zweites = cli("--einlesen", str(schreiben(tmp_path / "a.json", artikel)))
+    assert "Seiten: 2 – neu 0, geändert 0, unverändert 2" in zweites.out, str(zweites)
+    assert daten.abfrage("select item_id, geholt_am, xmin::text from seiten order by 1") == vorher
+    artikel[1]["html"] = SEITE.format("zwei, neu")
+    drittes = cli("--einlesen", str(schreiben(tmp_path / "a.json", artikel)))
+    assert "Seiten: 2 – neu 0, geändert 1, unverändert 1" in drittes.out, str(drittes)
+    assert seitenzeilen(daten)[1][1] == SEITE.format("zwei, neu")
+
+
+def test_seite_eines_unbekannten_items_wird_gemeldet_nicht_eingefuegt(daten, cli, tmp_path):
+    daten.item(1)
+    datei = schreiben(
+        tmp_path / "s.json", [{"item_id": 1, "html": "<p>a</p>"}, {"item_id": 9, "html": "<p>b</p>"}]
+    )
+    ergebnis = cli("--einlesen", str(datei))
+    assert ergebnis.code == 0, str(ergebnis)
+    assert "1 item_id(s)" in ergebnis.err and ": 9." in ergebnis.err
+    assert [z[0] for z in seitenzeilen(daten)] == [1]
+
+
+@pytest.mark.parametrize(
+    ("artikel", "meldung"),
+    [
+        ({"item_id": 1, "html": ["<p>"]}, "Artikel [1] (item_id 1): „html“ ist eine Liste"),
+        ({"item_id": 1, "html": "<p>", "url": 5}, "Artikel [1] (item_id 1): „url“ ist eine Zahl"),
+        (
+            {"item_id": 1, "html": "<p>", "geholt_am": "gestern"},
+            "„geholt_am“ ist kein Zeitpunkt mit Zeitzone",
+        ),
+        (
+            {"item_id": 1, "html": "<p>", "geholt_am": "2026-11-30T08:00:00"},
+            "„geholt_am“ ist kein Zeitpunkt mit Zeitzone",
+        ),
+        ({"html": "<p>"}, "Artikel [1] hat keine ganzzahlige item_id"),
+        ({"item_id": 1}, "Artikel [1] (item_id 1) hat kein Objekt „extractions“ und kein „html“"),
+    ],
+)
+def test_kaputte_seiten_nichts_geschrieben(artikel, meldung, daten, cli, tmp_path):
+    daten.item(1)
+    gut = {"item_id": 1, "html": "<p>gut</p>", "extractions": {"trafilatura": {"text": "gut", "error": None}}}
+    ergebnis = cli("--einlesen", str(schreiben(tmp_path / "kaputt.json", [gut, artikel])))
+    assert ergebnis.code == 1, str(ergebnis)
+    assert meldung in ergebnis.err, str(ergebnis)
+    assert "Traceback" not in ergebnis.err
+    assert daten.abfrage("select (select count(*) from seiten) + (select count(*) from extraktionen)") == [
+        (0,)
+    ]

@@ -246,6 +246,8 @@ def kandidatendatei(pfad: Path, ohne: str | None = None) -> Path:
         }
         for i in (1, 2)
     ]
+    # Item 1 bringt auch seine Seite mit; sie ändert sich mit ``ohne`` (INSERT, dann UPDATE auf seiten)
+    artikel[0]["html"] = f"<html><body><p>Seite ohne {ohne}</p></body></html>"
     pfad.write_text(json.dumps(artikel), encoding="utf-8")
     return pfad
 

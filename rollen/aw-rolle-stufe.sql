@@ -55,6 +55,7 @@ grant select, insert, update on table auswahl_laeufe to :"rolle";
 -- Zusätzlich für --einlesen (nur mit -v einlesen=1)
 \if :{?einlesen}
 grant insert, update, delete on table extraktionen to :"rolle";
+grant select, insert, update on table seiten to :"rolle";
 \endif
 
 commit;
