@@ -18,6 +18,7 @@ from collections import Counter
 import click
 
 import extraktion
+import jsoneingabe
 import stapel
 import stichprobe as stichprobe_modul
 from fehler import Abgebrochen, EingabeFehler
@@ -34,12 +35,12 @@ def pruefen(artikel: list[dict], name: str) -> None:
         if "id" in eintrag:
             wo += f" (id {stapel.schluessel(eintrag, index)})"
         if not isinstance(eintrag.get(HTML), str):
-            art = "fehlt" if HTML not in eintrag else f"ist {stapel.typname(eintrag[HTML])}"
+            art = "fehlt" if HTML not in eintrag else f"ist {jsoneingabe.typname(eintrag[HTML])}"
             raise EingabeFehler(
                 f"{wo}: das Feld „html“ {art}; erwartet wird das HTML der Seite als Zeichenkette."
             )
         if eintrag.get("url") is not None and not isinstance(eintrag["url"], str):
-            raise EingabeFehler(f"{wo}: „url“ ist {stapel.typname(eintrag['url'])}, keine Zeichenkette.")
+            raise EingabeFehler(f"{wo}: „url“ ist {jsoneingabe.typname(eintrag['url'])}, keine Zeichenkette.")
 
 
 def extrahieren(artikel: list[dict], prozesse: int | None, bilanz: Counter) -> None:
