@@ -344,12 +344,6 @@ def varianten_lesen(ctx, param, werte: tuple[str, ...]) -> list[Variante]:
         raise click.BadParameter(str(fehler)) from None
 
 
-def nicht_negativ(ctx, param, wert: int) -> int:
-    if wert < 0:
-        raise click.BadParameter(f"{wert}: erwartet eine Zahl ab 0")
-    return wert
-
-
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("auswahl_datei", metavar="AUSWAHL.json", required=False)
 @click.argument("wahrheit_datei", metavar="WAHRHEIT.json", required=False)
@@ -368,14 +362,19 @@ def nicht_negativ(ctx, param, wert: int) -> int:
 @click.option(
     "--bootstrap",
     "stichproben",
-    type=int,
+    type=click.IntRange(min=0),
     default=1000,
-    callback=nicht_negativ,
+    show_default=True,
     metavar="N",
-    help="Stichproben für das 95-%-Intervall des F1 (0: ohne; Voreinstellung 1000).",
+    help="Stichproben für das 95-%-Intervall des F1 (0: ohne).",
 )
 @click.option(
-    "--seed", type=int, default=0, metavar="ZAHL", help="Startwert des Zufalls (Bootstrap; Voreinstellung 0)."
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    metavar="ZAHL",
+    help="Startwert des Zufalls (Bootstrap).",
 )
 @click.option(
     "--variante",
@@ -412,8 +411,12 @@ def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, s
         click.echo(urteile.bericht(*urteile.lesen(urteile_datei, json_laden(urteile_datei))))
         return
     if wahrheit_datei is None:
-        fehlt = "AUSWAHL.json und WAHRHEIT.json fehlen" if auswahl_datei is None else "WAHRHEIT.json fehlt"
-        raise Aufruffehler(f"{fehlt} (oder --urteile URTEILE.json).")
+        fehlt = (
+            "Es fehlen die Argumente AUSWAHL.json und WAHRHEIT.json"
+            if auswahl_datei is None
+            else "Es fehlt das Argument WAHRHEIT.json"
+        )
+        raise Aufruffehler(f"{fehlt} (oder --urteile URTEILE.json).", click.get_current_context())
     from regeln import waehle
 
     artikel = artikel_laden(auswahl_datei, lambda ex: waehle(ex).extraktor)

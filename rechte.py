@@ -101,6 +101,27 @@ MODI: dict[str, Modus] = {
                 ),
             ),
         ),
+        # extraktion_stufe.py: liest seiten (mit raw_items verbunden) und die gespeicherten
+        # Kandidaten, schreibt extraktionen per insert … on conflict do update – löscht nie –
+        # und wählt danach im selben Lauf wie ein Lauf (mit --trocken: nur lesend).
+        Modus(
+            "extrahieren",
+            "auswahl.py --extrahieren --backfill oder --slot … [--teil K/N]",
+            (
+                *GRUND,
+                ITEMS,
+                Recht("tabelle", "seiten", ("SELECT",), "die rohen Seiten (Migration aw-006)"),
+                Recht(
+                    "tabelle",
+                    "extraktionen",
+                    ("SELECT", "INSERT", "UPDATE"),
+                    "neue und geänderte Kandidaten aus dem HTML; gelöscht wird nichts",
+                ),
+                KODIERUNG_SCHREIBEN,
+                TEMP,
+                *PROTOKOLL,
+            ),
+        ),
         Modus(
             "check_db",
             "check_db.py",
@@ -139,8 +160,10 @@ MODI: dict[str, Modus] = {
         ),
     )
 }
-# Was die Betriebsrolle des Rezepts bekommt; --einlesen nur mit -v einlesen=1.
+# Was die Betriebsrolle des Rezepts bekommt; die Modi, die extraktionen schreiben,
+# nur auf Wunsch: psql-Variable → (Modus, Aufruf).
 BETRIEB = ("lauf", "trocken", "stichprobe", "check_db")
+ZUSCHALTBAR = {"einlesen": ("einlesen", "--einlesen"), "extrahieren": ("extrahieren", "--extrahieren")}
 
 SQL_GIBT_ES = "select to_regclass(%s) is not null"
 _PRUEFUNG = {
@@ -222,10 +245,12 @@ REZEPT_KOPF = """\
 -- Die Rolle bekommt, was die Modi {betrieb} brauchen (Tabelle in
 -- docs/betrieb.md): raw_items und extraktionen lesen, selected_extractor lesen
 -- und schreiben, schema_migrationen lesen, CONNECT und TEMPORARY auf der
--- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe),
--- sobald es die Tabelle gibt – sonst nichts. Mit -v einlesen=1 zusätzlich,
--- was --einlesen braucht (extraktionen einfügen, ändern, löschen). Die
--- Advisory-Locks eines Laufs brauchen kein Recht. Migrieren darf die Rolle nicht.
+-- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe)
+-- lesen und schreiben – sonst nichts. Mit -v einlesen=1 zusätzlich, was
+-- --einlesen braucht (extraktionen einfügen, ändern, löschen); mit
+-- -v extrahieren=1, was --extrahieren --backfill/--slot braucht (seiten lesen,
+-- extraktionen einfügen und ändern). Die Advisory-Locks eines Laufs brauchen
+-- kein Recht. Migrieren darf die Rolle nicht.
 --
 -- Ausführen als Eigentümer der Tabellen (der Rolle, die die Migrationen
 -- angewandt hat) oder als Superuser, in der Datenbank der Stufe:
@@ -289,14 +314,16 @@ def rezept() -> str:
     teile = [REZEPT_KOPF.format(betrieb=", ".join(BETRIEB))]
     teile.append("-- Betrieb: " + ", ".join(BETRIEB))
     teile += [_psql_grant(r) for r in _vereinigt(BETRIEB)]
-    teile.append("\n-- Zusätzlich für --einlesen (nur mit -v einlesen=1)")
-    teile.append("\\if :{?einlesen}")
     schon = {(r.art, r.objekt, x) for r in _vereinigt(BETRIEB) for x in r.rechte}
-    for recht in _vereinigt(("einlesen",)):
-        dazu = tuple(x for x in recht.rechte if (recht.art, recht.objekt, x) not in schon)
-        if dazu:
-            teile.append(_psql_grant(Recht(recht.art, recht.objekt, dazu, "", recht.wenn_vorhanden)))
-    teile.append("\\endif\n\ncommit;\n")
+    for variable, (modus, aufruf) in ZUSCHALTBAR.items():
+        teile.append(f"\n-- Zusätzlich für {aufruf} (nur mit -v {variable}=1)")
+        teile.append(f"\\if :{{?{variable}}}")
+        for recht in _vereinigt((modus,)):
+            dazu = tuple(x for x in recht.rechte if (recht.art, recht.objekt, x) not in schon)
+            if dazu:
+                teile.append(_psql_grant(Recht(recht.art, recht.objekt, dazu, "", recht.wenn_vorhanden)))
+        teile.append("\\endif")
+    teile.append("\ncommit;\n")
     return "\n".join(teile)
 
 

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,7 +150,7 @@ def test_slot_felder_fuer_raw_items(seed):
     assert slots == sorted(slots)
 
 
-def test_teile_der_stufe_rauchtest(capsys):
+def test_teile_der_stufe_rauchtest():
     """bench.teile_stufe läuft und nennt jeden Teil; Zeiten werden nicht geprüft."""
     from bench import teile_stufe
 
@@ -161,8 +162,9 @@ def test_teile_der_stufe_rauchtest(capsys):
         assert namen == sorted(namen) and set(namen) <= set(EXTRAKTOREN)
         assert len(roh) == len(namen) == len(fehler)
         assert all(t is None or isinstance(t, bytes) for t in roh)
-    assert teile_stufe.main(["-n", "40", "-r", "1"]) == 0
-    ausgabe = capsys.readouterr().out
+    lauf = CliRunner().invoke(teile_stufe.main, ["-n", "40", "-r", "1"])
+    assert lauf.exit_code == 0, lauf.output
+    ausgabe = lauf.stdout
     for teil in ("UTF-8 dekodieren", "waehle", "bereinigen der Wahl", "Metriken als JSON", "COPY-Zeile"):
         assert f"| {teil} |" in ausgabe
     assert "| `stapel_kodieren` ganz |" in ausgabe

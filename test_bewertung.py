@@ -373,15 +373,18 @@ def test_hilfe_ganz_deutsch():
     hilfe = aufruf("--help").stdout
     for englisch in ("[default:", "FILE", "INTEGER", "RANGE", "x>=", "Usage", "Options"):
         assert englisch not in hilfe
-    assert "Voreinstellung 1000" in hilfe and "--urteile URTEILE.json" in hilfe
+    assert "[Voreinstellung: 1000; ab 0]" in hilfe and "--urteile URTEILE.json" in hilfe
 
 
 @pytest.mark.parametrize(
     ("argumente", "meldung"),
     [
-        ((), "Fehler: AUSWAHL.json und WAHRHEIT.json fehlen (oder --urteile URTEILE.json)."),
-        (("a.json",), "Fehler: WAHRHEIT.json fehlt (oder --urteile URTEILE.json)."),
-        (("a.json", "b.json", "--bootstrap", "-1"), "-1: erwartet eine Zahl ab 0"),
+        ((), "Fehler: Es fehlen die Argumente AUSWAHL.json und WAHRHEIT.json (oder --urteile URTEILE.json)."),
+        (("a.json",), "Fehler: Es fehlt das Argument WAHRHEIT.json (oder --urteile URTEILE.json)."),
+        (
+            ("a.json", "b.json", "--bootstrap", "-1"),
+            "Fehler: Ungültiger Wert für '--bootstrap': -1 ist kleiner als 0.",
+        ),
         (("a.json", "--urteile", "u.json"), "--urteile gilt allein, ohne AUSWAHL.json und WAHRHEIT.json."),
     ],
 )

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 import bewertung
 import check_db
+import vergleich
 from cli import cli
 from fehler import EXIT_AUFRUF, KLICK_MELDUNGEN, DeutscherBefehl
 from version import CODER_VERSION
@@ -155,7 +156,8 @@ def test_jede_hilfe_und_jeder_aufruffehler_ist_deutsch(skript):
 @pytest.mark.parametrize(
     ("befehl", "args", "satz"),
     [
-        (bewertung.cli, [], "Fehler: Es fehlt das Argument AUSWAHL.json."),
+        # bewertung.py hat seit --urteile keine Pflichtargumente mehr (eigener Satz, test_bewertung.py)
+        (vergleich.cli, [], "Fehler: Es fehlt das Argument KANDIDATEN.json."),
         (cli, ["--backfill", "--prozesse", "1.5"], "„1.5“ ist keine ganze Zahl."),
         (cli, ["--backfill", "--prozesse", "0"], "0 ist kleiner als 1."),
         (cli, ["--backfill", "--trocken=ja"], "Die Option --trocken nimmt keinen Wert."),

@@ -33,8 +33,10 @@ import sperren
 from fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
 from testhilfen import (
     PROJEKT,
+    SLOT,
     SLOT_TEXT,
     auswahl_starten,
+    basistext,
     bestand_anlegen,
     check_db_starten,
     fingerabdruck,
@@ -207,7 +209,15 @@ def test_rezept_und_doku_sind_aus_rechte_erzeugt():
 
 
 def test_jeder_modus_ist_in_der_liste():
-    assert set(rechte.MODI) == {"lauf", "trocken", "stichprobe", "einlesen", "check_db", "migrieren"}
+    assert set(rechte.MODI) == {
+        "lauf",
+        "trocken",
+        "stichprobe",
+        "einlesen",
+        "extrahieren",
+        "check_db",
+        "migrieren",
+    }
     # wer liest oder schreibt, prüft vorher das Migrationsbuch
     for name, modus in rechte.MODI.items():
         tabellen = {r.objekt for r in modus.rechte if r.art == "tabelle"}
@@ -256,6 +266,20 @@ def rechte_namen() -> tuple[str, ...]:
     return ("newspaper4k", "readability", "trafilatura")
 
 
+def seiten_anlegen(admin_url: str, item_ids: range) -> None:
+    """Rohe Seiten für --extrahieren (Tabelle seiten, aw-006), geschrieben wie vom Abholer."""
+    with psycopg.connect(admin_url) as conn:
+        for i in item_ids:
+            absaetze = "".join(f"<p>Absatz {k} der Seite {i}: {basistext(i)}</p>" for k in range(4))
+            html = f"<html><head><title>Seite {i}</title></head><body><article><h1>Seite {i}</h1>"
+            html += absaetze + "</article></body></html>"
+            conn.execute(
+                "insert into seiten (item_id, html, url, content_type) values (%s, %s, %s, %s) "
+                "on conflict (item_id) do update set html = excluded.html",
+                (i, html.encode(), f"https://beispiel.test/{i}", "text/html; charset=utf-8"),
+            )
+
+
 LAEUFE = {
     "lauf": [["--backfill"], ["--slot", SLOT_TEXT], ["--backfill", "--teil", "1/2"]],
     "trocken": [["--backfill", "--trocken"], ["--slot", SLOT_TEXT, "--trocken", "--stichprobe", "2"]],
@@ -263,7 +287,7 @@ LAEUFE = {
 }
 
 
-@pytest.mark.parametrize("modus", ["lauf", "trocken", "stichprobe", "einlesen", "check_db"])
+@pytest.mark.parametrize("modus", ["lauf", "trocken", "stichprobe", "einlesen", "extrahieren", "check_db"])
 def test_frische_rolle_mit_genau_den_rechten_des_modus_faehrt_ihn(
     pg, db_name, db_url, frische_rolle, modus, tmp_path
 ):
@@ -293,6 +317,22 @@ def test_frische_rolle_mit_genau_den_rechten_des_modus_faehrt_ihn(
             url, "--einlesen", str(kandidatendatei(tmp_path / "b.json", ohne="trafilatura")), cwd=tmp_path
         )
         assert e.code == EXIT_OK and "entfernt 2" in e.out, str(e)
+    elif modus == "extrahieren":
+        # drei Seiten: Items 1 und 2 haben schon Kandidaten (UPDATE), Item 41 noch keine (INSERT)
+        with psycopg.connect(db_url) as conn:
+            conn.execute("insert into raw_items (id, slot, haus) values (41, %s, 'haus')", (SLOT,))
+        seiten_anlegen(db_url, range(1, 3))
+        seiten_anlegen(db_url, range(41, 42))
+        e = laufen(url, "--extrahieren", "--backfill", "--trocken", cwd=tmp_path)
+        assert e.code == EXIT_OK and "Extraktion (trocken): 3 Seiten würden extrahiert." in e.err, str(e)
+        e = laufen(url, "--extrahieren", "--backfill", "--prozesse", "1", cwd=tmp_path)
+        assert e.code == EXIT_OK and "Extraktion: 3 Seiten veraltet, 3 extrahiert, 9 Zeilen" in e.err, str(e)
+        assert e.out.startswith("neu 41, "), str(e)
+        # eine Seite ändert sich: nur sie wird neu extrahiert und ihre Zeilen geändert
+        with psycopg.connect(db_url) as conn:
+            conn.execute("update seiten set html = html || '<p>Nachtrag</p>'::bytea where item_id = 2")
+        e = laufen(url, "--extrahieren", "--slot", SLOT_TEXT, "--prozesse", "1", cwd=tmp_path)
+        assert e.code == EXIT_OK and "Extraktion: 1 Seiten veraltet, 1 extrahiert" in e.err, str(e)
     else:
         assert "Items: 40" in check.out, str(check)
 
@@ -338,6 +378,34 @@ def test_rezept_mit_einlesen_erlaubt_einlesen(pg, db_name, db_url, tmp_path):
         check = check_db_starten("--modus", "alle", url=url, cwd=tmp_path)
         assert "für migrieren" in check.out and "(für lauf)" not in check.out, str(check)
         assert "(für einlesen)" not in check.out, str(check)
+    finally:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))
+        with pg.verwalten() as conn:
+            conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(rolle)))
+
+
+def test_rezept_mit_extrahieren_erlaubt_extrahieren_ohne_nur_die_auswahl(pg, db_name, db_url, tmp_path):
+    rolle, passwort = f"aw_extrahieren_{db_name[-10:]}", "Extrahieren-Geheim-6"
+    try:
+        bestand_anlegen(db_url, 3)
+        seiten_anlegen(db_url, range(1, 3))
+        url = pg.url(db_name, user=rolle, password=passwort)
+        # ohne -v extrahieren=1: die Betriebsrolle wählt, extrahiert aber nicht
+        lauf = rezept_anwenden(db_url, f"rolle={rolle}", f"passwort={passwort}")
+        assert lauf.returncode == 0, lauf.stderr
+        e = laufen(url, "--extrahieren", "--backfill", cwd=tmp_path)
+        assert e.code == EXIT_VORAUSSETZUNG and "Der Rolle fehlt ein Recht" in e.err, str(e)
+        # mit -v extrahieren=1 (das Rezept ist wiederholbar): extrahieren und wählen
+        lauf = rezept_anwenden(db_url, f"rolle={rolle}", f"passwort={passwort}", "extrahieren=1")
+        assert lauf.returncode == 0, lauf.stderr
+        e = laufen(url, "--extrahieren", "--backfill", "--prozesse", "1", cwd=tmp_path)
+        assert e.code == EXIT_OK and "Extraktion: 2 Seiten veraltet, 2 extrahiert, 6 Zeilen" in e.err, str(e)
+        check = check_db_starten("--modus", "extrahieren", url=url, cwd=tmp_path)
+        assert check.code == EXIT_OK, str(check)
+        # löschen darf sie trotzdem nicht (das braucht nur --einlesen)
+        with psycopg.connect(url, autocommit=True) as conn, pytest.raises(errors.InsufficientPrivilege):
+            conn.execute("delete from extraktionen")
     finally:
         with psycopg.connect(db_url, autocommit=True) as conn:
             conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))

@@ -25,7 +25,6 @@ Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gzip
 import itertools
@@ -40,8 +39,11 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import click
+
 import bewertung
 import extraktion
+from fehler import DeutscherBefehl
 from regeln import waehle
 
 AEB = Path(__file__).resolve().parent / "aeb"
@@ -177,19 +179,35 @@ def speicher(anzahlen: list[int], prozesse: int) -> None:
         print(f"{n:>6}  {sekunden:9.1f}  {mb['haupt']:19.0f}  {mb['alle']:20.0f}  {mb['worker']:21.0f}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("messung", choices=["guete", "tempo", "speicher"])
-    parser.add_argument("-n", type=int, action="append", help="Zahl der Seiten (speicher: mehrmals)")
-    parser.add_argument("--prozesse", type=int, default=2)
-    parser.add_argument("--block", type=int, default=60, help="tempo: Seiten je Block")
-    args = parser.parse_args()
-    if args.messung == "guete":
-        guete(args.prozesse)
-    elif args.messung == "tempo":
-        tempo((args.n or [543])[0], args.prozesse, args.block)
+@click.command(cls=DeutscherBefehl)
+@click.argument("messung", type=click.Choice(["guete", "tempo", "speicher"]))
+@click.option(
+    "-n",
+    "anzahlen",
+    type=click.IntRange(min=1),
+    multiple=True,
+    metavar="N",
+    help="Zahl der Seiten, bei speicher mehrmals (ohne Angabe: tempo 543, speicher 1000 und 10000).",
+)
+@click.option(
+    "--prozesse", type=click.IntRange(min=1), default=2, show_default=True, metavar="N", help="Worker."
+)
+@click.option(
+    "--block",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    metavar="N",
+    help="tempo: Seiten je Block.",
+)
+def main(messung: str, anzahlen: tuple[int, ...], prozesse: int, block: int) -> None:
+    """Extraktion gemessen: Güte aus dem HTML, Tempo auf den Kernen, Spitzenspeicher."""
+    if messung == "guete":
+        guete(prozesse)
+    elif messung == "tempo":
+        tempo((anzahlen or (543,))[0], prozesse, block)
     else:
-        speicher(args.n or [1000, 10000], args.prozesse)
+        speicher(list(anzahlen or (1000, 10000)), prozesse)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import shutil
@@ -39,10 +38,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import click
 import psycopg
 
 import demo
 import ingest
+from fehler import Aufruffehler, DeutscherBefehl
 
 # Items von %(von)s bis %(bis)s, 400 je Slot; ein Wortschatz je Item aus md5.
 SQL_ITEMS = """
@@ -173,20 +174,25 @@ def tabelle(ergebnisse: list[dict]) -> list[str]:
     return zeilen
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Backfill über viele erzeugte Items (Issue 10, Skala).")
-    parser.add_argument(
-        "groessen", nargs="*", type=int, default=[100000, 1000000], help="Zahl der Items, aufsteigend"
-    )
-    args = parser.parse_args(argv)
-    if not args.groessen or args.groessen != sorted(args.groessen) or args.groessen[0] < 1:
-        parser.error("Größen aufsteigend und ≥ 1 angeben.")
+GROESSEN = (100000, 1000000)
+
+
+@click.command(cls=DeutscherBefehl)
+@click.argument("groessen", metavar="[GRÖSSE]...", nargs=-1, type=click.IntRange(min=1))
+def main(groessen: tuple[int, ...]) -> None:
+    """Backfill über viele erzeugte Items (Issue 10, Skala).
+
+    GRÖSSE: Zahl der Items, aufsteigend; ohne Angabe 100000 und 1000000.
+    """
+    groessen = groessen or GROESSEN
+    if list(groessen) != sorted(groessen):
+        raise Aufruffehler("Die Größen aufsteigend angeben.", click.get_current_context())
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-million-"))
     try:
-        version, ergebnisse = messen(args.groessen, verzeichnis)
+        version, ergebnisse = messen(list(groessen), verzeichnis)
     finally:
         shutil.rmtree(verzeichnis, ignore_errors=True)
-    befehl = " ".join(["python -m bench.million", *(argv if argv is not None else sys.argv[1:])])
+    befehl = " ".join(["python -m bench.million", *map(str, groessen)])
     print(f"`{befehl}`")
     print(
         f"Maschine: {os.cpu_count()} Kerne ({platform.machine()}), Python {platform.python_version()}, "
@@ -198,8 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     for m in ergebnisse:
         print(f"{m['n']}: Backfill „{m['backfill'][2]}“")
         print(f"{m['n']}: erneut „{m['nachtragen'][2]}“; noch einmal „{m['danach'][2]}“")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

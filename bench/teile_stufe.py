@@ -13,7 +13,6 @@ Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +20,13 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import click
+
 import einlesen
 import kodierung
 from bench.erzeugen import artikel
 from bench.messen import laufzeit
+from fehler import DeutscherBefehl
 from normalisierung import bereinigen
 from regeln import waehle
 from version import CODER_VERSION, PRIORITAET
@@ -56,14 +58,29 @@ def messen(funktion: Callable[[object], object], eingaben: list, runden: int) ->
     return min(laufzeit(funktion, eingaben) for _ in range(runden))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Die Teile von kodierung.stapel_kodieren, je Item.")
-    parser.add_argument("-n", "--anzahl", type=int, default=3000, help="erzeugte Items (Vorgabe 3000)")
-    parser.add_argument("--seed", type=int, default=1, help="Startwert des Generators (Vorgabe 1)")
-    parser.add_argument("-r", "--runden", type=int, default=5, help="Runden, das Minimum zählt (Vorgabe 5)")
-    args = parser.parse_args(argv)
-
-    auftrag = auftraege(args.anzahl, args.seed)
+@click.command(cls=DeutscherBefehl)
+@click.option(
+    "-n",
+    "--anzahl",
+    type=click.IntRange(min=1),
+    default=3000,
+    show_default=True,
+    metavar="N",
+    help="Erzeugte Items.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@click.option(
+    "-r",
+    "--runden",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    metavar="N",
+    help="Runden, das Minimum zählt.",
+)
+def main(anzahl: int, seed: int, runden: int) -> None:
+    """Die Teile von kodierung.stapel_kodieren, je Item: CPU-Zeit in µs."""
+    auftrag = auftraege(anzahl, seed)
     texte = [[t.decode("utf-8") if t is not None else None for t in roh] for *_, roh, _ in auftrag]
     eingaben = [
         {n: {"text": t, "error": f} for n, t, f in zip(a[4], ts, a[6], strict=True)}
@@ -92,17 +109,16 @@ def main(argv: list[str] | None = None) -> int:
             zeilen,
         ),
     }
-    gesamt = messen(lambda a: kodierung.stapel_kodieren(a, CODER_VERSION, None), [auftrag], args.runden)
+    gesamt = messen(lambda a: kodierung.stapel_kodieren(a, CODER_VERSION, None), [auftrag], runden)
     je_item = 1e6 / len(auftrag)
-    print(f"{len(auftrag)} Items (seed {args.seed}), CPU-Zeit je Item, Minimum aus {args.runden} Runden")
+    print(f"{len(auftrag)} Items (seed {seed}), CPU-Zeit je Item, Minimum aus {runden} Runden")
     print("| Teil | µs je Item | Anteil |")
     print("|---|---:|---:|")
     for name, (funktion, eingaben_des_teils) in teile.items():
-        sekunden = messen(funktion, eingaben_des_teils, args.runden)
+        sekunden = messen(funktion, eingaben_des_teils, runden)
         print(f"| {name} | {sekunden * je_item:.1f} | {sekunden / gesamt:.0%} |")
     print(f"| `stapel_kodieren` ganz | {gesamt * je_item:.1f} | 100% |")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -30,7 +30,6 @@ Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import platform
@@ -45,10 +44,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import click
 import psycopg
 
 import demo
 import ingest
+from fehler import Aufruffehler, DeutscherBefehl
 
 # --- SQL ---------------------------------------------------------------------------
 # Kandidaten wie nach --einlesen; text_sha256 rechnet der Server beim COPY selbst.
@@ -354,38 +355,54 @@ def demo_slot(url: str) -> str:
     return abfragen(url, demo.BESTAND_ZAHL)[1].isoformat()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Issue 4, Ziele 2–5, auf einem Wegwerf-PostgreSQL 18.")
-    parser.add_argument("-n", "--anzahl", type=int, default=20000, help="erzeugte Items (Vorgabe 20000)")
-    parser.add_argument("--gross", type=int, default=100000, help="Items für Ziel 4 (Vorgabe 100000)")
-    parser.add_argument("--seed", type=int, default=1, help="Startwert des Generators (Vorgabe 1)")
-    parser.add_argument(
-        "-w",
-        "--wiederholungen",
-        type=int,
-        default=5,
-        help="Läufe für Mediane (Vorgabe 5); Minima aus höchstens 2",
-    )
-    args = parser.parse_args(argv)
-    if args.anzahl < 1 or args.gross < args.anzahl or args.wiederholungen < 1:
-        parser.error("Es muss gelten: 1 ≤ n ≤ --gross und --wiederholungen ≥ 1.")
+@click.command(cls=DeutscherBefehl)
+@click.option(
+    "-n",
+    "--anzahl",
+    type=click.IntRange(min=1),
+    default=20000,
+    show_default=True,
+    metavar="N",
+    help="Erzeugte Items.",
+)
+@click.option(
+    "--gross",
+    type=click.IntRange(min=1),
+    default=100000,
+    show_default=True,
+    metavar="N",
+    help="Items für Ziel 4, mindestens -n.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@click.option(
+    "-w",
+    "--wiederholungen",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    metavar="N",
+    help="Läufe für Mediane; Minima aus höchstens 2.",
+)
+def main(anzahl: int, gross: int, seed: int, wiederholungen: int) -> None:
+    """Issue 4, Ziele 2–5, auf einem Wegwerf-PostgreSQL 18."""
+    if gross < anzahl:
+        raise Aufruffehler(f"--gross ({gross}) ist kleiner als -n ({anzahl}).", click.get_current_context())
 
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-tempo-db-"))
     try:
-        m = messen(args.anzahl, args.gross, args.seed, args.wiederholungen, verzeichnis)
+        m = messen(anzahl, gross, seed, wiederholungen, verzeichnis)
     finally:
         shutil.rmtree(verzeichnis, ignore_errors=True)
 
-    befehl = " ".join(["python -m bench.tempo_db", *(argv if argv is not None else sys.argv[1:])])
-    print(f"`{befehl}` — {args.anzahl} Items (seed {args.seed}), groß {args.gross}")
+    befehl = f"python -m bench.tempo_db -n {anzahl} --gross {gross} --seed {seed} -w {wiederholungen}"
+    print(f"`{befehl}` — {anzahl} Items (seed {seed}), groß {gross}")
     print(maschine(m["version"]))
     print()
-    print("\n".join(tabelle(args.anzahl, args.gross, m)))
+    print("\n".join(tabelle(anzahl, gross, m)))
     print()
     print("Bilanzzeilen: Backfill " + m["backfill"][0][2] + "; Slot " + m["slot"][0][2])
-    print(f"Backfill {args.gross} Items: {zahl(m['gross'][0])} s, {m['gross'][2]}")
-    return 0
+    print(f"Backfill {gross} Items: {zahl(m['gross'][0])} s, {m['gross'][2]}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

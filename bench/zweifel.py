@@ -32,6 +32,7 @@ from pathlib import Path
 import click
 
 from bewertung import json_laden, messen, text_von
+from fehler import DeutscherBefehl
 from regeln import (
     EINZIGER,
     OHNE_KONSENS_GROESSTER,
@@ -142,17 +143,28 @@ def zahl(wert: float, stellen: int = 2) -> str:
     return f"{wert:.{stellen}f}".replace(".", ",")
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl)
 @click.option(
-    "--kandidaten", type=click.Path(dir_okay=False, path_type=Path), default=AEB / "candidates.json"
+    "--kandidaten",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=AEB / "candidates.json",
+    help="Die veröffentlichten Kandidaten  [Voreinstellung: bench/aeb/candidates.json]",
 )
 @click.option(
-    "--wahrheit", type=click.Path(dir_okay=False, path_type=Path), default=AEB / "ground-truth.json"
+    "--wahrheit",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=AEB / "ground-truth.json",
+    help="Die Handreferenz  [Voreinstellung: bench/aeb/ground-truth.json]",
 )
 @click.option(
-    "--teilungen", type=click.IntRange(min=1), default=200, help="Zufällige Teilungen in zwei Hälften."
+    "--teilungen",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    metavar="N",
+    help="Zufällige Teilungen in zwei Hälften.",
 )
-@click.option("--seed", type=int, default=0, help="Startwert der Teilungen.")
+@click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="Startwert der Teilungen.")
 def main(kandidaten: Path, wahrheit: Path, teilungen: int, seed: int) -> None:
     """Misst, wie viele Fehlgriffe der Auswahl in den ersten 10 % der Zweifelsordnung stehen."""
     seiten = seiten_laden(kandidaten, wahrheit)

@@ -6,10 +6,12 @@
 -- Die Rolle bekommt, was die Modi lauf, trocken, stichprobe, check_db brauchen (Tabelle in
 -- docs/betrieb.md): raw_items und extraktionen lesen, selected_extractor lesen
 -- und schreiben, schema_migrationen lesen, CONNECT und TEMPORARY auf der
--- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe),
--- sobald es die Tabelle gibt – sonst nichts. Mit -v einlesen=1 zusätzlich,
--- was --einlesen braucht (extraktionen einfügen, ändern, löschen). Die
--- Advisory-Locks eines Laufs brauchen kein Recht. Migrieren darf die Rolle nicht.
+-- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe)
+-- lesen und schreiben – sonst nichts. Mit -v einlesen=1 zusätzlich, was
+-- --einlesen braucht (extraktionen einfügen, ändern, löschen); mit
+-- -v extrahieren=1, was --extrahieren --backfill/--slot braucht (seiten lesen,
+-- extraktionen einfügen und ändern). Die Advisory-Locks eines Laufs brauchen
+-- kein Recht. Migrieren darf die Rolle nicht.
 --
 -- Ausführen als Eigentümer der Tabellen (der Rolle, die die Migrationen
 -- angewandt hat) oder als Superuser, in der Datenbank der Stufe:
@@ -56,6 +58,12 @@ grant select, insert, update on table auswahl_laeufe to :"rolle";
 \if :{?einlesen}
 grant insert, update, delete on table extraktionen to :"rolle";
 grant select, insert, update on table seiten to :"rolle";
+\endif
+
+-- Zusätzlich für --extrahieren (nur mit -v extrahieren=1)
+\if :{?extrahieren}
+grant select on table seiten to :"rolle";
+grant insert, update on table extraktionen to :"rolle";
 \endif
 
 commit;
