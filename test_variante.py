@@ -1,18 +1,21 @@
-"""Varianten in den Datenbankmodi (Issue 14): ``--variante``.
+"""Varianten in den Datenbankmodi (Issue 14): ``--variante`` und ``vergleich.py --datenbank``.
 
 Eine Variante kodiert neben der Voreinstellung unter ihrer eigenen coder_version;
-keine Zeile der Voreinstellung wird dabei angefasst (xmin bleibt).
+keine Zeile der Voreinstellung wird dabei angefasst (xmin bleibt). Zwei
+coder_versionen lassen sich mit einem Befehl aus der Datenbank vergleichen.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
 import pytest
 
-from regeln import waehle
-from testhilfen import auswahl_starten
+from regeln import waehle, zweifel
+from stichprobe import Fall, Stichprobe
+from testhilfen import auswahl_starten, starten
 from version import CODER_VERSION, Variante, variante_lesen
 
 pytestmark = pytest.mark.datenbank
@@ -157,6 +160,111 @@ def test_variante_gilt_nur_in_den_datenbankmodi(tmp_path):
         lauf = auswahl_starten(*argumente, "--variante", "k4:0.03", url=None, cwd=tmp_path)
         assert lauf.code == 2, lauf
         assert "--variante gilt nur mit --backfill oder --slot" in lauf.err
+
+
+# --- Vergleich zweier coder_versionen aus der Datenbank ----------------------------------------
+
+
+def vergleich(*argumente: str, url: str | None, cwd: Path):
+    return starten("vergleich.py", *argumente, url=url, cwd=cwd)
+
+
+def test_vergleich_aus_der_datenbank_listet_die_verschieden_gewaehlten_in_zweifelsordnung(
+    daten, bestand, cli, db_url, tmp_path
+):
+    assert cli("--backfill").code == 0
+    assert cli("--backfill", "--variante", "k5:0").code == 0
+    # Erwartet: dieselben Items und dieselbe Ordnung wie eine Stichprobe über waehle.
+    erwartet = Stichprobe(len(bestand))
+    for item_id, ex in bestand:
+        a, b = waehle(ex), waehle(ex, **K5_T0.argumente())
+        if a.extraktor != b.extraktor:
+            erwartet.beachte(Fall(str(item_id), a, {}))
+    reihenfolge = [f.schluessel for f in erwartet.faelle()]
+    assert reihenfolge
+
+    lauf = vergleich("--datenbank", "voreinstellung", "k5:0", url=db_url, cwd=tmp_path)
+    assert lauf.code == 0, lauf
+    assert f"Items unter beiden Versionen: {len(bestand)}\n" in lauf.out
+    assert f"anders gewählt von {K5_T0.coder_version}: {len(reihenfolge)}\n" in lauf.out
+    pfade = sorted(tmp_path.glob("vergleich-*.csv"))
+    assert len(pfade) == 1 and pfade[0].with_suffix(".html").is_file()
+    assert pfade[0].name.startswith("vergleich-" + CODER_VERSION.replace(">", "-"))
+    with pfade[0].open(encoding="utf-8") as datei:
+        csv_zeilen = list(csv.DictReader(datei))
+    assert [z["schluessel"] for z in csv_zeilen] == reihenfolge
+    for z in csv_zeilen:
+        b = waehle(dict(bestand)[int(z["schluessel"])], **K5_T0.argumente())
+        assert z["variante"] == f"{K5_T0.coder_version} wählt {b.extraktor} ({b.regel})"
+        assert z["url"] == f"https://example.org/{z['schluessel']}"
+
+    # Mit coder_versionen geschrieben und höchstens 2 Fälle: dieselbe Zählung, die ersten 2.
+    lauf = vergleich(
+        "--datenbank", CODER_VERSION, K5_T0.coder_version, "--hoechstens", "2", url=db_url, cwd=tmp_path
+    )
+    assert lauf.code == 0, lauf
+    assert f"anders gewählt von {K5_T0.coder_version}: {len(reihenfolge)}\n" in lauf.out
+    neu = max(tmp_path.glob("vergleich-*.csv"), key=lambda p: p.stat().st_mtime_ns)
+    with neu.open(encoding="utf-8") as datei:
+        assert [z["schluessel"] for z in csv.DictReader(datei)] == reihenfolge[:2]
+
+
+def test_vergleich_mit_einer_version_ohne_zeilen_ist_ein_eingabefehler(daten, bestand, cli, db_url, tmp_path):
+    assert cli("--backfill").code == 0
+    lauf = vergleich("--datenbank", "voreinstellung", "k4:0.03", url=db_url, cwd=tmp_path)
+    assert lauf.code == 1, lauf
+    assert f"Unter coder_version {K4.coder_version} steht keine Zeile" in lauf.err
+    assert not list(tmp_path.glob("vergleich-*"))
+
+
+def test_vergleich_aus_der_datenbank_aufruffehler(tmp_path):
+    for argumente, meldung in (
+        (["--datenbank", "voreinstellung", "k4"], "Ungültiger Wert für '--datenbank'"),
+        (["--datenbank", "k5:0.03", "voreinstellung"], "dieselbe coder_version"),
+        (["x.json", "--datenbank", "voreinstellung", "k4:0.03"], "--datenbank steht allein"),
+        ([], "KANDIDATEN.json oder --datenbank"),
+    ):
+        lauf = vergleich(*argumente, url=None, cwd=tmp_path)
+        assert lauf.code == 2, lauf
+        assert meldung in lauf.err, lauf
+
+
+def test_vergleich_aus_der_datenbank_zaehlt_wie_vergleich_auf_der_datei(daten, cli, db_url, tmp_path):
+    """Die Zahl in docs/stichprobe.md: auf den 181 Seiten wählt k4:0.03 bei 3 anders."""
+    anlegen(daten, aeb_items(181))
+    assert cli("--backfill").code == 0
+    assert cli("--backfill", "--variante", "k4:0.03").code == 0
+    lauf = vergleich("--datenbank", "voreinstellung", "k4:0.03", url=db_url, cwd=tmp_path)
+    assert lauf.code == 0, lauf
+    assert "Items unter beiden Versionen: 181\n" in lauf.out
+    assert f"anders gewählt von {K4.coder_version}: 3\n" in lauf.out
+    assert f"nur unter {CODER_VERSION}: 0\nnur unter {K4.coder_version}: 0\n" in lauf.out
+
+
+def unterschiede_abfrage() -> str:
+    """Die Abfrage „unterschiede-abfrage“ aus docs/stichprobe.md, wie ein Mensch sie kopiert."""
+    text = (Path(__file__).resolve().parent / "docs" / "stichprobe.md").read_text(encoding="utf-8")
+    block = text.split("-- unterschiede-abfrage\n", 1)[1].split("```", 1)[0]
+    return block.replace(":'grundlage'", "%(grundlage)s").replace(":'variante'", "%(variante)s")
+
+
+def test_unterschiede_abfrage_der_doku_findet_dieselben_items(daten, bestand, cli):
+    assert cli("--backfill").code == 0
+    assert cli("--backfill", "--variante", "k5:0").code == 0
+    zeilen = daten.abfrage(
+        unterschiede_abfrage(), {"grundlage": CODER_VERSION, "variante": K5_T0.coder_version}
+    )
+    erwartet = {}
+    for item_id, ex in bestand:
+        a, b = waehle(ex), waehle(ex, **K5_T0.argumente())
+        if a.extraktor != b.extraktor:
+            erwartet[item_id] = (a.extraktor, b.extraktor, a.regel)
+    assert {z[0]: z[1:4] for z in zeilen} == erwartet
+    schluessel = [(z[5], -z[4], z[0]) for z in zeilen]
+    assert schluessel == sorted(schluessel)
+    for item_id, *_, wert, fast_gleich in zeilen:
+        z = zweifel(waehle(dict(bestand)[item_id]))
+        assert (wert, fast_gleich) == (pytest.approx(z.wert), z.fast_gleich)
 
 
 def test_variante_voreinstellung_ist_die_coder_version():
