@@ -21,6 +21,7 @@ from psycopg import sql
 
 import db
 import extraktion
+import lesen
 import stufe
 from fehler import VoraussetzungFehlt
 from version import Variante
@@ -71,15 +72,15 @@ def fassungen() -> dict[str, str]:
 
 
 def _abfrage(slot: str | None, teil: str | None) -> tuple[sql.Composed, dict]:
-    bedingungen = [stufe.BEDINGUNG_ALLE]
+    bedingungen = [lesen.BEDINGUNG_ALLE]
     params: dict[str, object] = {}
     if slot is not None:
         params["slot"] = stufe.slot_parsen(slot)
-        bedingungen.append(stufe.BEDINGUNG_SLOT)
+        bedingungen.append(lesen.BEDINGUNG_SLOT)
     if teil:
         k, n = stufe.teil_parsen(teil)
         params["k"], params["n"] = k - 1, n
-        bedingungen.append(stufe.BEDINGUNG_TEIL)
+        bedingungen.append(lesen.BEDINGUNG_TEIL)
     fassung = fassungen()
     params["namen"], params["fassungen"] = list(fassung), list(fassung.values())
     return sql.SQL(SQL_VERALTET).format(bedingung=sql.SQL(" and ").join(bedingungen)), params
