@@ -8,6 +8,7 @@ coder_versionen lassen sich mit einem Befehl aus der Datenbank vergleichen.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 from pathlib import Path
 
@@ -160,6 +161,27 @@ def test_variante_gilt_nur_in_den_datenbankmodi(tmp_path):
         lauf = auswahl_starten(*argumente, "--variante", "k4:0.03", url=None, cwd=tmp_path)
         assert lauf.code == 2, lauf
         assert "--variante gilt nur mit --backfill oder --slot" in lauf.err
+
+
+def test_extrahieren_mit_variante_waehlt_nur_unter_der_variante(daten, cli):
+    """``--extrahieren`` ruft stufe.lauf ebenfalls: auch dort gilt die Variante."""
+    pytest.importorskip("trafilatura")
+    seiten_id = "0ec95c7261d122f304728e90c983450ef1ce1e0b423546835c397d50aaf0d0f2"
+    daten.item(1)
+    roh = gzip.decompress((KANDIDATEN.parent / "html" / f"{seiten_id}.html.gz").read_bytes())
+    daten.ausfuehren(
+        "insert into seiten (item_id, html, content_type) values (1, %s, 'text/html; charset=utf-8')", (roh,)
+    )
+    lauf = cli("--extrahieren", "--backfill", "--variante", "k4:0.03")
+    assert lauf.code == 0, lauf
+    extraktionen = {
+        name: {"text": text, "error": fehler}
+        for name, text, fehler in daten.abfrage("select extraktor, text, fehler from extraktionen")
+    }
+    e = waehle(extraktionen, **K4.argumente())
+    assert daten.abfrage("select coder_version, extraktor, metriken from selected_extractor") == [
+        (K4.coder_version, e.extraktor, e.metriken())
+    ]
 
 
 # --- Vergleich zweier coder_versionen aus der Datenbank ----------------------------------------
