@@ -92,9 +92,11 @@ class Arbeiter:
         # Der Verwaltungsthread des Executors (nicht daemon: das Programmende wartet auf ihn).
         self.threads = [t for t in threading.enumerate() if t not in vorher_threads and not t.daemon]
 
-    def abgeben(self, auftrag: list[tuple], version: str, stichprobe_n: int | None) -> Future:
+    def abgeben(
+        self, auftrag: list[tuple], version: str, stichprobe_n: int | None, argumente: dict | None = None
+    ) -> Future:
         try:
-            return self.pool.submit(stapel_kodieren, auftrag, version, stichprobe_n)
+            return self.pool.submit(stapel_kodieren, auftrag, version, stichprobe_n, argumente)
         except BrokenProcessPool:
             future: Future = Future()
             future.set_exception(BrokenProcessPool("Worker tot"))

@@ -12,9 +12,19 @@ from pathlib import Path
 import click
 
 from fehler import Aufruffehler, DeutscherBefehl
-from version import CODER_VERSION
+from version import CODER_VERSION, Variante, variante_lesen
 
 BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py startet denselben
+
+
+def _variante(ctx, param, wert: str | None) -> Variante | None:
+    """``--variante k4:0.03`` → version.Variante; Unsinn ist ein Aufruffehler (Exit 2)."""
+    if wert is None:
+        return None
+    try:
+        return variante_lesen(wert)
+    except ValueError as fehler:
+        raise click.BadParameter(str(fehler)) from None
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
@@ -79,6 +89,13 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
     "Ordner mit .html/.html.gz; braucht das Extra extraktion).",
 )
 @click.option(
+    "--variante",
+    metavar="VARIANTE",
+    callback=_variante,
+    help="Eine Variante der Regeln neben der Voreinstellung kodieren, z. B. k4:0.03, quelle000 "
+    "oder k4:0.03+quelle000 (eigene coder_version; nur mit --backfill oder --slot).",
+)
+@click.option(
     "--prozesse",
     type=click.IntRange(min=1),
     metavar="N",
@@ -107,6 +124,7 @@ def cli(
     stichprobe,
     teil,
     extrahieren,
+    variante,
     prozesse,
     stapel_zeitlimit,
 ):
@@ -120,6 +138,7 @@ def cli(
       wurzelwerk-auswahl --extrahieren SEITEN.json|ORDNER [-o AUSGABE.json]
     Datenbank (DATABASE_URL aus der Umgebung oder .env):
       wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
+                         [--variante k4:0.03]
       wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
       wurzelwerk-auswahl --einlesen DATEI.json
       wurzelwerk-auswahl --extrahieren --backfill|--slot …  (erst extrahieren, dann wählen)
@@ -160,6 +179,11 @@ def cli(
         raise Aufruffehler("--streng gilt nur im Stapelbetrieb mit DATEI.")
     if mit_entscheidung and not datei:
         raise Aufruffehler("--mit-entscheidung gilt nur im Stapelbetrieb mit DATEI.")
+    if variante is not None and not (backfill or slot):
+        raise Aufruffehler(
+            "--variante gilt nur mit --backfill oder --slot (für eine Datei: "
+            "vergleich.py oder bewertung.py --variante)."
+        )
     if extrahieren:
         # Extraktion vor der Auswahl: extraktion_stapel.py (DATEI), extraktion_stufe.py (Datenbank)
         if einlesen:
@@ -180,6 +204,7 @@ def cli(
                 teil=teil,
                 prozesse=prozesse,
                 stapel_zeitlimit=stapel_zeitlimit,
+                variante=variante,
             )
         return
     if (trocken or teil or prozesse) and not (backfill or slot):
@@ -205,4 +230,5 @@ def cli(
             teil=teil,
             prozesse=prozesse,
             stapel_zeitlimit=stapel_zeitlimit,
+            variante=variante,
         )

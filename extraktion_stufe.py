@@ -24,6 +24,7 @@ import extraktion
 import lesen
 import stufe
 from fehler import VoraussetzungFehlt
+from version import Variante
 
 STAPEL = 50  # Seiten je Schreibtransaktion
 
@@ -162,8 +163,9 @@ def lauf(
     teil: str | None,
     prozesse: int | None,
     stapel_zeitlimit: float = stufe.ZEITLIMIT,
+    variante: Variante | None = None,
 ) -> None:
-    """Erst extrahieren, dann im selben Lauf wählen (stufe.lauf)."""
+    """Erst extrahieren, dann im selben Lauf wählen (stufe.lauf, mit ``variante`` unter deren Version)."""
     extrahieren(slot, trocken, teil, prozesse)
     stufe.lauf(
         slot=slot,
@@ -172,4 +174,5 @@ def lauf(
         teil=teil,
         prozesse=prozesse,
         stapel_zeitlimit=stapel_zeitlimit,
+        variante=variante,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import signal
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import stichprobe as stichprobe_modul
@@ -51,10 +51,21 @@ def ergebnissumme(*teile: str | None) -> bytes:
     return summe.digest()
 
 
-def kodieren(item_id: int, namen: Sequence[str], texte: Sequence, fehler: Sequence, summe: bytes):
-    """Entscheidung und fertige Zeile eines Items."""
+def kodieren(
+    item_id: int,
+    namen: Sequence[str],
+    texte: Sequence,
+    fehler: Sequence,
+    summe: bytes,
+    argumente: Mapping[str, object] | None = None,
+):
+    """Entscheidung und fertige Zeile eines Items.
+
+    ``argumente`` sind die Schlüsselwörter einer Variante für ``waehle``
+    (``version.Variante.argumente``); ohne sie gelten die Voreinstellungen.
+    """
     extraktionen = {n: {"text": t, "error": f} for n, t, f in zip(namen, texte, fehler, strict=True)}
-    e = waehle(extraktionen)
+    e = waehle(extraktionen, **(argumente or {}))
     gewaehlt = extraktionen.get(e.extraktor)
     roh = gewaehlt["text"] if gewaehlt else None
     text = bereinigen(roh) if isinstance(roh, str) else None
@@ -150,9 +161,16 @@ def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stap
     return auftrag, ergebnis
 
 
-def stapel_kodieren(auftrag: Sequence[tuple], version: str, stichprobe_n: int | None) -> Stapelergebnis:
+def stapel_kodieren(
+    auftrag: Sequence[tuple],
+    version: str,
+    stichprobe_n: int | None,
+    argumente: Mapping[str, object] | None = None,
+) -> Stapelergebnis:
     """Entscheidet einen Auftrag aus ``vorsortieren``; läuft im Worker (oder im Hauptprozess).
 
+    ``version`` und ``argumente`` gehören zusammen: die coder_version einer
+    Variante und ihre Schlüsselwörter für ``waehle`` (ohne: die Voreinstellung).
     Zurück kommen die Zeilen als fertige COPY-Daten, dazu die Zählung.
     """
     ergebnis = Stapelergebnis(gerechnet=len(auftrag))
@@ -161,7 +179,7 @@ def stapel_kodieren(auftrag: Sequence[tuple], version: str, stichprobe_n: int | 
     auswahl = stichprobe_modul.Stichprobe(stichprobe_n) if stichprobe_n else None
     for item_id, alt, alt_ergebnis, summe, namen, roh, fehler in auftrag:
         texte = [t.decode("utf-8") if t is not None else None for t in roh]
-        entscheidung, z = kodieren(item_id, namen, texte, fehler, summe)
+        entscheidung, z = kodieren(item_id, namen, texte, fehler, summe, argumente)
         werte = (z.extraktor, z.regel, z.konsens, z.metriken, z.text, z.pruefsumme, z.ergebnissumme)
         if z.ergebnissumme == alt_ergebnis:
             ergebnis.unveraendert += 1

@@ -51,7 +51,7 @@ from fortschritt import fortschritt
 from kodierung import Stapelergebnis, stapel_kodieren, vorsortieren
 from schreiben import SQL_TEMP, stapel_schreiben
 from sperren import SQL_FREIGEBEN, SQL_SPERRE, freigeben, sperren
-from version import CODER_VERSION, PRIORITAET
+from version import PRIORITAET, Variante
 
 BERLIN = ZoneInfo("Europe/Berlin")
 STAPEL = 200  # Items je Stapel = je Schreibtransaktion = je Leseseite
@@ -191,6 +191,7 @@ class _Lauf:
     trocken: bool
     stichprobe: int | None
     prozesse: int
+    argumente: dict  # für waehle: die der Variante, leer für die Voreinstellung
     bilanz: Bilanz = field(default_factory=Bilanz)
     auswahl: stichprobe_modul.Stichprobe | None = None
     start: float = field(default_factory=time.perf_counter)
@@ -203,9 +204,17 @@ def lauf(
     teil: str | None,
     prozesse: int | None,
     stapel_zeitlimit: float = ZEITLIMIT,
+    variante: Variante | None = None,
 ) -> Bilanz:
-    """Ein Lauf: ``slot=None`` heißt --backfill."""
-    version = CODER_VERSION
+    """Ein Lauf: ``slot=None`` heißt --backfill.
+
+    Mit ``variante`` (``--variante``) kodiert der Lauf unter ihrer eigenen
+    coder_version und mit ihren Parametern für ``waehle``: Sperre, Bestand,
+    Protokoll und jede geschriebene Zeile tragen diese Version, keine Zeile
+    einer anderen Version wird gelesen oder geschrieben.
+    """
+    version = (variante or Variante()).coder_version
+    argumente = variante.argumente() if variante is not None else {}
     bedingungen: list[sql.Composable] = [lesen.BEDINGUNG_ALLE]
     params: dict[str, object] = {"version": version, "bekannt": list(PRIORITAET), "alle": bool(stichprobe)}
     slot_zeit = slot_parsen(slot) if slot is not None else None
@@ -227,6 +236,7 @@ def lauf(
         trocken,
         stichprobe,
         prozesse,
+        argumente,
         auswahl=stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None,
     )
 
@@ -348,7 +358,7 @@ def _verarbeiten(dieser: _Lauf, leser, schreiber, arbeiter, abbruch: Abbruch, ge
     # Kleine Bestände (ein Slot) in so viele Stapel teilen, dass jeder Worker
     # zwei bekommt; große in Stapel von STAPEL Items.
     groesse = max(1, min(STAPEL, -(-gesamt // (dieser.prozesse * STAPEL_JE_PROZESS))))
-    version, bilanz, auswahl = dieser.version, dieser.bilanz, dieser.auswahl
+    version, bilanz, auswahl, argumente = dieser.version, dieser.bilanz, dieser.auswahl, dieser.argumente
     n = auswahl.n if auswahl is not None else None
     # (Stapel, Future oder fertiges Ergebnis, lokal Erledigtes, abgegeben um)
     unterwegs: collections.deque = collections.deque()
@@ -403,9 +413,11 @@ def _verarbeiten(dieser: _Lauf, leser, schreiber, arbeiter, abbruch: Abbruch, ge
             auftrag, lokal = vorsortieren(zeilen, alle=n is not None)
             del zeilen
             if arbeiter is not None and auftrag:
-                unterwegs.append((stapel, arbeiter.abgeben(auftrag, version, n), lokal, time.monotonic()))
+                unterwegs.append(
+                    (stapel, arbeiter.abgeben(auftrag, version, n, argumente), lokal, time.monotonic())
+                )
             else:
-                fertig = stapel_kodieren(auftrag, version, n) if auftrag else Stapelergebnis()
+                fertig = stapel_kodieren(auftrag, version, n, argumente) if auftrag else Stapelergebnis()
                 unterwegs.append((stapel, fertig, lokal, time.monotonic()))
             del auftrag
             # Höchstens so viele Stapel unterwegs, wie die Worker gerade brauchen.

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import vergleich
 from regeln import waehle, zweifel
-from version import CODER_VERSION, variante_lesen
+from vergleich_db import entscheidung_aus_zeile
+from version import CODER_VERSION, PRIORITAET, variante_lesen
 
 KANDIDATEN = Path(__file__).resolve().parent / "bench" / "aeb" / "candidates.json"
 
@@ -76,3 +80,23 @@ def test_kaputte_datei_klare_meldung(tmp_path, monkeypatch):
     assert ergebnis.exit_code == 1
     assert "x.json: erwartet ein JSON-Array von Artikeln." in ergebnis.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
+
+
+# --- Die gespeicherte Entscheidung trägt denselben Zweifel (vergleich.py --datenbank) ------------
+
+_WORTE = st.sampled_from([f"w{i}" for i in range(12)])
+_TEXT = st.one_of(st.none(), st.lists(_WORTE, max_size=40).map(" ".join))
+_EINTRAG = st.fixed_dictionaries({"text": _TEXT, "error": st.one_of(st.none(), st.just("timeout"))})
+_EXTRAKTIONEN = st.dictionaries(st.sampled_from(PRIORITAET), _EINTRAG)
+
+
+@given(_EXTRAKTIONEN, st.sampled_from(["k4:0.03", "k5:0", "quelle000", "k2:0.1"]))
+@settings(max_examples=300)
+def test_entscheidung_aus_gespeicherten_metriken_hat_denselben_zweifel(extraktionen, schreibweise):
+    """Was selected_extractor speichert (Wahl, Regel, Konsens, Metriken als JSON), reicht für
+    den Zweifel: die Datenbank ordnet die Prüfseite so wie eine Stichprobe des Laufs."""
+    e = waehle(extraktionen, **variante_lesen(schreibweise).argumente())
+    gespeichert = json.loads(e.metriken_json())
+    wieder = entscheidung_aus_zeile(e.extraktor, e.regel, e.konsens, gespeichert)
+    assert zweifel(wieder) == zweifel(e)
+    assert wieder.metriken() == e.metriken()

@@ -4,6 +4,12 @@ Aufruf::
 
     python vergleich.py KANDIDATEN.json --variante k4:0.03
     python vergleich.py KANDIDATEN.json --variante quelle000 --gegen k4:0.03
+    python vergleich.py --datenbank GRUNDLAGE VARIANTE [--hoechstens N]
+
+Mit ``--datenbank`` kommen beide Fassungen aus ``selected_extractor`` (DATABASE_URL):
+GRUNDLAGE und VARIANTE sind coder_versionen oder Schreibweisen einer Variante
+(``voreinstellung``, ``k4:0.03`` …); gelesen wird in ``vergleich_db.py``, die
+Zählung geht nach stdout.
 
 Entscheidet jedes Item einer Datei im Stapelformat zweimal – mit der
 Grundlage (``--gegen``, Voreinstellung: die Regeln, wie sie gelten) und mit der
@@ -28,7 +34,9 @@ from bewertung import json_laden
 from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
 from regeln import waehle
 from stichprobe import Fall, Stichprobe, schreiben
-from version import PRIORITAET, Variante, variante_lesen
+from version import CODER_VERSION, PRIORITAET, Variante, variante_lesen
+
+HOECHSTENS = 200  # so viele Fälle zeigt die Seite mit --datenbank höchstens
 
 
 def _variante(ctx, param, wert: str | None) -> Variante | None:
@@ -38,6 +46,26 @@ def _variante(ctx, param, wert: str | None) -> Variante | None:
         return variante_lesen(wert)
     except ValueError as fehler:
         raise click.BadParameter(str(fehler)) from None
+
+
+def version_lesen(text: str) -> str:
+    """Eine coder_version (``auswahl-…``) bleibt, wie sie ist; ``voreinstellung`` und die
+    Schreibweise einer Variante (``k4:0.03``, ``quelle000``) werden zu ihrer coder_version."""
+    text = text.strip()
+    if text.startswith("auswahl-"):
+        return text
+    if text.lower() == "voreinstellung":
+        return CODER_VERSION
+    return variante_lesen(text).coder_version
+
+
+def _versionen(ctx, param, werte: tuple[str, str] | None) -> tuple[str, str] | None:
+    if not werte:
+        return None
+    try:
+        return version_lesen(werte[0]), version_lesen(werte[1])
+    except ValueError as fehler:
+        raise click.BadParameter(f"{fehler}; oder eine coder_version wie {CODER_VERSION}") from None
 
 
 def _texte(extraktionen: object) -> dict[str, str | None]:
@@ -76,7 +104,7 @@ def vergleichen(pfad: str, grundlage: Variante, variante: Variante) -> tuple[int
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("datei", metavar="KANDIDATEN.json")
+@click.argument("datei", metavar="[KANDIDATEN.json]", required=False)
 @click.option(
     "--variante",
     metavar="VARIANTE",
@@ -89,12 +117,43 @@ def vergleichen(pfad: str, grundlage: Variante, variante: Variante) -> tuple[int
     callback=_variante,
     help="Die Grundlage des Vergleichs (Voreinstellung: die Regeln, wie sie gelten).",
 )
-def cli(datei: str, variante: Variante | None, gegen: Variante | None) -> None:
+@click.option(
+    "--datenbank",
+    nargs=2,
+    metavar="GRUNDLAGE VARIANTE",
+    callback=_versionen,
+    help="Zwei coder_versionen aus der Datenbank vergleichen (DATABASE_URL); je eine coder_version "
+    "oder eine Schreibweise wie voreinstellung, k4:0.03, quelle000.",
+)
+@click.option(
+    "--hoechstens",
+    type=click.IntRange(min=1),
+    default=HOECHSTENS,
+    show_default=True,
+    metavar="N",
+    help="Mit --datenbank: die N zweifelhaftesten verschieden gewählten Items auf die Seite.",
+)
+def cli(
+    datei: str | None,
+    variante: Variante | None,
+    gegen: Variante | None,
+    datenbank: tuple[str, str] | None,
+    hoechstens: int,
+) -> None:
     """Schreibt die Items, bei denen eine Variante anders wählt, als Prüfseite in Zweifelsordnung.
 
-    KANDIDATEN.json ist eine Datei im Stapelformat (Artikel mit extractions).
-    Seite und CSV landen im aktuellen Verzeichnis; die Zusammenfassung geht nach stderr.
+    KANDIDATEN.json ist eine Datei im Stapelformat (Artikel mit extractions);
+    die Zusammenfassung geht dann nach stderr. Mit --datenbank GRUNDLAGE VARIANTE
+    statt der Datei kommen beide Fassungen aus selected_extractor, die Zählung geht
+    nach stdout. Seite und CSV landen im aktuellen Verzeichnis.
     """
+    if datenbank is not None:
+        if datei or variante or gegen:
+            raise Aufruffehler("--datenbank steht allein: ohne KANDIDATEN.json, --variante und --gegen.")
+        _datenbank(*datenbank, hoechstens)
+        return
+    if datei is None:
+        raise Aufruffehler("KANDIDATEN.json oder --datenbank GRUNDLAGE VARIANTE angeben.")
     if variante is None:
         raise Aufruffehler("--variante fehlt (z. B. --variante k4:0.03).")
     grundlage = gegen or Variante()
@@ -109,6 +168,27 @@ def cli(datei: str, variante: Variante | None, gegen: Variante | None) -> None:
         f"Vergleich: {pfad}",
         err=True,
     )
+
+
+def _datenbank(grundlage: str, variante: str, hoechstens: int) -> None:
+    import db
+    import vergleich_db
+
+    if grundlage == variante:
+        raise Aufruffehler(f"Beide Seiten von --datenbank sind dieselbe coder_version ({grundlage}).")
+    zaehlung, probe = vergleich_db.vergleichen(db.datenbank_url(), grundlage, variante, hoechstens)
+    kopf = {
+        "Items unter beiden Versionen": zaehlung.beide,
+        f"anders gewählt von {variante}": zaehlung.anders,
+        f"nur unter {grundlage}": zaehlung.nur_grundlage,
+        f"nur unter {variante}": zaehlung.nur_variante,
+    }
+    pfad = schreiben(probe, grundlage, zaehlung=kopf, praefix="vergleich")
+    gezeigt = len(probe.faelle())
+    click.echo(f"Grundlage: {grundlage}\nVariante:  {variante}")
+    for name, zahl in kopf.items():
+        click.echo(f"{name}: {zahl}")
+    click.echo(f"Vergleich: {pfad} ({gezeigt} zweifelhafteste von {zaehlung.anders})")
 
 
 if __name__ == "__main__":
