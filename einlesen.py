@@ -16,7 +16,7 @@ in die Tabelle ``seiten`` (aw-006) – für Tests und Vorführungen, sonst füll
 der Abholer. Ein Artikel darf ``extractions``, ``html`` oder beides tragen; ein
 Artikel nur mit ``html`` lässt die Kandidaten seines Items unberührt. Das HTML
 wird als UTF-8 gespeichert, mit ``content_type`` „text/html; charset=utf-8“,
-damit die Zeichensatzregel (extraktion.dekodieren) es so liest, wie es in der
+damit die Zeichensatzregel (zeichensatz.dekodieren) es so liest, wie es in der
 Datei stand – auch wenn das Dokument selbst etwas anderes deklariert.
 """
 

@@ -10,7 +10,7 @@ dann geschrieben: bei einem Fehler bleibt eine bestehende Ausgabe unberührt.
 
 Statt der JSON-Datei geht auch ein Ordner mit ``.html``- und ``.html.gz``-Dateien:
 je Datei ein Artikel, ``id`` ist der Dateiname ohne Endung, das HTML sind die
-Bytes der Datei (den Zeichensatz bestimmt ``extraktion.dekodieren``). Gelesen
+Bytes der Datei (den Zeichensatz bestimmt ``zeichensatz.dekodieren``). Gelesen
 wird jede Datei erst, wenn sie an der Reihe ist; in die Ausgabe
 (Voreinstellung ``<ordner>_selected.json`` neben dem Ordner) kommen ``id``,
 ``extractions`` und ``selected_extractor``, nicht das HTML.

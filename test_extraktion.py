@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import extraktion
+import zeichensatz
 
 AEB = Path(__file__).resolve().parent / "bench" / "aeb"
 KOREANISCH = "0ec95c7261d122f304728e90c983450ef1ce1e0b423546835c397d50aaf0d0f2"
@@ -38,28 +39,28 @@ SEITE = "<html><head>{kopf}</head><body><p>Grüße aus Köln – schöne Äpfel.
 
 
 def test_ohne_deklaration_gilt_gueltiges_utf8():
-    text, herkunft = extraktion.dekodieren(SEITE.format(kopf="").encode("utf-8"))
+    text, herkunft = zeichensatz.dekodieren(SEITE.format(kopf="").encode("utf-8"))
     assert "Grüße aus Köln – schöne Äpfel." in text
     assert herkunft == "utf-8 (gültig)"
 
 
 def test_deklarierter_zeichensatz_im_dokument_gilt():
     roh = SEITE.format(kopf='<meta charset="windows-1252">').encode("cp1252")
-    text, herkunft = extraktion.dekodieren(roh)
+    text, herkunft = zeichensatz.dekodieren(roh)
     assert "Grüße aus Köln – schöne Äpfel." in text
     assert herkunft == "cp1252 (Dokument)"
 
 
 def test_http_kopf_geht_vor_dem_dokument():
     roh = SEITE.format(kopf='<meta charset="utf-8">').encode("cp1252")
-    text, herkunft = extraktion.dekodieren(roh, "text/html; charset=windows-1252")
+    text, herkunft = zeichensatz.dekodieren(roh, "text/html; charset=windows-1252")
     assert "Grüße aus Köln – schöne Äpfel." in text
     assert herkunft == "cp1252 (HTTP)"
 
 
 def test_bom_geht_vor_allem():
     roh = codecs.BOM_UTF16_LE + SEITE.format(kopf='<meta charset="iso-8859-2">').encode("utf-16-le")
-    text, herkunft = extraktion.dekodieren(roh, "text/html; charset=iso-8859-1")
+    text, herkunft = zeichensatz.dekodieren(roh, "text/html; charset=iso-8859-1")
     assert "Grüße aus Köln – schöne Äpfel." in text
     assert herkunft == "utf-16-le (BOM)"
 
@@ -67,7 +68,7 @@ def test_bom_geht_vor_allem():
 def test_latin1_heisst_windows_1252_wie_im_browser():
     # „–“ ist in Latin-1 ein Steuerzeichen (0x96), in windows-1252 der Halbgeviertstrich
     roh = SEITE.format(kopf='<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">')
-    text, herkunft = extraktion.dekodieren(roh.encode("cp1252"))
+    text, herkunft = zeichensatz.dekodieren(roh.encode("cp1252"))
     assert "Köln – schöne" in text
     assert herkunft == "cp1252 (Dokument)"
 
@@ -75,24 +76,24 @@ def test_latin1_heisst_windows_1252_wie_im_browser():
 def test_falsch_deklarierter_zeichensatz_faellt_auf_die_erkennung():
     # deklariert UTF-8, tatsächlich Latin-1: strikt nicht lesbar, also weiter in der Regel
     roh = SEITE.format(kopf='<meta charset="utf-8">').replace("–", "-").encode("latin-1")
-    text, herkunft = extraktion.dekodieren(roh)
+    text, herkunft = zeichensatz.dekodieren(roh)
     assert "Grüße aus Köln - schöne Äpfel." in text
     assert herkunft.endswith("(erkannt)")
 
 
 def test_unbekannter_zeichensatz_wird_uebergangen():
     roh = SEITE.format(kopf='<meta charset="gibt-es-nicht">').encode("utf-8")
-    assert extraktion.dekodieren(roh)[1] == "utf-8 (gültig)"
+    assert zeichensatz.dekodieren(roh)[1] == "utf-8 (gültig)"
 
 
 def test_utf16_im_dokument_heisst_utf8():
     roh = SEITE.format(kopf='<meta charset="utf-16">').encode("utf-8")
-    assert extraktion.dekodieren(roh) == (extraktion.dekodieren(roh)[0], "utf-8 (Dokument)")
+    assert zeichensatz.dekodieren(roh) == (zeichensatz.dekodieren(roh)[0], "utf-8 (Dokument)")
 
 
 def test_xml_deklaration_und_steuerzeichen_fallen_weg():
     roh = b'<?xml version="1.0" encoding="iso-8859-1"?>\n<html><body><p>Gr\xfc\xdfe\x00\x0b aus K\xf6ln</p></body></html>'
-    text, herkunft = extraktion.dekodieren(roh)
+    text, herkunft = zeichensatz.dekodieren(roh)
     assert herkunft == "cp1252 (Dokument)"
     assert not text.lstrip().startswith("<?xml")
     assert "Grüße aus Köln" in text
@@ -100,8 +101,8 @@ def test_xml_deklaration_und_steuerzeichen_fallen_weg():
 
 def test_binaerer_muell_wird_lesbarer_text():
     roh = bytes(range(256)) * 50
-    text, _ = extraktion.dekodieren(roh)
-    assert extraktion.lesbar(text) == text
+    text, _ = zeichensatz.dekodieren(roh)
+    assert zeichensatz.lesbar(text) == text
     assert "\x00" not in text
 
 
@@ -127,7 +128,7 @@ def ohne_netz(monkeypatch) -> list:
 @pytest.mark.parametrize("seiten_id", [KOREANISCH, JAPANISCH, ENGLISCH], ids=["ko", "ja", "en"])
 def test_ohne_netz_genau_die_veroeffentlichten_kandidaten(seiten_id, veroeffentlicht, ohne_netz):
     extraktion.vorbereiten()
-    html, _ = extraktion.dekodieren(html_bytes(seiten_id))
+    html, _ = zeichensatz.dekodieren(html_bytes(seiten_id))
     url = veroeffentlicht[seiten_id]["url"]
     for name in extraktion.EXTRAKTOREN:
         assert (
