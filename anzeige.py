@@ -8,6 +8,7 @@ Terminal sichtbar) und „gemeint: trafilatura?“ für vertippte Extraktornamen
 from __future__ import annotations
 
 import difflib
+import errno
 import sys
 
 import click
@@ -26,6 +27,17 @@ def zahl(wert: float, stellen: int = 1) -> str:
 def prozent(teil: int, ganzes: int) -> str:
     """`` 33,3 %`` (fünf Zeichen breit für Tabellen); leer, wenn es nichts zu teilen gibt."""
     return f"{zahl(100 * teil / ganzes, 1):>5} %" if ganzes else ""
+
+
+def os_fehler(fehler: OSError) -> str:
+    """Ein Dateifehler des Betriebssystems als deutscher Satzteil (strerror ist englisch)."""
+    if isinstance(fehler, FileNotFoundError):
+        return "gibt es nicht"
+    if isinstance(fehler, PermissionError):
+        return "keine Leserechte"
+    if isinstance(fehler, IsADirectoryError):
+        return "ist ein Verzeichnis"
+    return f"Fehler {fehler.errno} des Betriebssystems ({errno.errorcode.get(fehler.errno or 0, '?')})"
 
 
 def hinweis(name: str) -> str:

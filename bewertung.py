@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import click
 
+from anzeige import os_fehler
 from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
 from version import PRIORITAET, Variante, variante_lesen
 
@@ -190,7 +191,7 @@ def json_laden(pfad: str) -> object:
         with open(pfad, encoding="utf-8") as datei:
             return json.load(datei)
     except OSError as fehler:
-        raise EingabeFehler(f"{pfad}: nicht lesbar ({fehler.strerror}).") from None
+        raise EingabeFehler(f"{pfad}: nicht lesbar ({os_fehler(fehler)}).") from None
     except UnicodeDecodeError:
         raise EingabeFehler(f"{pfad}: kein UTF-8.") from None
     except json.JSONDecodeError as fehler:

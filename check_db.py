@@ -164,7 +164,7 @@ def main(anwenden_: bool, modi: tuple[str, ...]) -> None:
     """Rauchtest: Anmeldung, Voraussetzungen (raw_items, Migrationen, Rechte je Modus) und Bestand.
 
     DATABASE_URL kommt aus der Umgebung oder aus .env. Exit-Codes: 0 alles da,
-    1 Migration schon angewandt, 3 Datenbank nicht erreichbar, 4 Voraussetzung fehlt,
+    3 Datenbank nicht erreichbar, 4 Voraussetzung fehlt,
     5 ein anderer Migrationslauf hält die Sperre, 7 DATABASE_URL oder Grenze kaputt.
     """
     url = db.datenbank_url()

@@ -112,7 +112,7 @@ def datenbank_url() -> str:
     if datei is not None:
         if datei.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
             print(
-                f"Warnung: {datei} ist für Gruppe oder andere lesbar und enthält ein Passwort – "
+                f"Warnung: {datei} ist für Gruppe oder andere lesbar, enthält aber meist ein Passwort – "
                 f"chmod 600 {datei}",
                 file=sys.stderr,
             )

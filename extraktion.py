@@ -321,6 +321,9 @@ class Extraktion:
             try:
                 antwort = hier.recv()
                 grund = None if antwort == BEREIT else str(antwort)
+                fehlt = re.search(r"No module named '([\w.]+)'", grund or "")
+                if fehlt:
+                    grund = f"das Modul {fehlt.group(1)} fehlt"
             except (EOFError, OSError):
                 prozess.join(timeout=5)
                 grund = f"beendet mit Exit-Code {prozess.exitcode}"
@@ -332,8 +335,7 @@ class Extraktion:
             hier.close()
             raise VoraussetzungFehlt(
                 f"Ein Worker der Extraktion startet nicht ({grund}). Sind die Extraktoren installiert "
-                "(pip install -e '.[extraktion]'), und steht der Start eines eigenen Skripts unter "
-                "if __name__ == '__main__'?"
+                "(.venv/bin/pip install -e '.[extraktion]')?"
             )
         return _Platz(prozess, hier)
 

@@ -116,7 +116,7 @@ def extrahieren(slot: str | None, trocken: bool, teil: str | None, prozesse: int
         click.echo(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.", err=True)
     else:
         click.echo(
-            f"Extraktion: {zaehlung['veraltet']} Seiten veraltet, {zaehlung['extrahiert']} extrahiert, "
+            f"Extraktion: {zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert, "
             f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
             f"mit Fehler, {dauer} s",
             err=True,

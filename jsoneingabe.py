@@ -26,6 +26,7 @@ from pathlib import Path
 
 import click
 
+from anzeige import os_fehler
 from fehler import EingabeFehler
 
 STDIO = "-"
@@ -71,7 +72,7 @@ def lesen(datei: str) -> bytes:
     except IsADirectoryError:
         raise EingabeFehler(f"{datei} ist ein Verzeichnis, keine JSON-Datei.") from None
     except OSError as e:
-        raise EingabeFehler(f"Die Eingabedatei {datei} ist nicht lesbar: {e.strerror}.") from None
+        raise EingabeFehler(f"Die Eingabedatei {datei} ist nicht lesbar: {os_fehler(e)}.") from None
 
 
 def dekodieren(roh: bytes, name: str) -> str:

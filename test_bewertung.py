@@ -467,3 +467,9 @@ def test_urteile_kaputt_klare_meldung(tmp_path, inhalt, meldung):
     assert ergebnis.exit_code == 1
     assert meldung in ergebnis.stderr and str(pfad) in ergebnis.stderr
     assert "Traceback" not in ergebnis.output
+
+
+def test_fehlende_datei_deutsch_benannt(dateien, tmp_path):
+    e = aufruf(str(dateien[0]), str(tmp_path / "gibtsnicht.json"))
+    assert e.exit_code == 1
+    assert "gibtsnicht.json: nicht lesbar (gibt es nicht)." in e.output, e.output

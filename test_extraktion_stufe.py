@@ -58,7 +58,9 @@ def bestand(daten, veroeffentlicht):
 def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
     lauf = cli("--extrahieren", "--backfill", "--prozesse", "2")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion: 3 Seiten veraltet, 3 extrahiert, 9 Zeilen in extraktionen geändert" in lauf.err
+    assert (
+        "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen in extraktionen geändert" in lauf.err
+    )
     zeilen = extraktionen(bestand)
     assert len(zeilen) == 9
     for item_id, seiten_id in enumerate(IDS, start=1):
@@ -78,7 +80,7 @@ def test_zweiter_lauf_ohne_aenderung_extrahiert_nichts(cli, bestand):
     vorher = extraktionen(bestand)
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion: 0 Seiten veraltet, 0 extrahiert, 0 Zeilen" in lauf.err
+    assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert, 0 Zeilen" in lauf.err
     assert extraktionen(bestand) == vorher  # auch xmin: keine Zeile angefasst
 
 
@@ -89,7 +91,7 @@ def test_geaenderte_seite_wird_neu_extrahiert_nur_geaenderte_zeilen(cli, bestand
     seite(bestand, 3, bytes(range(256)) * 100, None, "text/html; charset=windows-1252")
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion: 1 Seiten veraltet, 1 extrahiert" in lauf.err
+    assert "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in lauf.err
     nachher = extraktionen(bestand)
     for (item_id, name), zeile in vorher.items():
         if item_id != 3:

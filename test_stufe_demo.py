@@ -111,6 +111,21 @@ def test_lokaler_server_bleibt_druckt_die_url_und_haelt_an(tmp_path):
         assert lauf.returncode == 0, lauf.stdout + lauf.stderr
         assert not ENGLISCH.search(lauf.stdout + lauf.stderr)
         url = re.search(r"^DATABASE_URL=(.+)$", lauf.stdout, re.MULTILINE)[1]
+        assert url.startswith("postgresql://") and " " not in url  # auch in der Shell ein Wort
+        # Die gedruckte export-Zeile taugt wörtlich für die Shell (psql-Abfragen der Doku).
+        export = re.search(r"^export DATABASE_URL=.+$", lauf.stdout, re.MULTILINE)[0]
+        shell = subprocess.run(
+            [
+                "sh",
+                "-c",
+                f'{export}; "$0" -c "import os, psycopg; psycopg.connect(os.environ[\'DATABASE_URL\']).close()"',
+                sys.executable,
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert shell.returncode == 0, shell.stderr
+        assert re.search(r"^Anhalten: \S*python\S* demo.py --lokal-stoppen", lauf.stdout, re.MULTILINE)
         # Nach dem Ende des Skripts läuft der Server weiter, mit allem, was die Stufe braucht.
         with psycopg.connect(url) as conn:
             assert conn.execute("select count(*) from raw_items").fetchone()[0] == 13
@@ -137,6 +152,8 @@ def test_lokaler_server_bleibt_druckt_die_url_und_haelt_an(tmp_path):
         stopp = demo("--lokal-stoppen", "--daten", str(daten), cwd=tmp_path, tmp=tmp)
     assert stopp.returncode == 0, stopp.stdout + stopp.stderr
     assert "Lokaler Server angehalten" in stopp.stdout
+    noch_einmal = demo("--lokal-stoppen", "--daten", str(daten), cwd=tmp_path, tmp=tmp)
+    assert noch_einmal.returncode == 0 and "läuft nicht" in noch_einmal.stdout, noch_einmal.stdout
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(url, connect_timeout=3).close()
     assert (daten / "PG_VERSION").exists()  # die Daten bleiben

@@ -326,13 +326,15 @@ def test_frische_rolle_mit_genau_den_rechten_des_modus_faehrt_ihn(
         e = laufen(url, "--extrahieren", "--backfill", "--trocken", cwd=tmp_path)
         assert e.code == EXIT_OK and "Extraktion (trocken): 3 Seiten würden extrahiert." in e.err, str(e)
         e = laufen(url, "--extrahieren", "--backfill", "--prozesse", "1", cwd=tmp_path)
-        assert e.code == EXIT_OK and "Extraktion: 3 Seiten veraltet, 3 extrahiert, 9 Zeilen" in e.err, str(e)
+        assert (
+            e.code == EXIT_OK and "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen" in e.err
+        ), str(e)
         assert e.out.startswith("neu 41, "), str(e)
         # eine Seite ändert sich: nur sie wird neu extrahiert und ihre Zeilen geändert
         with psycopg.connect(db_url) as conn:
             conn.execute("update seiten set html = html || '<p>Nachtrag</p>'::bytea where item_id = 2")
         e = laufen(url, "--extrahieren", "--slot", SLOT_TEXT, "--prozesse", "1", cwd=tmp_path)
-        assert e.code == EXIT_OK and "Extraktion: 1 Seiten veraltet, 1 extrahiert" in e.err, str(e)
+        assert e.code == EXIT_OK and "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in e.err, str(e)
     else:
         assert "Items: 40" in check.out, str(check)
 
@@ -400,7 +402,9 @@ def test_rezept_mit_extrahieren_erlaubt_extrahieren_ohne_nur_die_auswahl(pg, db_
         lauf = rezept_anwenden(db_url, f"rolle={rolle}", f"passwort={passwort}", "extrahieren=1")
         assert lauf.returncode == 0, lauf.stderr
         e = laufen(url, "--extrahieren", "--backfill", "--prozesse", "1", cwd=tmp_path)
-        assert e.code == EXIT_OK and "Extraktion: 2 Seiten veraltet, 2 extrahiert, 6 Zeilen" in e.err, str(e)
+        assert (
+            e.code == EXIT_OK and "Extraktion: 2 Seiten neu oder veraltet, 2 extrahiert, 6 Zeilen" in e.err
+        ), str(e)
         check = check_db_starten("--modus", "extrahieren", url=url, cwd=tmp_path)
         assert check.code == EXIT_OK, str(check)
         # löschen darf sie trotzdem nicht (das braucht nur --einlesen)
