@@ -54,7 +54,7 @@ def _variante(ctx, param, wert: str | None) -> Variante | None:
 @click.option(
     "--streng",
     is_flag=True,
-    help="Stapelbetrieb: unbekannte Feldnamen (content statt text, extraction statt extractions) "
+    help="Stapelbetrieb: falsche Feldnamen (content statt text, extraction statt extractions) "
     "sind ein Fehler statt einer Warnung; dann wird nichts geschrieben.",
 )
 @click.option("--backfill", is_flag=True, help="Alle Items mit mindestens einem Kandidaten kodieren.")

@@ -139,14 +139,16 @@ class Formpruefung:
     streng: bool = False
     ohne_feld: int = 0  # Artikel ohne das Feld extractions
     erster_ohne: str = ""  # „Artikel [0] (a0) hat …“ für die Meldung
+    # Artikel ohne extractions, aber mit einem ähnlichen Feld („extraktionen“, „extraction“)
+    aehnlich_benannt: list[str] = field(default_factory=list)
     warnungen: list[str] = field(default_factory=list)
     weitere: int = 0
 
-    def befund(self, satz: str) -> None:
+    def befund(self, satz: str, folge: str = "der Kandidat gilt als nicht verfügbar") -> None:
         if self.streng:
             raise EingabeFehler(f"{self.name}: {satz}; --streng: nichts geschrieben.")
         if len(self.warnungen) < HOECHSTENS_WARNUNGEN:
-            self.warnungen.append(f"Warnung: {satz} – der Kandidat gilt als nicht verfügbar.")
+            self.warnungen.append(f"Warnung: {satz} – {folge}.")
         else:
             self.weitere += 1
 
@@ -154,11 +156,13 @@ class Formpruefung:
         wer = f"Artikel [{index}]" + (f" ({eintrag_id})" if (eintrag_id := kennung(eintrag)) else "")
         if "extractions" not in eintrag:
             self.ohne_feld += 1
+            felder = [f for f in eintrag if isinstance(f, str)]
+            aehnlich = difflib.get_close_matches("extractions", felder, n=1, cutoff=0.6)
+            if aehnlich:
+                self.aehnlich_benannt.append(f"{wer} hat „{aehnlich[0]}“ (gemeint: extractions?)")
             if not self.erster_ohne:
-                felder = list(eintrag)
-                aehnlich = difflib.get_close_matches("extractions", felder, n=1, cutoff=0.6)
                 if aehnlich:
-                    self.erster_ohne = f"{wer} hat „{aehnlich[0]}“ (gemeint: extractions?)"
+                    self.erster_ohne = self.aehnlich_benannt[-1]
                 else:
                     namen = ", ".join(f"„{f}“" for f in felder[:10]) + (", …" if len(felder) > 10 else "")
                     self.erster_ohne = f"{wer} hat die Felder {namen}" if felder else f"{wer} ist leer"
@@ -183,6 +187,10 @@ class Formpruefung:
             if self.streng:
                 raise EingabeFehler(f"{self.name}: {satz}; --streng: nichts geschrieben.")
             self.warnungen.append(f"Warnung: {satz}.")
+        else:
+            # Nur einzelne Artikel: jeder mit einem ähnlich benannten Feld ist ein Befund.
+            for satz in self.aehnlich_benannt:
+                self.befund(satz, "der Artikel fällt auf newspaper4k zurück")
         for warnung in self.warnungen:
             click.echo(warnung, err=True)
         if self.weitere:

@@ -320,6 +320,25 @@ def test_falscher_feldname_extraction_warnt_mit_feld_und_artikel(tmp_path):
     assert [a["selected_extractor"] for a in aus] == ["newspaper4k"] * 3
 
 
+def test_einzelner_artikel_mit_aehnlichem_feld_warnt_auch_neben_richtigen(tmp_path):
+    daten = [
+        artikel(0, newspaper4k=kandidat(TEXT_A), readability=kandidat(TEXT_A)),
+        {"id": "a1", "extraktionen": {"readability": kandidat(TEXT_A)}},
+    ]
+    ergebnis = aufrufen(str(ablegen(tmp_path / "f.json", daten)))
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert (
+        "Warnung: Artikel [1] (a1) hat „extraktionen“ (gemeint: extractions?) – "
+        "der Artikel fällt auf newspaper4k zurück."
+    ) in ergebnis.stderr
+    streng = CliRunner().invoke(cli, [str(tmp_path / "f.json"), "--streng", "-o", str(tmp_path / "s.json")])
+    assert streng.exit_code == EXIT_EINGABE, streng.output
+    assert "Artikel [1] (a1) hat „extraktionen“ (gemeint: extractions?); --streng: nichts geschrieben." in (
+        streng.stderr
+    )
+    assert not (tmp_path / "s.json").exists()
+
+
 def test_ohne_aehnliches_feld_nennt_die_warnung_die_felder_des_artikels(tmp_path):
     daten = [{"id": 7, "kandidaten": {}, "url": "u"}]
     ergebnis = aufrufen(str(ablegen(tmp_path / "f.json", daten)))
