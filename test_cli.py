@@ -15,7 +15,6 @@ from click.testing import CliRunner
 
 import bewertung
 import check_db
-import vergleich
 from cli import cli
 from fehler import EXIT_AUFRUF, KLICK_MELDUNGEN, DeutscherBefehl
 from version import CODER_VERSION
@@ -153,11 +152,18 @@ def test_jede_hilfe_und_jeder_aufruffehler_ist_deutsch(skript):
     assert not ENGLISCH.search(falsch.stderr), falsch.stderr
 
 
+@click.command(cls=DeutscherBefehl)
+@click.argument("datei", metavar="DATEI.json")
+def MIT_PFLICHTARGUMENT(datei):
+    """Ein Befehl mit einem Pflichtargument."""
+
+
 @pytest.mark.parametrize(
     ("befehl", "args", "satz"),
     [
-        # bewertung.py hat seit --urteile keine Pflichtargumente mehr (eigener Satz, test_bewertung.py)
-        (vergleich.cli, [], "Fehler: Es fehlt das Argument KANDIDATEN.json."),
+        # bewertung.py und vergleich.py haben keine Pflichtargumente mehr (--urteile, --datenbank):
+        # ein Befehl mit Pflichtargument, gebaut wie die Skripte, prüft click's fehlendes Argument.
+        (MIT_PFLICHTARGUMENT, [], "Fehler: Es fehlt das Argument DATEI.json."),
         (cli, ["--backfill", "--prozesse", "1.5"], "„1.5“ ist keine ganze Zahl."),
         (cli, ["--backfill", "--prozesse", "0"], "0 ist kleiner als 1."),
         (cli, ["--backfill", "--trocken=ja"], "Die Option --trocken nimmt keinen Wert."),
