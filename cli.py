@@ -190,29 +190,16 @@ def cli(
             raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill oder --slot.")
         if datei and (trocken or teil):
             raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
-        if datei:
-            import extraktion_stapel
-
-            extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
-        else:
-            import extraktion_stufe
-
-            extraktion_stufe.lauf(
-                slot=slot,
-                trocken=trocken,
-                stichprobe=stichprobe,
-                teil=teil,
-                prozesse=prozesse,
-                stapel_zeitlimit=stapel_zeitlimit,
-                variante=variante,
-            )
-        return
-    if (trocken or teil or prozesse) and not (backfill or slot):
+    elif (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:
         raise Aufruffehler("--stichprobe gilt nicht mit --einlesen.")
 
-    if datei:
+    if datei and extrahieren:
+        import extraktion_stapel
+
+        extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
+    elif datei:
         import stapel
 
         stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng, mit_auswahl=mit_entscheidung)
@@ -223,6 +210,10 @@ def cli(
     else:
         import stufe
 
+        if extrahieren:  # erst extrahieren, dann im selben Lauf wählen
+            import extraktion_stufe
+
+            extraktion_stufe.extrahieren(slot, trocken, teil, prozesse)
         stufe.lauf(
             slot=slot,
             trocken=trocken,
