@@ -12,19 +12,9 @@ from pathlib import Path
 import click
 
 from fehler import Aufruffehler, DeutscherBefehl
-from version import CODER_VERSION, Variante, variante_lesen
+from version import CODER_VERSION, VARIANTE
 
 BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py startet denselben
-
-
-def _variante(ctx, param, wert: str | None) -> Variante | None:
-    """``--variante k4:0.03`` → version.Variante; Unsinn ist ein Aufruffehler (Exit 2)."""
-    if wert is None:
-        return None
-    try:
-        return variante_lesen(wert)
-    except ValueError as fehler:
-        raise click.BadParameter(str(fehler)) from None
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
@@ -91,7 +81,7 @@ def _variante(ctx, param, wert: str | None) -> Variante | None:
 @click.option(
     "--variante",
     metavar="VARIANTE",
-    callback=_variante,
+    type=VARIANTE,
     help="Eine Variante der Regeln neben der Voreinstellung kodieren, z. B. k4:0.03, quelle000 "
     "oder k4:0.03+quelle000 (eigene coder_version; nur mit --backfill oder --slot).",
 )
