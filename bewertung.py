@@ -31,7 +31,7 @@ import click
 
 from anzeige import os_fehler
 from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
-from version import PRIORITAET, Variante, variante_lesen
+from version import PRIORITAET, VARIANTE, Variante
 
 SHINGLE_LAENGE = 4
 _WORT = re.compile(r"\w+")
@@ -337,14 +337,6 @@ def differenzen(
     return "\n".join(linien)
 
 
-def varianten_lesen(ctx, param, werte: tuple[str, ...]) -> list[Variante]:
-    """``k4:0.03``, ``quelle000`` … → Varianten (version.variante_lesen); Unsinn ist ein Aufruffehler."""
-    try:
-        return [variante_lesen(wert) for wert in werte]
-    except ValueError as fehler:
-        raise click.BadParameter(str(fehler)) from None
-
-
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("auswahl_datei", metavar="AUSWAHL.json", required=False)
 @click.argument("wahrheit_datei", metavar="WAHRHEIT.json", required=False)
@@ -382,7 +374,7 @@ def varianten_lesen(ctx, param, werte: tuple[str, ...]) -> list[Variante]:
     "varianten",
     multiple=True,
     metavar="VARIANTE",
-    callback=varianten_lesen,
+    type=VARIANTE,
     help="Zusätzlich die Auswahl einer Variante neu entscheiden und messen (mehrfach möglich): "
     "K:TOLERANZ wie k4:0.03, quelle000 (Vergleichsschlüssel wie Quelle 000, Formatzeichen bleiben) "
     "oder beides, k4:0.03+quelle000. Jede nennt ihre coder_version.",

@@ -12,19 +12,9 @@ from pathlib import Path
 import click
 
 from fehler import Aufruffehler, DeutscherBefehl
-from version import CODER_VERSION, Variante, variante_lesen
+from version import CODER_VERSION, VARIANTE
 
 BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py startet denselben
-
-
-def _variante(ctx, param, wert: str | None) -> Variante | None:
-    """``--variante k4:0.03`` → version.Variante; Unsinn ist ein Aufruffehler (Exit 2)."""
-    if wert is None:
-        return None
-    try:
-        return variante_lesen(wert)
-    except ValueError as fehler:
-        raise click.BadParameter(str(fehler)) from None
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
@@ -91,7 +81,7 @@ def _variante(ctx, param, wert: str | None) -> Variante | None:
 @click.option(
     "--variante",
     metavar="VARIANTE",
-    callback=_variante,
+    type=VARIANTE,
     help="Eine Variante der Regeln neben der Voreinstellung kodieren, z. B. k4:0.03, quelle000 "
     "oder k4:0.03+quelle000 (eigene coder_version; nur mit --backfill oder --slot).",
 )
@@ -190,29 +180,16 @@ def cli(
             raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill oder --slot.")
         if datei and (trocken or teil):
             raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
-        if datei:
-            import extraktion_stapel
-
-            extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
-        else:
-            import extraktion_stufe
-
-            extraktion_stufe.lauf(
-                slot=slot,
-                trocken=trocken,
-                stichprobe=stichprobe,
-                teil=teil,
-                prozesse=prozesse,
-                stapel_zeitlimit=stapel_zeitlimit,
-                variante=variante,
-            )
-        return
-    if (trocken or teil or prozesse) and not (backfill or slot):
+    elif (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:
         raise Aufruffehler("--stichprobe gilt nicht mit --einlesen.")
 
-    if datei:
+    if datei and extrahieren:
+        import extraktion_stapel
+
+        extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
+    elif datei:
         import stapel
 
         stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng, mit_auswahl=mit_entscheidung)
@@ -223,6 +200,10 @@ def cli(
     else:
         import stufe
 
+        if extrahieren:  # erst extrahieren, dann im selben Lauf wählen
+            import extraktion_stufe
+
+            extraktion_stufe.extrahieren(slot, trocken, teil, prozesse)
         stufe.lauf(
             slot=slot,
             trocken=trocken,

@@ -33,9 +33,8 @@ import jsoneingabe
 import stapel
 import stichprobe as stichprobe_modul
 from anzeige import BALKEN_AB_BYTES
-from fehler import Abgebrochen, EingabeFehler
+from fehler import EingabeFehler
 from jsoneingabe import typname
-from version import CODER_VERSION
 
 HTML = "html"
 EXTRACTIONS = "extractions"
@@ -141,36 +140,20 @@ def stapel_extrahieren(
         ausgabe = str(ordner.resolve().with_name(f"{ordner.resolve().name}_selected.json"))
     bilanz = stapel.Bilanz(ziel=stapel.ausgabepfad(datei, ausgabe))
     extraktionsbilanz: Counter = Counter()
-    geschrieben = False
-    with stapel.sigterm_wie_strg_c():
-        try:
-            stapel.ziel_pruefen(bilanz.ziel, datei)
-            if ordner is not None:
-                dateien = ordner_dateien(ordner)
-                artikel = [{"id": seiten_id} for seiten_id, _ in dateien]
-                groesse = 0  # kein Balken für das Entscheiden: die Ausgabe ist klein
-                extrahieren(artikel, prozesse, extraktionsbilanz, ordner_seiten(dateien))
-            else:
-                artikel, groesse = jsoneingabe.laden(datei)
-                pruefen(artikel, jsoneingabe.anzeigename(datei))
-                extrahieren(artikel, prozesse, extraktionsbilanz)
-            auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
-            stapel.entscheiden(artikel, bilanz, auswahl, groesse >= BALKEN_AB_BYTES)
-            stapel.schreiben(bilanz.ziel, stapel.teile(artikel))
-            geschrieben = True
-            del artikel
-            if auswahl is not None:
-                bilanz.stichprobe = stichprobe_modul.schreiben(
-                    auswahl, CODER_VERSION, zaehlung=stapel.zaehlung(bilanz)
-                )
-        except KeyboardInterrupt:
-            if geschrieben:
-                raise Abgebrochen(
-                    f"Abgebrochen vor der Stichprobe; die Ausgabe {bilanz.ziel} ist vollständig."
-                ) from None
-            raise Abgebrochen(
-                "Abgebrochen; nichts geschrieben, eine bestehende Ausgabe bleibt unverändert."
-            ) from None
+    with stapel.abbrechbar():
+        stapel.ziel_pruefen(bilanz.ziel, datei)
+        if ordner is not None:
+            dateien = ordner_dateien(ordner)
+            artikel = [{"id": seiten_id} for seiten_id, _ in dateien]
+            groesse = 0  # kein Balken für das Entscheiden: die Ausgabe ist klein
+            extrahieren(artikel, prozesse, extraktionsbilanz, ordner_seiten(dateien))
+        else:
+            artikel, groesse = jsoneingabe.laden(datei)
+            pruefen(artikel, jsoneingabe.anzeigename(datei))
+            extrahieren(artikel, prozesse, extraktionsbilanz)
+        auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
+        stapel.entscheiden(artikel, bilanz, auswahl, groesse >= BALKEN_AB_BYTES)
+        stapel.ausgeben(bilanz, artikel, auswahl)
     bilanz.sekunden = time.perf_counter() - start
     click.echo(
         f"Extrahiert: {bilanz.artikel} Seiten, {extraktionsbilanz['fehler']} Kandidaten mit Fehler "

@@ -24,7 +24,6 @@ import extraktion
 import lesen
 import stufe
 from fehler import VoraussetzungFehlt
-from version import Variante
 
 STAPEL = 50  # Seiten je Schreibtransaktion
 
@@ -154,25 +153,3 @@ def _schreiben(schreiber, zeilen: list[tuple]) -> int:
     with schreiber.transaction(), schreiber.cursor() as cur:
         cur.executemany(SQL_SCHREIBEN, zeilen)
         return cur.rowcount
-
-
-def lauf(
-    slot: str | None,
-    trocken: bool,
-    stichprobe: int | None,
-    teil: str | None,
-    prozesse: int | None,
-    stapel_zeitlimit: float = stufe.ZEITLIMIT,
-    variante: Variante | None = None,
-) -> None:
-    """Erst extrahieren, dann im selben Lauf wählen (stufe.lauf, mit ``variante`` unter deren Version)."""
-    extrahieren(slot, trocken, teil, prozesse)
-    stufe.lauf(
-        slot=slot,
-        trocken=trocken,
-        stichprobe=stichprobe,
-        teil=teil,
-        prozesse=prozesse,
-        stapel_zeitlimit=stapel_zeitlimit,
-        variante=variante,
-    )

@@ -427,6 +427,34 @@ def sigterm_wie_strg_c() -> Iterator[None]:
         signal.signal(signal.SIGTERM, vorher if vorher is not None else signal.SIG_DFL)
 
 
+@contextlib.contextmanager
+def abbrechbar() -> Iterator[None]:
+    """Strg-C oder SIGTERM, bevor die Ausgabe steht: Exit 130, nichts geschrieben."""
+    with sigterm_wie_strg_c():
+        try:
+            yield
+        except KeyboardInterrupt:
+            raise Abgebrochen(
+                "Abgebrochen; nichts geschrieben, eine bestehende Ausgabe bleibt unverändert."
+            ) from None
+
+
+def ausgeben(bilanz: Bilanz, artikel: list[dict], auswahl: stichprobe_modul.Stichprobe | None) -> None:
+    """Schreibt die Ausgabe atomar nach ``bilanz.ziel``, danach die Stichprobe, falls gezogen.
+
+    Ein Abbruch nach dem Schreiben sagt, dass die Ausgabe vollständig ist.
+    """
+    schreiben(bilanz.ziel, teile(artikel))
+    if auswahl is None:
+        return
+    try:
+        bilanz.stichprobe = stichprobe_modul.schreiben(auswahl, CODER_VERSION, zaehlung=zaehlung(bilanz))
+    except KeyboardInterrupt:
+        raise Abgebrochen(
+            f"Abgebrochen vor der Stichprobe; die Ausgabe {bilanz.ziel} ist vollständig."
+        ) from None
+
+
 def stapel(
     datei: str,
     ausgabe: str | None,
@@ -443,31 +471,15 @@ def stapel(
     """
     start = time.perf_counter()
     bilanz = Bilanz(ziel=ausgabepfad(datei, ausgabe))
-    geschrieben = False
-    with sigterm_wie_strg_c():
-        try:
-            ziel_pruefen(bilanz.ziel, datei)
-            artikel, groesse = laden(datei)
-            balken = groesse >= BALKEN_AB_BYTES
-            auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
-            pruefung = Formpruefung(anzeigename(datei), streng)
-            entscheiden(artikel, bilanz, auswahl, balken, pruefung, mit_auswahl)
-            pruefung.abschliessen(bilanz.artikel)
-            schreiben(bilanz.ziel, teile(artikel))
-            geschrieben = True
-            del artikel
-            if auswahl is not None:
-                bilanz.stichprobe = stichprobe_modul.schreiben(
-                    auswahl, CODER_VERSION, zaehlung=zaehlung(bilanz)
-                )
-        except KeyboardInterrupt:
-            if geschrieben:
-                raise Abgebrochen(
-                    f"Abgebrochen vor der Stichprobe; die Ausgabe {bilanz.ziel} ist vollständig."
-                ) from None
-            raise Abgebrochen(
-                "Abgebrochen; nichts geschrieben, eine bestehende Ausgabe bleibt unverändert."
-            ) from None
+    with abbrechbar():
+        ziel_pruefen(bilanz.ziel, datei)
+        artikel, groesse = laden(datei)
+        balken = groesse >= BALKEN_AB_BYTES
+        auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
+        pruefung = Formpruefung(anzeigename(datei), streng)
+        entscheiden(artikel, bilanz, auswahl, balken, pruefung, mit_auswahl)
+        pruefung.abschliessen(bilanz.artikel)
+        ausgeben(bilanz, artikel, auswahl)
     bilanz.sekunden = time.perf_counter() - start
     click.echo(zusammenfassung(bilanz), err=True)
     return bilanz

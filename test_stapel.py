@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 import jsoneingabe
 import stapel
+import stichprobe
 from cli import cli
 from fehler import EXIT_ABGEBROCHEN, EXIT_AUFRUF, EXIT_EINGABE, EingabeFehler
 from normalisierung import bereinigen
@@ -783,6 +784,23 @@ def test_abbruch_beim_entscheiden(tmp_path, zwei, monkeypatch):
     ergebnis = aufrufen(str(zwei))
     assert ergebnis.exit_code == EXIT_ABGEBROCHEN
     assert zustand(tmp_path) == vorher
+
+
+def test_abbruch_vor_der_stichprobe_laesst_die_vollstaendige_ausgabe(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ziel = tmp_path / "aus.json"
+
+    def strg_c(*_, **__):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stichprobe, "schreiben", strg_c)
+    ergebnis = aufrufen(str(BEISPIEL), "-o", str(ziel), "--stichprobe", "2")
+    assert ergebnis.exit_code == EXIT_ABGEBROCHEN
+    assert ergebnis.stderr == f"Fehler: Abgebrochen vor der Stichprobe; die Ausgabe {ziel} ist vollständig.\n"
+    assert len(json.loads(ziel.read_text(encoding="utf-8"))) == len(
+        json.loads(BEISPIEL.read_text(encoding="utf-8"))
+    )
+    assert not list(tmp_path.glob("stichprobe-*.csv"))
 
 
 def test_schreibfehler_raeumt_auf(tmp_path):

@@ -34,18 +34,9 @@ from bewertung import json_laden
 from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
 from regeln import waehle
 from stichprobe import Fall, Stichprobe, schreiben
-from version import CODER_VERSION, PRIORITAET, Variante, variante_lesen
+from version import CODER_VERSION, PRIORITAET, VARIANTE, Variante, variante_lesen
 
 HOECHSTENS = 200  # so viele Fälle zeigt die Seite mit --datenbank höchstens
-
-
-def _variante(ctx, param, wert: str | None) -> Variante | None:
-    if wert is None:
-        return None
-    try:
-        return variante_lesen(wert)
-    except ValueError as fehler:
-        raise click.BadParameter(str(fehler)) from None
 
 
 def version_lesen(text: str) -> str:
@@ -108,13 +99,13 @@ def vergleichen(pfad: str, grundlage: Variante, variante: Variante) -> tuple[int
 @click.option(
     "--variante",
     metavar="VARIANTE",
-    callback=_variante,
+    type=VARIANTE,
     help="Die Variante, z. B. k4:0.03, quelle000 oder k4:0.03+quelle000 (Pflicht).",
 )
 @click.option(
     "--gegen",
     metavar="VARIANTE",
-    callback=_variante,
+    type=VARIANTE,
     help="Die Grundlage des Vergleichs (Voreinstellung: die Regeln, wie sie gelten).",
 )
 @click.option(

@@ -21,23 +21,15 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 import click
 
-from bench import basis
+from bench import basis, optionen
 from bench.erzeugen import artikel
 from fehler import DeutscherBefehl
 from regeln import waehle
 
 
 @click.command(cls=DeutscherBefehl)
-@click.option(
-    "-n",
-    "--anzahl",
-    type=click.IntRange(min=1),
-    default=3000,
-    show_default=True,
-    metavar="N",
-    help="Erzeugte Items.",
-)
-@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@optionen.anzahl(3000)
+@optionen.seed
 @click.option("--nur", type=click.Choice(["basis", "waehle"]), help="Nur eine der beiden Funktionen.")
 @click.option(
     "--zeilen",

@@ -34,6 +34,7 @@ from psycopg import sql
 import demo
 import ingest
 from anzeige import zahl
+from bench import optionen
 from fehler import DeutscherBefehl
 
 STAPEL = 200
@@ -149,16 +150,8 @@ def messen(n: int, seed: int, verzeichnis: Path) -> list[str]:
 
 
 @click.command(cls=DeutscherBefehl)
-@click.option(
-    "-n",
-    "--anzahl",
-    type=click.IntRange(min=1),
-    default=20000,
-    show_default=True,
-    metavar="N",
-    help="Erzeugte Items.",
-)
-@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@optionen.anzahl(20000)
+@optionen.seed
 def main(anzahl: int, seed: int) -> None:
     """Kosten der Kompression im Server (storage external) auf einem Wegwerf-PostgreSQL 18."""
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-speicher-"))

@@ -24,6 +24,7 @@ import click
 
 import einlesen
 import kodierung
+from bench import optionen
 from bench.erzeugen import artikel
 from bench.messen import laufzeit
 from fehler import DeutscherBefehl
@@ -59,16 +60,8 @@ def messen(funktion: Callable[[object], object], eingaben: list, runden: int) ->
 
 
 @click.command(cls=DeutscherBefehl)
-@click.option(
-    "-n",
-    "--anzahl",
-    type=click.IntRange(min=1),
-    default=3000,
-    show_default=True,
-    metavar="N",
-    help="Erzeugte Items.",
-)
-@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@optionen.anzahl(3000)
+@optionen.seed
 @click.option(
     "-r",
     "--runden",

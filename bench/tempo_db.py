@@ -49,6 +49,7 @@ import psycopg
 
 import demo
 import ingest
+from bench import optionen
 from fehler import Aufruffehler, DeutscherBefehl
 
 # --- SQL ---------------------------------------------------------------------------
@@ -356,15 +357,7 @@ def demo_slot(url: str) -> str:
 
 
 @click.command(cls=DeutscherBefehl)
-@click.option(
-    "-n",
-    "--anzahl",
-    type=click.IntRange(min=1),
-    default=20000,
-    show_default=True,
-    metavar="N",
-    help="Erzeugte Items.",
-)
+@optionen.anzahl(20000)
 @click.option(
     "--gross",
     type=click.IntRange(min=1),
@@ -373,7 +366,7 @@ def demo_slot(url: str) -> str:
     metavar="N",
     help="Items für Ziel 4, mindestens -n.",
 )
-@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@optionen.seed
 @click.option(
     "-w",
     "--wiederholungen",

@@ -26,7 +26,7 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 import click
 
-from bench import basis
+from bench import basis, optionen
 from bench.erzeugen import artikel, fuzz
 from bench.messen import abweichungen, bereinigen_der_wahl, laufzeit
 from fehler import DeutscherBefehl
@@ -53,16 +53,8 @@ def messen(eingaben: list, wiederholungen: int) -> dict[str, float]:
 
 
 @click.command(cls=DeutscherBefehl)
-@click.option(
-    "-n",
-    "--anzahl",
-    type=click.IntRange(min=1),
-    default=20000,
-    show_default=True,
-    metavar="N",
-    help="Erzeugte Items.",
-)
-@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators.")
+@optionen.anzahl(20000)
+@optionen.seed
 @click.option(
     "-w",
     "--wiederholungen",

@@ -1,0 +1,28 @@
+"""Die click-Optionen, die mehrere Bench-Skripte gleich deklarieren: ``-n/--anzahl`` und ``--seed``.
+
+Nur wo Bedeutung, Grenze und Hilfe wirklich gleich sind (erzeugte Items des
+Generators, sein Startwert); wer anders zählt oder einen anderen Startwert
+meint (erzeugen.py, zweifel.py, fuzzen.py, extraktion.py), deklariert selbst.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+def anzahl(voreinstellung: int):
+    """``-n/--anzahl``: so viele Items erzeugt der Generator (bench/erzeugen.py)."""
+    return click.option(
+        "-n",
+        "--anzahl",
+        type=click.IntRange(min=1),
+        default=voreinstellung,
+        show_default=True,
+        metavar="N",
+        help="Erzeugte Items.",
+    )
+
+
+seed = click.option(
+    "--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators."
+)
