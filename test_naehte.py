@@ -52,3 +52,9 @@ def test_benchmarks_importieren_keine_privaten_namen(datei):
 @pytest.mark.parametrize("datei", TESTS, ids=lambda p: p.name)
 def test_tests_importieren_keine_andere_testdatei(datei):
     assert [m for m, _ in importe(datei) if ist_test(m)] == []
+
+
+@pytest.mark.parametrize("datei", NICHT_TESTS, ids=lambda p: p.relative_to(PROJEKT).as_posix())
+def test_das_skript_check_db_ist_keine_bibliothek(datei):
+    """Migrationen kommen aus migrationen.py; check_db.py ist nur ein Skript."""
+    assert [m for m, _ in importe(datei) if m == "check_db"] == []

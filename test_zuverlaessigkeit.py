@@ -40,8 +40,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-import check_db
 import demo
+import migrationen
 import sperren
 import stufe
 from fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
@@ -457,7 +457,7 @@ def eigene_db(eigener_pg):
     url = eigener_pg.url(name)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(RAW_ITEMS)
-    check_db.migrieren(url, ausgabe=lambda _: None)
+    migrationen.migrieren(url, ausgabe=lambda _: None)
     yield url
     eigener_pg.starten()
     with eigener_pg.verwalten() as conn:

@@ -131,12 +131,12 @@ def lauf(url: str, verzeichnis: Path, *args: str) -> tuple[float, float, str, fl
 
 
 def messen(groessen: list[int], verzeichnis: Path) -> tuple[str, list[dict]]:
-    import check_db
+    import migrationen
 
     ergebnisse = []
     with demo.wegwerf_datenbank(verzeichnis) as url:
         ausfuehren(url, ingest.RAW_ITEMS)
-        check_db.migrieren(url, ausgabe=lambda _: None)
+        migrationen.migrieren(url, ausgabe=lambda _: None)
         with psycopg.connect(url) as conn:
             version = conn.execute("show server_version").fetchone()[0]
         da = 0

@@ -114,14 +114,14 @@ def lesen(url: str) -> tuple[float, int]:
 
 
 def messen(n: int, seed: int, verzeichnis: Path) -> list[str]:
-    import check_db
+    import migrationen
     from bench.erzeugen import artikel
     from bench.tempo_db import bestand_laden
 
     with demo.wegwerf_datenbank(verzeichnis) as url:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(ingest.RAW_ITEMS)
-        check_db.migrieren(url, ausgabe=lambda _: None)
+        migrationen.migrieren(url, ausgabe=lambda _: None)
         bestand_laden(url, list(artikel(n, seed)))
         demo.gemessen("--backfill", url=url, cwd=verzeichnis)
         with psycopg.connect(url) as conn:

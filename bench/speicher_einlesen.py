@@ -28,8 +28,8 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 import click
 
-import check_db
 import demo
+import migrationen
 from anzeige import zahl
 from fehler import DeutscherBefehl
 
@@ -61,7 +61,7 @@ def main(datei: Path, runden: int) -> None:
             )
             laden.start()
             laden.join()
-            check_db.migrieren(url, ausgabe=lambda _: None)
+            migrationen.migrieren(url, ausgabe=lambda _: None)
             eingabe = verzeichnis / "bestand-mit-item_id.json"
             eingabe = eingabe if eingabe.exists() else datei
             basis = grundlinie()

@@ -315,12 +315,12 @@ def tabelle(n: int, gross: int, m: dict) -> list[str]:
 
 
 def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path) -> dict:
-    import check_db
+    import migrationen
 
     runden_min = min(wiederholungen, 2)
     with demo.wegwerf_datenbank(verzeichnis) as url:
         ausfuehren(url, ingest.RAW_ITEMS)
-        check_db.migrieren(url, ausgabe=lambda _: None)
+        migrationen.migrieren(url, ausgabe=lambda _: None)
         m: dict = {"version": abfragen(url, SQL_VERSION)[0]}
 
         log(f"erzeuge und lade {n} Items (seed {seed}), dann Grundlinie ({runden_min} Runden) …")
