@@ -281,7 +281,13 @@ def _verbindungsfehler(text: str, ziel: str) -> str:
     ):
         return f"Datenbankserver nicht erreichbar ({ziel}). Läuft er, stimmen Host und Port?"
     if any(
-        s in klein for s in ("server closed the connection", "terminating connection", "connection is lost")
+        s in klein
+        for s in (
+            "server closed the connection",
+            "terminating connection",
+            "connection is lost",
+            "connection socket closed",  # psycopg, wenn der Server mitten im Lesen verschwindet
+        )
     ):
         return (
             f"Verbindung zur Datenbank verloren ({ziel}). Geschriebene Stapel bleiben; "
