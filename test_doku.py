@@ -147,6 +147,18 @@ def test_dateitabelle_nennt_jedes_modul_und_nur_vorhandene():
     assert genannt - module == set(), f"Zeilen für Module, die es nicht gibt: {sorted(genannt - module)}"
 
 
+def test_bench_readme_nennt_jedes_skript_und_nur_vorhandene():
+    text = (PROJEKT / "bench" / "README.md").read_text(encoding="utf-8")
+    genannt = set(re.findall(r"^\| `([\w.]+\.py)` \|", text, re.M))
+    skripte = {p.name for p in (PROJEKT / "bench").glob("*.py") if p.name != "__init__.py"}
+    assert skripte - genannt == set(), (
+        f"bench-Skripte ohne Zeile in bench/README.md: {sorted(skripte - genannt)}"
+    )
+    assert genannt - skripte == set(), (
+        f"Zeilen für bench-Skripte, die es nicht gibt: {sorted(genannt - skripte)}"
+    )
+
+
 def test_jeder_exit_code_steht_im_readme():
     codes = {wert for name, wert in vars(fehler).items() if name.startswith("EXIT_")}
     tabelle = README.read_text(encoding="utf-8").split("\n### Exit-Codes\n", 1)[1].split("\n#", 1)[0]

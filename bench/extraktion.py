@@ -15,12 +15,19 @@ wiederholt, bis die Zahl der Seiten erreicht ist):
   Maschine, die andere Läufe teilen, weniger als N.
 * ``speicher``: Spitzen-RSS (Hauptprozess, alle Worker zusammen, größter
   Worker) je Zahl der Seiten, abgetastet über /proc alle 0,2 s.
+* ``slot``: ein Slot von N Seiten (Voreinstellung 400) in der Datenbank, wie cron
+  ihn nach einem Abruf startet: ``auswahl.py --extrahieren --slot …`` als eigener
+  Prozess auf einem Wegwerf-PostgreSQL 18, Wanduhr vom Start des Prozesses bis zu
+  seinem Ende (Import, Verbindung, Extraktion, Auswahl, Schreiben); danach derselbe
+  Aufruf noch einmal, der nichts mehr zu tun hat. Im Nachbarslot liegen 100 Seiten,
+  die der Lauf nicht anfassen darf.
 
 Aufruf (aus dem Projektverzeichnis)::
 
     python -m bench.extraktion guete
     python -m bench.extraktion tempo -n 543 --prozesse 2
     python -m bench.extraktion speicher -n 1000 -n 10000 --prozesse 2
+    python -m bench.extraktion slot -n 400 --prozesse 2
 """
 
 from __future__ import annotations
@@ -31,18 +38,24 @@ import itertools
 import json
 import os
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import click
+import psycopg
 
 import bewertung
+import demo
 import extraktion
+import ingest
+import migrationen
 from fehler import DeutscherBefehl
 from regeln import waehle
 
@@ -179,15 +192,62 @@ def speicher(anzahlen: list[int], prozesse: int) -> None:
         print(f"{n:>6}  {sekunden:9.1f}  {mb['haupt']:19.0f}  {mb['alle']:20.0f}  {mb['worker']:21.0f}")
 
 
+SLOT = "2026-09-07T08:00"  # Europe/Berlin, = 06:00 UTC
+SQL_SLOT_ITEM = "insert into raw_items (id, slot, haus, url) values (%s, %s, 'haus', %s)"
+SQL_SLOT_SEITE = "insert into seiten (item_id, html, url, content_type) values (%s, %s, %s, 'text/html')"
+SQL_SLOT_ZAHLEN = """
+select (select count(distinct e.item_id) from extraktionen e join raw_items r on r.id = e.item_id
+        where r.slot = %(slot)s),
+       (select count(*) from extraktionen e join raw_items r on r.id = e.item_id where r.slot <> %(slot)s),
+       (select count(*) from selected_extractor s join raw_items r on r.id = s.item_id where r.slot = %(slot)s)
+"""
+
+
+def slot(n: int, prozesse: int) -> None:
+    """Ein Slot von n Seiten: ``auswahl.py --extrahieren --slot`` vom Start bis zum Ende, zweimal."""
+    ids, wahrheit, _, html = benchmark()
+    im_slot = datetime.fromisoformat("2026-09-07T06:00+00:00")
+    nachbar = im_slot + timedelta(hours=1)
+    args = ("--extrahieren", "--slot", SLOT, "--prozesse", str(prozesse))
+    with tempfile.TemporaryDirectory(prefix="aw-slot-") as verzeichnis:
+        arbeit = Path(verzeichnis)
+        with demo.wegwerf_datenbank(arbeit) as url:
+            with psycopg.connect(url) as conn:
+                conn.execute(ingest.RAW_ITEMS)
+            migrationen.migrieren(url, ausgabe=lambda _: None)
+            with psycopg.connect(url) as conn:
+                version = conn.execute("show server_version").fetchone()[0]
+                for nummer, seite in enumerate(seiten(ids, wahrheit, html, n + 100), start=1):
+                    conn.execute(SQL_SLOT_ITEM, (nummer, im_slot if nummer <= n else nachbar, seite.url))
+                    conn.execute(SQL_SLOT_SEITE, (nummer, seite.html, seite.url))
+            laeufe = [demo.gemessen(*args, url=url, cwd=arbeit) for _ in range(2)]
+            with psycopg.connect(url) as conn:
+                extrahiert, nebenan, gewaehlt = conn.execute(SQL_SLOT_ZAHLEN, {"slot": im_slot}).fetchone()
+    print(
+        f"`python -m bench.extraktion slot -n {n} --prozesse {prozesse}`; PostgreSQL {version}, "
+        f"{os.cpu_count()} Kerne, Lastmittel jetzt {os.getloadavg()[0]:.1f}"
+    )
+    print(f"Aufruf: wurzelwerk-auswahl {' '.join(args)} ({n} Seiten im Slot, 100 im Nachbarslot)")
+    (erst, rss_erst, bilanz_erst), (noch, rss_noch, bilanz_noch) = laeufe
+    print(
+        f"  erster Lauf: {erst:.1f} s vom Start bis zum Ende, {n / erst:.2f} Seiten/s, "
+        f"Spitze RSS {rss_erst:.0f} MB; „{bilanz_erst}“"
+    )
+    print(f"  noch einmal: {noch:.1f} s, Spitze RSS {rss_noch:.0f} MB; „{bilanz_noch}“")
+    print(
+        f"Danach: {extrahiert} Items des Slots extrahiert, {gewaehlt} gewählt, {nebenan} Zeilen im Nachbarslot"
+    )
+
+
 @click.command(cls=DeutscherBefehl)
-@click.argument("messung", type=click.Choice(["guete", "tempo", "speicher"]))
+@click.argument("messung", type=click.Choice(["guete", "tempo", "speicher", "slot"]))
 @click.option(
     "-n",
     "anzahlen",
     type=click.IntRange(min=1),
     multiple=True,
     metavar="N",
-    help="Zahl der Seiten, bei speicher mehrmals (ohne Angabe: tempo 543, speicher 1000 und 10000).",
+    help="Zahl der Seiten, bei speicher mehrmals (ohne Angabe: tempo 543, speicher 1000 und 10000, slot 400).",
 )
 @click.option(
     "--prozesse", type=click.IntRange(min=1), default=2, show_default=True, metavar="N", help="Worker."
@@ -201,11 +261,13 @@ def speicher(anzahlen: list[int], prozesse: int) -> None:
     help="tempo: Seiten je Block.",
 )
 def main(messung: str, anzahlen: tuple[int, ...], prozesse: int, block: int) -> None:
-    """Extraktion gemessen: Güte aus dem HTML, Tempo auf den Kernen, Spitzenspeicher."""
+    """Extraktion gemessen: Güte aus dem HTML, Tempo auf den Kernen, Spitzenspeicher, ein Slot."""
     if messung == "guete":
         guete(prozesse)
     elif messung == "tempo":
         tempo((anzahlen or (543,))[0], prozesse, block)
+    elif messung == "slot":
+        slot((anzahlen or (400,))[0], prozesse)
     else:
         speicher(list(anzahlen or (1000, 10000)), prozesse)
 
