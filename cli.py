@@ -23,7 +23,9 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
     "datei",
     metavar="[DATEI.json]",
     required=False,
-    type=click.Path(allow_dash=True),
+    # Lesen prüft jsoneingabe.lesen selbst: fehlt die Datei oder ist sie nicht lesbar, ist das ein
+    # Eingabefehler (Exit 1) wie jede andere kaputte Eingabe, kein Aufruffehler von click (Exit 2)
+    type=click.Path(allow_dash=True, readable=False),
 )
 @click.option(
     "-o",
@@ -31,7 +33,7 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
     "--output",  # so heißt die Option in Quelle 000; beide Namen gelten
     "ausgabe",
     metavar="AUSGABE.json",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=click.Path(dir_okay=False, allow_dash=True, readable=False),
     help="Ausgabedatei im Stapelbetrieb (Voreinstellung: <stamm>_selected.json neben der "
     "Eingabe; - für stdout).",
 )
@@ -56,7 +58,7 @@ BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py
 @click.option(
     "--einlesen",
     metavar="DATEI.json",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=click.Path(dir_okay=False, allow_dash=True, readable=False),
     help="Kandidaten aus einer Datei im Stapelformat nach extraktionen laden, Artikel mit „html“ "
     "nach seiten (Artikel tragen item_id).",
 )

@@ -32,7 +32,7 @@ import extraktion
 import jsoneingabe
 import stapel
 import stichprobe as stichprobe_modul
-from anzeige import BALKEN_AB_BYTES
+from anzeige import BALKEN_AB_BYTES, os_fehler
 from fehler import EingabeFehler
 from jsoneingabe import typname
 
@@ -67,8 +67,7 @@ def seite_lesen(pfad: Path) -> bytes:
     try:
         roh = pfad.read_bytes()
     except OSError as fehler:
-        grund = fehler.strerror or type(fehler).__name__
-        raise EingabeFehler(f"{pfad}: nicht lesbar ({grund}); nichts geschrieben.") from None
+        raise EingabeFehler(f"{pfad}: nicht lesbar ({os_fehler(fehler)}); nichts geschrieben.") from None
     if not pfad.name.endswith(".gz"):
         return roh
     try:

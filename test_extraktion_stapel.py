@@ -12,6 +12,7 @@ import pytest
 
 from fehler import EXIT_AUFRUF, EXIT_EINGABE
 from regeln import waehle
+from testhilfen import ohne_leserechte
 
 HIER = Path(__file__).resolve().parent
 AEB = HIER / "bench" / "aeb"
@@ -178,6 +179,24 @@ def test_kaputtes_gzip_nennt_die_datei_und_schreibt_nichts(tmp_path):
     ergebnis = auswahl("--extrahieren", "s", cwd=tmp_path)
     assert ergebnis.returncode == EXIT_EINGABE, ergebnis.stderr
     assert "b.html.gz: kein gültiges gzip" in ergebnis.stderr
+    assert not (tmp_path / "s_selected.json").exists()
+
+
+def test_seite_ohne_leserechte_nennt_die_datei_und_schreibt_nichts(tmp_path):
+    ordner = tmp_path / "s"
+    ordner.mkdir()
+    (ordner / "a.html").write_text("<p>gut</p>")
+    (ordner / "b.html").write_text("<p>geheim</p>")
+    (ordner / "b.html").chmod(0)
+    ergebnis = subprocess.run(
+        [*ohne_leserechte(), sys.executable, str(HIER / "auswahl.py"), "--extrahieren", "s"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ergebnis.returncode == EXIT_EINGABE, ergebnis.stderr
+    assert ergebnis.stderr == "Fehler: s/b.html: nicht lesbar (keine Leserechte); nichts geschrieben.\n"
     assert not (tmp_path / "s_selected.json").exists()
 
 

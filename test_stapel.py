@@ -31,6 +31,7 @@ from cli import cli
 from fehler import EXIT_ABGEBROCHEN, EXIT_AUFRUF, EXIT_EINGABE, EingabeFehler
 from normalisierung import bereinigen
 from regeln import REGELN, waehle
+from testhilfen import ohne_leserechte
 from version import PRIORITAET
 
 HIER = Path(__file__).resolve().parent
@@ -637,6 +638,21 @@ def test_kaputte_eingabe_von_stdin_schreibt_nichts_nach_stdout(fall):
     assert ergebnis.exit_code == EXIT_EINGABE
     assert ergebnis.stdout == ""
     assert ergebnis.stderr.startswith("Fehler: stdin") and meldung.format(datei="stdin") in ergebnis.stderr
+
+
+def test_eingabe_ohne_leserechte_exit_1_und_nichts_geschrieben(tmp_path):
+    eingabe = ablegen(tmp_path / "geheim.json", BEISPIEL.read_bytes())
+    eingabe.chmod(0)
+    p = subprocess.run(
+        [*ohne_leserechte(), sys.executable, str(HIER / "auswahl.py"), "geheim.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    fehler = p.stderr.decode("utf-8")
+    assert p.returncode == EXIT_EINGABE, fehler
+    assert fehler == "Fehler: Die Eingabedatei geheim.json ist nicht lesbar: keine Leserechte.\n"
+    assert [f.name for f in tmp_path.iterdir()] == ["geheim.json"]
 
 
 def test_byte_order_mark_ist_erlaubt(tmp_path, zwei):

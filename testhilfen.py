@@ -268,6 +268,16 @@ class Ergebnis:
         return f"exit {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
 
 
+def ohne_leserechte() -> list[str]:
+    """Vorsatz für einen Unterprozess, für den ``chmod 000`` gilt.
+
+    Die Tests laufen in CI als root, und root liest jede Datei (CAP_DAC_OVERRIDE).
+    Ohne diese beiden Fähigkeiten im Begrenzungssatz (``setpriv`` aus util-linux)
+    achtet auch ein root-Prozess die Dateirechte; als anderer Nutzer reicht chmod.
+    """
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+
+
 def starten(
     skript: str, *args: str, url: str | None, cwd: Path, env: dict | None = None, timeout: float = 300
 ) -> Ergebnis:
