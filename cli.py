@@ -7,6 +7,7 @@ Stapelbetrieb an stapel.py, --einlesen an einlesen.py, die Läufe an stufe.py. D
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import click
@@ -182,6 +183,11 @@ def cli(
             raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill oder --slot.")
         if datei and (trocken or teil):
             raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
+        if datei and (streng or mit_entscheidung):
+            raise Aufruffehler(
+                "--streng und --mit-entscheidung gelten nicht mit --extrahieren (die Kandidaten "
+                "entstehen hier; die Entscheidung zeigt: auswahl.py --mit-entscheidung AUSGABE.json)."
+            )
     elif (trocken or teil or prozesse) and not (backfill or slot):
         raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
     if stichprobe and einlesen:
@@ -202,10 +208,11 @@ def cli(
     else:
         import stufe
 
-        if extrahieren:  # erst extrahieren, dann im selben Lauf wählen
+        vorlauf = None
+        if extrahieren:  # erst extrahieren, dann im selben Lauf wählen (unter seiner Sperre)
             import extraktion_stufe
 
-            extraktion_stufe.extrahieren(slot, trocken, teil, prozesse)
+            vorlauf = functools.partial(extraktion_stufe.extrahieren, slot, trocken, teil, prozesse)
         stufe.lauf(
             slot=slot,
             trocken=trocken,
@@ -214,4 +221,5 @@ def cli(
             prozesse=prozesse,
             stapel_zeitlimit=stapel_zeitlimit,
             variante=variante,
+            vorlauf=vorlauf,
         )

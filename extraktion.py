@@ -211,6 +211,15 @@ def _worker(verbindung, speichergrenze_mb: int) -> None:
     _netz_sperren()
     grenze = _adressraum() + speichergrenze_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (grenze, grenze))
+    try:
+        _bedienen(verbindung, speichergrenze_mb)
+    except (BrokenPipeError, ConnectionResetError):
+        # Der Hauptprozess ist fort oder hat den Worker aufgegeben (Abbruch, Zeitlimit):
+        # still enden, kein Traceback im cron-Log.
+        return
+
+
+def _bedienen(verbindung, speichergrenze_mb: int) -> None:
     verbindung.send(BEREIT)
     while True:
         try:

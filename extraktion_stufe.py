@@ -7,25 +7,37 @@ die Fassung eines Extraktors (Paketversion, Einstellungen, Zeichensatzregel)
 weicht ab oder es gibt noch keine –, extrahiert sie auf Worker-Prozessen
 (extraktion.py) und schreibt ``extraktionen``: nur Zeilen, deren Text, Fehler,
 Fassung oder Seite sich geändert hat, in Stapeln zu je einer Transaktion.
-Danach wählt ``stufe.lauf`` im selben Lauf für die betroffenen Items (die
-Auswahl erkennt geänderte Kandidaten an ihren Prüfsummen). Ein zweiter Lauf
-ohne Änderung extrahiert nichts.
+Gelesen wird wie in der Auswahl in Keyset-Seiten (``s.item_id >= ab … limit``),
+jede eine eigene kurze Transaktion: während die Extraktoren rechnen, hält die
+Stufe keine Transaktion offen.
+
+``stufe.lauf`` ruft ``extrahieren`` als Vorlauf: unter der Sperre des Laufs
+und in seinem Protokoll (``auswahl_laeufe``), mit seiner Behandlung von
+SIGINT/SIGTERM. Danach wählt der Lauf für die betroffenen Items (die Auswahl
+erkennt geänderte Kandidaten an ihren Prüfsummen). Ein zweiter Lauf ohne
+Änderung extrahiert nichts.
 """
 
 from __future__ import annotations
 
+import signal
 import time
+from collections.abc import Iterator
 
 import click
+import psycopg
 from psycopg import sql
 
 import db
 import extraktion
 import lesen
 import stufe
-from fehler import VoraussetzungFehlt
+from arbeiter import Abbruch
+from fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
+from fortschritt import fortschritt
 
 STAPEL = 50  # Seiten je Schreibtransaktion
+LESESEITE = 20  # Seiten je Leseabfrage (HTML im Speicher: höchstens diese plus die in Arbeit)
 
 SQL_GIBT_ES_SEITEN = "select to_regclass('seiten') is not null"
 
@@ -37,7 +49,7 @@ join raw_items r on r.id = s.item_id
 cross join lateral (
     select sha256(s.html_sha256 || convert_to(coalesce(s.content_type, ''), 'UTF8')) as sha256
 ) k
-where {bedingung} and exists (
+where {bedingung} and s.item_id >= %(ab)s and exists (
     select 1 from unnest(%(namen)s::text[], %(fassungen)s::text[]) as f (extraktor, fassung)
     where not exists (
         select 1 from extraktionen e
@@ -46,6 +58,7 @@ where {bedingung} and exists (
     )
 )
 order by s.item_id
+limit %(seite)s
 """
 
 SQL_ZAHL_VERALTET = "select count(*) from ({abfrage}) v"
@@ -85,57 +98,83 @@ def _abfrage(slot: str | None, teil: str | None) -> tuple[sql.Composed, dict]:
     return sql.SQL(SQL_VERALTET).format(bedingung=sql.SQL(" and ").join(bedingungen)), params
 
 
-def extrahieren(slot: str | None, trocken: bool, teil: str | None, prozesse: int | None) -> dict[str, int]:
-    """Extrahiert die veralteten Seiten und schreibt ``extraktionen``; gibt die Zählung zurück."""
+def extrahieren(
+    slot: str | None, trocken: bool, teil: str | None, prozesse: int | None, abbruch: Abbruch | None = None
+) -> dict[str, int]:
+    """Extrahiert die veralteten Seiten und schreibt ``extraktionen``; gibt die Zählung zurück.
+
+    ``stufe.lauf`` ruft das als Vorlauf auf: nach der Sperre und dem Eintrag ins
+    Protokoll, vor der Auswahl. Nach SIGINT/SIGTERM (``abbruch``) hört die
+    Extraktion nach der laufenden Seite auf, schreibt die fertigen Seiten und
+    endet mit ``Abgebrochen`` (Exit 130); die Auswahl läuft dann nicht.
+    """
     start = time.perf_counter()
     abfrage, params = _abfrage(slot, teil)
     fassung = dict(zip(params["namen"], params["fassungen"], strict=True))
     zaehlung = {"veraltet": 0, "extrahiert": 0, "geschrieben": 0, "fehler": 0}
     url = db.datenbank_url()
-    with db.fehler_uebersetzen(url):
-        leser = db.verbinden(url, "extraktion lesen")
-        try:
-            if not leser.execute(SQL_GIBT_ES_SEITEN).fetchone()[0]:
-                raise VoraussetzungFehlt(
-                    "Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (python check_db.py --migrieren)."
-                )
-            zaehlung["veraltet"] = leser.execute(
-                sql.SQL(SQL_ZAHL_VERALTET).format(abfrage=abfrage), params
-            ).fetchone()[0]
-            if trocken or not zaehlung["veraltet"]:
-                leser.rollback()
-            else:
-                with db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber:
-                    _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung)
-                leser.rollback()
-        finally:
-            leser.close()
-    dauer = f"{time.perf_counter() - start:.1f}".replace(".", ",")
+    # Beide Verbindungen im Autocommit: jede Leseseite und jeder Schreibstapel ist eine
+    # eigene kurze Transaktion, zwischen ihnen – während die Extraktoren rechnen – keine.
+    with db.fehler_uebersetzen(url), db.verbinden(url, "extraktion lesen", autocommit=True) as leser:
+        if not leser.execute(SQL_GIBT_ES_SEITEN).fetchone()[0]:
+            raise VoraussetzungFehlt(
+                "Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (python check_db.py --migrieren)."
+            )
+        zaehlung["veraltet"] = leser.execute(
+            sql.SQL(SQL_ZAHL_VERALTET).format(abfrage=abfrage),
+            {**params, "ab": lesen.KLEINSTE_ID, "seite": None},
+        ).fetchone()[0]
+        if not trocken and zaehlung["veraltet"]:
+            with db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber:
+                try:
+                    _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch)
+                except (psycopg.Error, StufenFehler):
+                    if zaehlung["extrahiert"]:
+                        click.echo(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}", err=True)
+                    raise
     if trocken:
         click.echo(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.", err=True)
     else:
-        click.echo(
-            f"Extraktion: {zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert, "
-            f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
-            f"mit Fehler, {dauer} s",
-            err=True,
+        click.echo(f"Extraktion: {_bilanz(zaehlung, start)}", err=True)
+    if abbruch is not None and abbruch.signal is not None:
+        raise Abgebrochen(
+            f"Abgebrochen ({signal.Signals(abbruch.signal).name}) während der Extraktion nach "
+            f"{zaehlung['extrahiert']} Seiten; jede Seite ist ganz oder gar nicht geschrieben, ein "
+            "erneuter Lauf macht den Rest. Die Auswahl lief nicht."
         )
     return zaehlung
 
 
-def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung) -> None:
+def _bilanz(zaehlung: dict[str, int], start: float) -> str:
+    dauer = f"{time.perf_counter() - start:.1f}".replace(".", ",")
+    return (
+        f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert, "
+        f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
+        f"mit Fehler, {dauer} s"
+    )
+
+
+def _seiten_lesen(leser, abfrage: sql.Composed, params: dict) -> Iterator[tuple]:
+    """Die veralteten Seiten in Keyset-Seiten zu LESESEITE, jede Abfrage eine eigene Transaktion."""
+    ab = lesen.KLEINSTE_ID
+    while True:
+        zeilen = leser.execute(abfrage, {**params, "ab": ab, "seite": LESESEITE}).fetchall()
+        yield from zeilen
+        if len(zeilen) < LESESEITE or zeilen[-1][0] == lesen.GROESSTE_ID:
+            return
+        ab = zeilen[-1][0] + 1
+
+
+def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch) -> None:
     summen: dict[int, tuple[int, bytes]] = {}  # Seitennummer → (item_id, sha256)
 
     def seiten():
-        with leser.cursor(name="aw_seiten") as cur:
-            cur.itersize = STAPEL
-            cur.execute(abfrage, params)
-            for nr, (item_id, html, url, content_type, sha) in enumerate(cur):
-                summen[nr] = (item_id, sha)
-                yield extraktion.Seite(bytes(html), url, str(item_id), content_type)
+        for nr, (item_id, html, url, content_type, sha) in enumerate(_seiten_lesen(leser, abfrage, params)):
+            summen[nr] = (item_id, sha)
+            yield extraktion.Seite(bytes(html), url, str(item_id), content_type)
 
     zeilen: list[tuple] = []
-    with extraktion.Extraktion(prozesse) as ex:
+    with extraktion.Extraktion(prozesse) as ex, fortschritt(zaehlung["veraltet"], "Extrahieren") as weiter:
         for nr, kandidaten in ex.seiten(seiten()):
             item_id, sha = summen.pop(nr)
             zaehlung["extrahiert"] += 1
@@ -145,6 +184,9 @@ def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung)
             if len(zeilen) >= STAPEL * len(kandidaten):
                 zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
                 zeilen = []
+            weiter(1)
+            if abbruch is not None and abbruch.signal is not None:
+                break
     if zeilen:
         zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
 

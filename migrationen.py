@@ -96,7 +96,7 @@ def anwenden(conn: psycopg.Connection, datei: Path) -> None:
         if isinstance(fehler, errors.LockNotAvailable):
             raise db.Zeitlimit(
                 f"{datei.name}: Sperre auf eine Tabelle nicht rechtzeitig bekommen (lock_timeout "
-                f"{db.MIGRATION_GRENZEN['lock_timeout']}; AUSWAHL_MIGRATION_LOCK_TIMEOUT) – läuft gerade "
+                f"{db.migrationsgrenzen()['lock_timeout']}; AUSWAHL_MIGRATION_LOCK_TIMEOUT) – läuft gerade "
                 "ein Lauf der Stufe? Nichts angewandt; später erneut versuchen."
             ) from None
         raise db.DatenbankFehler(

@@ -156,6 +156,10 @@ MODI: dict[str, Modus] = {
                 Recht("eigentuemer", "extraktionen", wenn_vorhanden=True),
                 Recht("eigentuemer", "selected_extractor", wenn_vorhanden=True),
                 Recht("eigentuemer", "auswahl_uebersicht", wenn_vorhanden=True),
+                Recht("eigentuemer", "auswahl_laeufe", wenn_vorhanden=True),
+                Recht("eigentuemer", "auswahl_letzter_slot", wenn_vorhanden=True),
+                Recht("eigentuemer", "auswahl_slots_ohne_lauf", wenn_vorhanden=True),
+                Recht("eigentuemer", "seiten", wenn_vorhanden=True),
             ),
         ),
     )
@@ -247,7 +251,8 @@ REZEPT_KOPF = """\
 -- und schreiben, schema_migrationen lesen, CONNECT und TEMPORARY auf der
 -- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe)
 -- lesen und schreiben – sonst nichts. Mit -v einlesen=1 zusätzlich, was
--- --einlesen braucht (extraktionen einfügen, ändern, löschen); mit
+-- --einlesen braucht (extraktionen einfügen, ändern, löschen; seiten lesen,
+-- einfügen, ändern); mit
 -- -v extrahieren=1, was --extrahieren --backfill/--slot braucht (seiten lesen,
 -- extraktionen einfügen und ändern). Die Advisory-Locks eines Laufs brauchen
 -- kein Recht. Migrieren darf die Rolle nicht.

@@ -32,6 +32,7 @@ import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -201,8 +202,13 @@ def lauf(
     prozesse: int | None,
     stapel_zeitlimit: float = ZEITLIMIT,
     variante: Variante | None = None,
+    vorlauf: Callable[[Abbruch], object] | None = None,
 ) -> Bilanz:
     """Ein Lauf: ``slot=None`` heißt --backfill.
+
+    ``vorlauf(abbruch)`` läuft vor der Auswahl, unter der Sperre und im Protokoll
+    des Laufs (``--extrahieren``: ``extraktion_stufe.extrahieren``); sein Fehler
+    oder Abbruch ist der des Laufs.
 
     Mit ``variante`` (``--variante``) kodiert der Lauf unter ihrer eigenen
     coder_version und mit ihren Parametern für ``waehle``: Sperre, Bestand,
@@ -246,9 +252,11 @@ def lauf(
             try:
                 voraussetzungen(leser)
                 if trocken:
+                    if vorlauf is not None:
+                        vorlauf(abbruch)
                     _ablauf(dieser, leser, None, arbeiter, abbruch)
                 else:
-                    _protokolliert(dieser, url, leser, arbeiter, abbruch)
+                    _protokolliert(dieser, url, leser, arbeiter, abbruch, vorlauf)
             finally:
                 leser.close()
     except BaseException as fehler:
@@ -275,7 +283,7 @@ def _hart_beenden(ausgang: BaseException | None) -> None:
     os._exit(code)
 
 
-def _protokolliert(dieser: _Lauf, url: str, leser, arbeiter, abbruch: Abbruch) -> None:
+def _protokolliert(dieser: _Lauf, url: str, leser, arbeiter, abbruch: Abbruch, vorlauf=None) -> None:
     """Der schreibende Lauf: Sperre, Protokoll am Anfang und am Ende."""
     schreiber = db.verbinden(url, "schreiben", autocommit=True)
     try:
@@ -292,6 +300,8 @@ def _protokolliert(dieser: _Lauf, url: str, leser, arbeiter, abbruch: Abbruch) -
             with db.fehler_uebersetzen(url):
                 sperren(schreiber, dieser.version, dieser.teil)
                 schreiber.execute(SQL_TEMP)
+                if vorlauf is not None:
+                    vorlauf(abbruch)
                 _ablauf(dieser, leser, schreiber, arbeiter, abbruch)
         except StufenFehler as fehler:
             code, meldung = fehler.exit_code, fehler.format_message()

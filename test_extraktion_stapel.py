@@ -200,6 +200,17 @@ def test_seite_ohne_leserechte_nennt_die_datei_und_schreibt_nichts(tmp_path):
     assert not (tmp_path / "s_selected.json").exists()
 
 
+@pytest.mark.parametrize("option", ["--streng", "--mit-entscheidung"])
+def test_stapeloptionen_der_auswahl_gelten_nicht_mit_extrahieren(tmp_path, option):
+    """Sie würden still übergangen; so steht im Fehler, was stattdessen hilft."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "a.html").write_text("<p>gut</p>")
+    ergebnis = auswahl("--extrahieren", "s", option, cwd=tmp_path)
+    assert ergebnis.returncode == EXIT_AUFRUF
+    assert "--streng und --mit-entscheidung gelten nicht mit --extrahieren" in ergebnis.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s"]
+
+
 def test_dieselbe_id_zweimal_exit_1(tmp_path):
     ordner = tmp_path / "s"
     ordner.mkdir()

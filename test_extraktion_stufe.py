@@ -4,12 +4,23 @@ einen echten PostgreSQL 18 – aus ``seiten`` nach ``extraktionen`` und weiter z
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg import sql
 
+import sperren
+from fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
+from testhilfen import PROJEKT, nachfahren, sperrname
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -145,3 +156,133 @@ def test_beispielseiten_ueber_einlesen_entscheiden_wie_der_stapel(cli, daten, tm
             assert zeilen[(artikel["item_id"], name)][:2] == (kandidat["text"], kandidat["error"])
     gewaehlt = dict(daten.conn.execute("select item_id, extraktor from selected_extractor").fetchall())
     assert gewaehlt == {a["item_id"]: a["selected_extractor"] for a in ausgabe}
+
+
+# --- Unbeaufsichtigt: kurze Transaktionen, Signale, Sperre, Protokoll -----------------------
+
+VIELE = 30  # Seiten: genug, dass die Extraktion eine Weile läuft (~0,3 s Rechenzeit je Seite)
+
+
+@pytest.fixture
+def viele(daten, veroeffentlicht):
+    ids = sorted(veroeffentlicht)[:6]
+    roh = {i: gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()) for i in ids}
+    for item_id, seiten_id in zip(range(1, VIELE + 1), itertools.cycle(ids), strict=False):
+        daten.item(item_id, SLOT_A)
+        seite(daten, item_id, roh[seiten_id], veroeffentlicht[seiten_id]["url"])
+    return daten
+
+
+def starten(url: str, *args: str, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), *args],
+        cwd=cwd,
+        env={**os.environ, "DATABASE_URL": url},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def ende(prozess: subprocess.Popen, timeout: float = 300) -> tuple[int, str, str]:
+    try:
+        out, err = prozess.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for pid in [prozess.pid, *nachfahren(prozess.pid)]:
+            os.kill(pid, signal.SIGKILL)
+        out, err = prozess.communicate()
+        pytest.fail(f"Lauf hängt nach {timeout} s\n{out}\n{err}")
+    return prozess.returncode, out, err
+
+
+def bis_die_extraktion_laeuft(url: str, prozess: subprocess.Popen) -> None:
+    """Wartet, bis Worker einer Extraktion rechnen: die Leseverbindung der Extraktion ist
+    offen und der forkserver hat Kinder (noch ist keine Zeile geschrieben)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        while True:
+            assert prozess.poll() is None, prozess.communicate()
+            verbunden = conn.execute(
+                "select count(*) from pg_stat_activity where application_name like '%extraktion lesen%'"
+            ).fetchone()[0]
+            if verbunden and any(nachfahren(kind) for kind in nachfahren(prozess.pid)):
+                return
+            time.sleep(0.02)
+
+
+def test_keine_transaktion_bleibt_offen_waehrend_die_extraktoren_rechnen(
+    pg, db_name, db_url, viele, tmp_path
+):
+    """Die Seiten kommen in Keyset-Seiten, jede eine eigene kurze Transaktion: die Extraktion
+    übersteht ein winziges idle_in_transaction_session_timeout, auch wenn die Worker stehen."""
+    with pg.verwalten() as conn:
+        conn.execute(
+            sql.SQL("alter database {} set idle_in_transaction_session_timeout = '1s'").format(
+                sql.Identifier(db_name)
+            )
+        )
+    prozess = starten(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    bis_die_extraktion_laeuft(db_url, prozess)
+    angehalten = nachfahren(prozess.pid)
+    for pid in angehalten:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(2.5)  # länger als das Zeitlimit der Datenbank
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            offen = conn.execute(
+                "select count(*) from pg_stat_activity where application_name like 'wurzelwerk-auswahl%' "
+                "and state like 'idle in transaction%'"
+            ).fetchone()[0]
+            schon = conn.execute("select count(*) from extraktionen").fetchone()[0]
+    finally:
+        for pid in angehalten:
+            os.kill(pid, signal.SIGCONT)
+    code, out, err = ende(prozess)
+    assert schon < 3 * VIELE, "die Extraktion war schon fertig: kein Beweis"
+    assert offen == 0
+    assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
+    assert f"Extraktion: {VIELE} Seiten neu oder veraltet, {VIELE} extrahiert" in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_macht_weiter(
+    db_url, viele, tmp_path, sig
+):
+    prozess = starten(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    bis_die_extraktion_laeuft(db_url, prozess)
+    os.kill(prozess.pid, sig)
+    code, out, err = ende(prozess, timeout=120)
+    assert code == EXIT_ABGEBROCHEN, f"exit {code}\n{out}\n{err}"
+    assert f"Abgebrochen ({signal.Signals(sig).name}) während der Extraktion" in err, err
+    assert "Traceback" not in err and out == ""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        # die Sperre ist frei, und der Lauf steht mit Exit 130 im Protokoll
+        assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        assert conn.execute("select exit_code from auswahl_laeufe").fetchall() == [(EXIT_ABGEBROCHEN,)]
+        # jede Seite ganz oder gar nicht: je Item drei Kandidaten oder keiner
+        je_item = conn.execute("select count(*) from extraktionen group by item_id").fetchall()
+        assert set(je_item) <= {(3,)}
+    weiter = starten(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    code, out, err = ende(weiter)
+    assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
+    assert f"{VIELE - len(je_item)} extrahiert" in err
+    assert out.startswith(f"neu {VIELE}, "), out
+
+
+def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):
+    """Zwei Läufe nach demselben Poll extrahieren nicht doppelt: die Sperre gilt ab dem Anfang."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == EXIT_GESPERRT, str(lauf)
+    assert extraktionen(bestand) == {}
+    assert "Extraktion:" not in lauf.err
+
+
+def test_extraktion_steht_im_protokoll_des_laufs(db_url, bestand, cli):
+    lauf = cli("--extrahieren", "--slot", SLOT_A.isoformat())
+    assert lauf.code == EXIT_OK, str(lauf)
+    zeilen = bestand.conn.execute(
+        "select modus, exit_code, beendet_am is not null from auswahl_laeufe"
+    ).fetchall()
+    assert zeilen == [("slot", EXIT_OK, True)]

@@ -268,6 +268,26 @@ class Ergebnis:
         return f"exit {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
 
 
+def nachfahren(pid: int) -> list[int]:
+    """Alle Nachfahren von ``pid`` aus /proc (Worker, forkserver und dessen Kinder)."""
+    kinder: dict[int, list[int]] = {}
+    for eintrag in Path("/proc").iterdir():
+        if not eintrag.name.isdigit():
+            continue
+        try:
+            stat = (eintrag / "stat").read_text()
+        except OSError:
+            continue
+        # Feld 4 ist die PPID; der Name in Klammern kann Leerzeichen enthalten.
+        kinder.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(eintrag.name))
+    offen, alle = list(kinder.get(pid, [])), []
+    while offen:
+        kind = offen.pop()
+        alle.append(kind)
+        offen.extend(kinder.get(kind, []))
+    return sorted(alle)
+
+
 def ohne_leserechte() -> list[str]:
     """Vorsatz für einen Unterprozess, für den ``chmod 000`` gilt.
 

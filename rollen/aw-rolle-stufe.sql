@@ -8,7 +8,8 @@
 -- und schreiben, schema_migrationen lesen, CONNECT und TEMPORARY auf der
 -- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe)
 -- lesen und schreiben – sonst nichts. Mit -v einlesen=1 zusätzlich, was
--- --einlesen braucht (extraktionen einfügen, ändern, löschen); mit
+-- --einlesen braucht (extraktionen einfügen, ändern, löschen; seiten lesen,
+-- einfügen, ändern); mit
 -- -v extrahieren=1, was --extrahieren --backfill/--slot braucht (seiten lesen,
 -- extraktionen einfügen und ändern). Die Advisory-Locks eines Laufs brauchen
 -- kein Recht. Migrieren darf die Rolle nicht.
