@@ -4,9 +4,11 @@
     python check_db.py --migrieren  fehlende Migrationen der Reihe nach anwenden
     python check_db.py --modus einlesen  die Rechte für --einlesen prüfen (auch: alle)
 
-Exit-Codes wie auswahl.py: 0 alles da, 3 Datenbank nicht erreichbar,
+Exit-Codes wie auswahl.py: 0 alles da, 1 eine Migration ist schon angewandt
+(Buch und Datenbank widersprechen sich), 3 Datenbank nicht erreichbar,
 4 Voraussetzung fehlt (die Liste steht auf stdout), 5 ein anderer
-Migrationslauf hält die Sperre, 7 DATABASE_URL oder eine Grenze kaputt.
+Migrationslauf hält die Sperre, 6 eine Tabellensperre kam nicht vor dem
+lock_timeout, 7 DATABASE_URL oder eine Grenze kaputt.
 
 Die Migrationen selbst (finden, anwenden, Sperre) stehen in migrationen.py,
 die Rechte je Betriebsart in rechte.py.
@@ -163,8 +165,9 @@ def main(anwenden_: bool, modi: tuple[str, ...]) -> None:
     """Rauchtest: Anmeldung, Voraussetzungen (raw_items, Migrationen, Rechte je Modus) und Bestand.
 
     DATABASE_URL kommt aus der Umgebung oder aus .env. Exit-Codes: 0 alles da,
-    3 Datenbank nicht erreichbar, 4 Voraussetzung fehlt,
-    5 ein anderer Migrationslauf hält die Sperre, 7 DATABASE_URL oder Grenze kaputt.
+    1 Migration schon angewandt, 3 Datenbank nicht erreichbar, 4 Voraussetzung fehlt,
+    5 ein anderer Migrationslauf hält die Sperre, 6 Tabellensperre nicht vor dem
+    lock_timeout, 7 DATABASE_URL oder Grenze kaputt.
     """
     url = db.datenbank_url()
     if "alle" in modi:

@@ -69,7 +69,7 @@ def slot_parsen(text: str) -> datetime:
     letzten Sonntag im Oktober gibt es zweimal. Beides ist ein Eingabefehler mit
     den Schreibweisen, die es gibt – ein Slot, der still verschoben oder in der
     falschen Stunde gelesen wird, fiele im Betrieb niemandem auf; ein Fehler
-    (Exit 1) steht im Protokoll und im cron-Log.
+    (Exit 1) steht im cron-Log (in auswahl_laeufe nicht: der Lauf beginnt gar nicht).
     """
     try:
         zeitpunkt = datetime.fromisoformat(text.strip())

@@ -581,7 +581,6 @@ def test_migrierer_bricht_klar_ab_wenn_die_sperre_zu_lange_gehalten_wird(leere_d
         assert conn.execute("select to_regclass('schema_migrationen')").fetchone()[0] is None
 
 
-
 def test_tabellensperre_beim_migrieren_nennt_das_gesetzte_lock_timeout(leere_db_url, tmp_path):
     """Exit 6, und die Meldung nennt die Grenze, die galt – nicht die Voreinstellung."""
     raw_items_anlegen(leere_db_url)
@@ -596,6 +595,7 @@ def test_tabellensperre_beim_migrieren_nennt_das_gesetzte_lock_timeout(leere_db_
         )
     assert e.code == EXIT_ZEITLIMIT, str(e)
     assert "nicht rechtzeitig bekommen (lock_timeout 300ms; AUSWAHL_MIGRATION_LOCK_TIMEOUT)" in e.err, e.err
+
 
 def test_keine_migrationsdateien_ist_ein_fehler(leere_db_url, tmp_path, monkeypatch):
     monkeypatch.setattr(migrationen, "VERZEICHNIS", tmp_path / "gibt-es-nicht")
