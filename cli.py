@@ -161,7 +161,7 @@ def cli(
             "Genau eine Betriebsart angeben: DATEI, --backfill, --slot oder --einlesen"
             + (f" (angegeben: {', '.join(modi)})." if modi else ".")
         )
-    if datei and not extrahieren and Path(datei).is_dir():
+    if datei and not extrahieren and _ist_ordner(datei):
         raise Aufruffehler(
             f"„{datei}“ ist ein Verzeichnis; ein Ordner mit .html/.html.gz-Seiten ist nur mit "
             "--extrahieren Eingabe."
@@ -223,3 +223,11 @@ def cli(
             variante=variante,
             vorlauf=vorlauf,
         )
+
+
+def _ist_ordner(datei: str) -> bool:
+    """Ist DATEI ein Ordner? Ist das nicht festzustellen (keine Rechte), meldet es das Lesen."""
+    try:
+        return Path(datei).is_dir()
+    except OSError:
+        return False

@@ -201,7 +201,10 @@ def _worker(verbindung, speichergrenze_mb: int) -> None:
     import logging
     import resource
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Strg-C behandelt der Hauptprozess
+    # Strg-C trifft die ganze Prozessgruppe, systemd schickt SIGTERM an alle Prozesse der
+    # Einheit: nur der Hauptprozess entscheidet, wann Schluss ist, und beendet die Worker selbst.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     logging.disable(logging.CRITICAL)  # readability & Co. schreiben sonst Tracebacks nach stderr
     try:
         vorbereiten()
@@ -474,6 +477,10 @@ class Extraktion:
                 f"von {self.speichergrenze_mb} MB kann so enden)"
             )
         return f"Worker unerwartet beendet (Exit-Code {exitcode})"
+
+
+# So beginnt der Fehler eines Aufrufs, dessen Worker starb (``Extraktion._todesursache``).
+WORKER_TOT = ("Worker abgestürzt", "Worker unerwartet beendet")
 
 
 def speicher_fehler(grenze_mb: int) -> str:

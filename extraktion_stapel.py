@@ -44,7 +44,13 @@ ENDUNGEN = (".html.gz", ".html")  # die längere zuerst: „a.html.gz“ hat die
 def ordner_dateien(ordner: Path) -> list[tuple[str, Path]]:
     """(id, Pfad) je Seite im Ordner, nach id geordnet; andere Dateien zählen nicht."""
     seiten: dict[str, Path] = {}
-    for pfad in sorted(ordner.iterdir()):
+    try:
+        eintraege = sorted(ordner.iterdir())
+    except OSError as fehler:
+        raise EingabeFehler(
+            f"{ordner}: Ordner nicht lesbar ({os_fehler(fehler)}); nichts geschrieben."
+        ) from None
+    for pfad in eintraege:
         endung = next((e for e in ENDUNGEN if pfad.name.endswith(e)), None)
         if endung is None or not pfad.is_file() or pfad.name == endung:
             continue

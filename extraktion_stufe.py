@@ -168,27 +168,49 @@ def _seiten_lesen(leser, abfrage: sql.Composed, params: dict) -> Iterator[tuple]
 def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch) -> None:
     summen: dict[int, tuple[int, bytes]] = {}  # Seitennummer → (item_id, sha256)
 
+    def abgebrochen() -> bool:
+        return abbruch is not None and abbruch.signal is not None
+
     def seiten():
         for nr, (item_id, html, url, content_type, sha) in enumerate(_seiten_lesen(leser, abfrage, params)):
+            if abgebrochen():  # nach einem Signal keine neuen Seiten mehr lesen
+                return
             summen[nr] = (item_id, sha)
             yield extraktion.Seite(bytes(html), url, str(item_id), content_type)
 
     zeilen: list[tuple] = []
-    with extraktion.Extraktion(prozesse) as ex, fortschritt(zaehlung["veraltet"], "Extrahieren") as weiter:
-        for nr, kandidaten in ex.seiten(seiten()):
-            item_id, sha = summen.pop(nr)
-            zaehlung["extrahiert"] += 1
-            for name, ergebnis in kandidaten.items():
-                zaehlung["fehler"] += ergebnis["error"] is not None
-                zeilen.append((item_id, name, ergebnis["text"], ergebnis["error"], fassung[name], sha))
-            if len(zeilen) >= STAPEL * len(kandidaten):
-                zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
-                zeilen = []
-            weiter(1)
-            if abbruch is not None and abbruch.signal is not None:
-                break
+    try:
+        with (
+            extraktion.Extraktion(prozesse) as ex,
+            fortschritt(zaehlung["veraltet"], "Extrahieren") as weiter,
+        ):
+            for nr, kandidaten in ex.seiten(seiten()):
+                item_id, sha = summen.pop(nr)
+                if abgebrochen() and any(_abgestuerzt(e["error"]) for e in kandidaten.values()):
+                    # Starb ein Worker im Abbruch mit, ist das kein Befund über die Seite:
+                    # nicht schreiben, der nächste Lauf extrahiert sie.
+                    break
+                zaehlung["extrahiert"] += 1
+                for name, ergebnis in kandidaten.items():
+                    zaehlung["fehler"] += ergebnis["error"] is not None
+                    zeilen.append((item_id, name, ergebnis["text"], ergebnis["error"], fassung[name], sha))
+                if len(zeilen) >= STAPEL * len(kandidaten):
+                    zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+                    zeilen = []
+                weiter(1)
+                if abgebrochen():
+                    break
+    except StufenFehler:
+        # Etwa ein Ersatz-Worker, der nicht startet: die fertigen Seiten bleiben nicht liegen.
+        if zeilen:
+            zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+        raise
     if zeilen:
         zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+
+
+def _abgestuerzt(fehler: str | None) -> bool:
+    return fehler is not None and fehler.startswith(extraktion.WORKER_TOT)
 
 
 def _schreiben(schreiber, zeilen: list[tuple]) -> int:

@@ -254,6 +254,7 @@ def lauf(
                 if trocken:
                     if vorlauf is not None:
                         vorlauf(abbruch)
+                        dieser.start = time.perf_counter()  # die Bilanz zählt die Auswahl allein
                     _ablauf(dieser, leser, None, arbeiter, abbruch)
                 else:
                     _protokolliert(dieser, url, leser, arbeiter, abbruch, vorlauf)
@@ -302,6 +303,7 @@ def _protokolliert(dieser: _Lauf, url: str, leser, arbeiter, abbruch: Abbruch, v
                 schreiber.execute(SQL_TEMP)
                 if vorlauf is not None:
                     vorlauf(abbruch)
+                    dieser.start = time.perf_counter()  # die Bilanz zählt die Auswahl allein
                 _ablauf(dieser, leser, schreiber, arbeiter, abbruch)
         except StufenFehler as fehler:
             code, meldung = fehler.exit_code, fehler.format_message()

@@ -211,6 +211,26 @@ def test_stapeloptionen_der_auswahl_gelten_nicht_mit_extrahieren(tmp_path, optio
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s"]
 
 
+def test_ordner_ohne_leserechte_exit_1_ohne_traceback(tmp_path):
+    ordner = tmp_path / "s"
+    ordner.mkdir()
+    (ordner / "a.html").write_text("<p>gut</p>")
+    ordner.chmod(0)
+    try:
+        ergebnis = subprocess.run(
+            [*ohne_leserechte(), sys.executable, str(HIER / "auswahl.py"), "--extrahieren", "s"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        ordner.chmod(0o755)
+    assert ergebnis.returncode == EXIT_EINGABE, ergebnis.stderr
+    assert ergebnis.stderr == "Fehler: s: Ordner nicht lesbar (keine Leserechte); nichts geschrieben.\n"
+    assert not (tmp_path / "s_selected.json").exists()
+
+
 def test_dieselbe_id_zweimal_exit_1(tmp_path):
     ordner = tmp_path / "s"
     ordner.mkdir()
