@@ -188,13 +188,7 @@ def test_seite_ohne_leserechte_nennt_die_datei_und_schreibt_nichts(tmp_path):
     (ordner / "a.html").write_text("<p>gut</p>")
     (ordner / "b.html").write_text("<p>geheim</p>")
     (ordner / "b.html").chmod(0)
-    ergebnis = subprocess.run(
-        [*ohne_leserechte(), sys.executable, str(HIER / "auswahl.py"), "--extrahieren", "s"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    ergebnis = ohne_leserechte("--extrahieren", "s", cwd=tmp_path)
     assert ergebnis.returncode == EXIT_EINGABE, ergebnis.stderr
     assert ergebnis.stderr == "Fehler: s/b.html: nicht lesbar (keine Leserechte); nichts geschrieben.\n"
     assert not (tmp_path / "s_selected.json").exists()
@@ -217,13 +211,7 @@ def test_ordner_ohne_leserechte_exit_1_ohne_traceback(tmp_path):
     (ordner / "a.html").write_text("<p>gut</p>")
     ordner.chmod(0)
     try:
-        ergebnis = subprocess.run(
-            [*ohne_leserechte(), sys.executable, str(HIER / "auswahl.py"), "--extrahieren", "s"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        ergebnis = ohne_leserechte("--extrahieren", "s", cwd=tmp_path)
     finally:
         ordner.chmod(0o755)
     assert ergebnis.returncode == EXIT_EINGABE, ergebnis.stderr

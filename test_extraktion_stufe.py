@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +19,7 @@ from psycopg import sql
 
 import sperren
 from fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
-from testhilfen import PROJEKT, nachfahren, sperrname
+from testhilfen import ende, im_hintergrund, nachfahren, sperrname
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -173,29 +172,6 @@ def viele(daten, veroeffentlicht):
     return daten
 
 
-def starten(url: str, *args: str, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(PROJEKT / "auswahl.py"), *args],
-        cwd=cwd,
-        env={**os.environ, "DATABASE_URL": url},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def ende(prozess: subprocess.Popen, timeout: float = 300) -> tuple[int, str, str]:
-    try:
-        out, err = prozess.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        for pid in [prozess.pid, *nachfahren(prozess.pid)]:
-            os.kill(pid, signal.SIGKILL)
-        out, err = prozess.communicate()
-        pytest.fail(f"Lauf hängt nach {timeout} s\n{out}\n{err}")
-    return prozess.returncode, out, err
-
-
 def bis_die_extraktion_laeuft(url: str, prozess: subprocess.Popen) -> None:
     """Wartet, bis Worker einer Extraktion rechnen: die Leseverbindung der Extraktion ist
     offen und der forkserver hat Kinder (noch ist keine Zeile geschrieben)."""
@@ -225,7 +201,7 @@ def test_keine_transaktion_bleibt_offen_waehrend_die_extraktoren_rechnen(
                 sql.Identifier(db_name)
             )
         )
-    prozess = starten(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    prozess = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
     bis_die_extraktion_laeuft(db_url, prozess)
     angehalten = nachfahren(prozess.pid)
     for pid in angehalten:
@@ -260,7 +236,7 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
 ):
     """Auch an die ganze Prozessgruppe (systemd, Strg-C): kein Worker stirbt daran, keine
     Seite bekommt „Worker abgestürzt“ als Kandidat – der nächste Lauf extrahiert den Rest."""
-    prozess = starten(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    prozess = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
     bis_die_extraktion_laeuft(db_url, prozess)
     if gruppe:
         os.killpg(prozess.pid, sig)
@@ -279,7 +255,7 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
         je_item = conn.execute("select count(*) from extraktionen group by item_id").fetchall()
         assert set(je_item) <= {(3,)}
         assert conn.execute("select count(*) from extraktionen where fehler is not null").fetchone()[0] == 0
-    weiter = starten(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    weiter = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
     code, out, err = ende(weiter)
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
     assert f"{VIELE - len(je_item)} extrahiert" in err

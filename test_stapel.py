@@ -643,13 +643,8 @@ def test_kaputte_eingabe_von_stdin_schreibt_nichts_nach_stdout(fall):
 def test_eingabe_ohne_leserechte_exit_1_und_nichts_geschrieben(tmp_path):
     eingabe = ablegen(tmp_path / "geheim.json", BEISPIEL.read_bytes())
     eingabe.chmod(0)
-    p = subprocess.run(
-        [*ohne_leserechte(), sys.executable, str(HIER / "auswahl.py"), "geheim.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=120,
-    )
-    fehler = p.stderr.decode("utf-8")
+    p = ohne_leserechte("geheim.json", cwd=tmp_path)
+    fehler = p.stderr
     assert p.returncode == EXIT_EINGABE, fehler
     assert fehler == "Fehler: Die Eingabedatei geheim.json ist nicht lesbar: keine Leserechte.\n"
     assert [f.name for f in tmp_path.iterdir()] == ["geheim.json"]

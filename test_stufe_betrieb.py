@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,11 +22,11 @@ from psycopg import sql
 import laeufe as protokoll
 from fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
 from stufe import Bilanz
+from testhilfen import ende, im_hintergrund, kinder
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
 
-PROJEKT = Path(__file__).resolve().parent
 ITEMS = 5000
 SATZ = "Der Rat der Stadt tagte bis in die Nacht und beschloss den Haushalt mit knapper Mehrheit. "
 # Items und Kandidaten im Server erzeugen: schneller als 15.000 einzelne Inserts.
@@ -54,57 +53,6 @@ def bestand(url: str, n: int = ITEMS) -> None:
         conn.execute(SQL_KANDIDATEN, {"n": n, "satz": SATZ})
 
 
-def starten(url: str, *args: str, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(PROJEKT / "auswahl.py"), *args],
-        cwd=cwd,
-        env={**os.environ, "DATABASE_URL": url},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def ende(prozess: subprocess.Popen, timeout: float) -> tuple[int, str, str]:
-    """(Exit-Code, stdout, stderr); hängt der Lauf länger als ``timeout``, scheitert der Test."""
-    try:
-        out, err = prozess.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kinder = worker(prozess.pid)
-        os.killpg(prozess.pid, signal.SIGKILL)
-        for pid in kinder:  # auch Worker, die (gestoppt) nicht mehr in der Gruppe wären
-            with _still():
-                os.kill(pid, signal.SIGKILL)
-        out, err = prozess.communicate()
-        pytest.fail(f"Lauf hängt nach {timeout} s\n{out}\n{err}")
-    return prozess.returncode, out, err
-
-
-class _still:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, art, *_):
-        return art is not None and issubclass(art, ProcessLookupError)
-
-
-def worker(pid: int) -> list[int]:
-    """Die Kindprozesse von ``pid`` (die Worker des Laufs), aus /proc."""
-    kinder = []
-    for eintrag in Path("/proc").iterdir():
-        if not eintrag.name.isdigit():
-            continue
-        try:
-            stat = (eintrag / "stat").read_text()
-        except OSError:
-            continue
-        # Feld 4 ist die PPID; der Name in Klammern kann Leerzeichen enthalten.
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            kinder.append(int(eintrag.name))
-    return sorted(kinder)
-
-
 def bis_zum_ersten_stapel(url: str, prozess: subprocess.Popen) -> None:
     frist = time.monotonic() + 60
     with psycopg.connect(url, autocommit=True) as conn:
@@ -124,7 +72,7 @@ def laeufe(url: str) -> list[tuple]:
 
 
 def zweiter_lauf_macht_den_rest(url: str, cwd: Path, schon: int) -> None:
-    zweiter = starten(url, "--backfill", cwd=cwd)
+    zweiter = im_hintergrund(url, "--backfill", cwd=cwd)
     code, out, err = ende(zweiter, timeout=120)
     assert code == EXIT_OK, err  # die Sperre ist frei
     assert out.startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
@@ -135,11 +83,11 @@ def zweiter_lauf_macht_den_rest(url: str, cwd: Path, schon: int) -> None:
 
 def test_toter_worker_beendet_den_lauf_mit_exit_8_und_der_naechste_macht_weiter(db_url, tmp_path):
     bestand(db_url)
-    prozess = starten(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
     bis_zum_ersten_stapel(db_url, prozess)
-    kinder = worker(prozess.pid)
-    assert len(kinder) == 2, kinder
-    os.kill(kinder[0], signal.SIGKILL)  # wie der OOM-Killer
+    worker_pids = kinder(prozess.pid)
+    assert len(worker_pids) == 2, worker_pids
+    os.kill(worker_pids[0], signal.SIGKILL)  # wie der OOM-Killer
     gesendet = time.monotonic()
     code, out, err = ende(prozess, timeout=60)
     dauer = time.monotonic() - gesendet
@@ -163,11 +111,11 @@ def test_toter_worker_beendet_den_lauf_mit_exit_8_und_der_naechste_macht_weiter(
 
 def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
     bestand(db_url)
-    prozess = starten(db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "2", cwd=tmp_path)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "2", cwd=tmp_path)
     bis_zum_ersten_stapel(db_url, prozess)
-    kinder = worker(prozess.pid)
-    assert len(kinder) == 2, kinder
-    for pid in kinder:  # beide Worker halten an – wie eine Endlosschleife, nur sicher
+    worker_pids = kinder(prozess.pid)
+    assert len(worker_pids) == 2, worker_pids
+    for pid in worker_pids:  # beide Worker halten an – wie eine Endlosschleife, nur sicher
         os.kill(pid, signal.SIGSTOP)
     code, out, err = ende(prozess, timeout=60)
     schon = geschrieben(db_url)
@@ -176,7 +124,7 @@ def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
     assert "Zeitlimit" in err and "2 s" in err and "Stapel" in err and "Traceback" not in err, err
     # Die hängenden Worker sind beendet, nicht zurückgelassen.
     time.sleep(0.5)
-    for pid in kinder:
+    for pid in worker_pids:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
 
@@ -184,10 +132,10 @@ def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_wirkt_auch_beim_warten_auf_worker(sig, db_url, tmp_path):
     bestand(db_url)
-    prozess = starten(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
     bis_zum_ersten_stapel(db_url, prozess)
-    kinder = worker(prozess.pid)
-    for pid in kinder:
+    worker_pids = kinder(prozess.pid)
+    for pid in worker_pids:
         os.kill(pid, signal.SIGSTOP)
     time.sleep(0.3)  # der Hauptprozess wartet jetzt auf die Worker
     prozess.send_signal(sig)
@@ -212,10 +160,10 @@ def test_keine_transaktion_bleibt_offen_waehrend_die_worker_rechnen(pg, db_name,
                 sql.Identifier(db_name)
             )
         )
-    prozess = starten(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
     bis_zum_ersten_stapel(db_url, prozess)
-    kinder = worker(prozess.pid)
-    for pid in kinder:
+    worker_pids = kinder(prozess.pid)
+    for pid in worker_pids:
         os.kill(pid, signal.SIGSTOP)
     time.sleep(2.5)  # länger als das Zeitlimit der Datenbank
     with psycopg.connect(db_url, autocommit=True) as conn:
@@ -223,7 +171,7 @@ def test_keine_transaktion_bleibt_offen_waehrend_die_worker_rechnen(pg, db_name,
             "select count(*) from pg_stat_activity where application_name like 'wurzelwerk-auswahl%' "
             "and state like 'idle in transaction%'"
         ).fetchone()[0]
-    for pid in kinder:
+    for pid in worker_pids:
         os.kill(pid, signal.SIGCONT)
     code, out, err = ende(prozess, timeout=120)
     assert offen == 0

@@ -12,9 +12,11 @@ Woher der Server kommt, in dieser Reihenfolge:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -268,8 +270,8 @@ class Ergebnis:
         return f"exit {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
 
 
-def nachfahren(pid: int) -> list[int]:
-    """Alle Nachfahren von ``pid`` aus /proc (Worker, forkserver und dessen Kinder)."""
+def _eltern() -> dict[int, list[int]]:
+    """PPID → Kinder, aus /proc."""
     kinder: dict[int, list[int]] = {}
     for eintrag in Path("/proc").iterdir():
         if not eintrag.name.isdigit():
@@ -280,22 +282,69 @@ def nachfahren(pid: int) -> list[int]:
             continue
         # Feld 4 ist die PPID; der Name in Klammern kann Leerzeichen enthalten.
         kinder.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(eintrag.name))
-    offen, alle = list(kinder.get(pid, [])), []
+    return kinder
+
+
+def kinder(pid: int) -> list[int]:
+    """Die Kindprozesse von ``pid`` (die Worker eines Laufs der Auswahl)."""
+    return sorted(_eltern().get(pid, []))
+
+
+def nachfahren(pid: int) -> list[int]:
+    """Alle Nachfahren von ``pid`` (Worker, forkserver und dessen Kinder)."""
+    baum = _eltern()
+    offen, alle = list(baum.get(pid, [])), []
     while offen:
         kind = offen.pop()
         alle.append(kind)
-        offen.extend(kinder.get(kind, []))
+        offen.extend(baum.get(kind, []))
     return sorted(alle)
 
 
-def ohne_leserechte() -> list[str]:
-    """Vorsatz für einen Unterprozess, für den ``chmod 000`` gilt.
+def im_hintergrund(url: str, *args: str, cwd: Path) -> subprocess.Popen:
+    """``python auswahl.py …`` als eigene Sitzung (eigene Prozessgruppe), ohne zu warten."""
+    return subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), *args],
+        cwd=cwd,
+        env={**os.environ, "DATABASE_URL": url},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def ende(prozess: subprocess.Popen, timeout: float = 300) -> tuple[int, str, str]:
+    """(Exit-Code, stdout, stderr); hängt der Lauf länger als ``timeout``, scheitert der Test
+    (und der Lauf samt allen Nachfahren wird getötet, auch gestoppte außerhalb der Gruppe)."""
+    try:
+        out, err = prozess.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for pid in [prozess.pid, *nachfahren(prozess.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        out, err = prozess.communicate()
+        pytest.fail(f"Lauf hängt nach {timeout} s\n{out}\n{err}")
+    return prozess.returncode, out, err
+
+
+def ohne_leserechte(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python auswahl.py …`` als Prozess, für den ``chmod 000`` gilt (Text, ohne DATABASE_URL).
 
     Die Tests laufen in CI als root, und root liest jede Datei (CAP_DAC_OVERRIDE).
     Ohne diese beiden Fähigkeiten im Begrenzungssatz (``setpriv`` aus util-linux)
     achtet auch ein root-Prozess die Dateirechte; als anderer Nutzer reicht chmod.
     """
-    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    vorsatz = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    return subprocess.run(
+        [*vorsatz, sys.executable, str(PROJEKT / "auswahl.py"), *args],
+        cwd=cwd,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def starten(
