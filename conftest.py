@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,13 @@ settings.register_profile(
     "wurzelwerk", derandomize=True, database=None, deadline=None, suppress_health_check=NICHT_AUF_TEMPO
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "wurzelwerk"))
+
+# Ein Skript, das die Tests mit „&“ ohne Job-Kontrolle startet (nohup, eine CI-Schleife),
+# vererbt SIGINT als ignoriert; Python lässt es dann ignoriert, und jeder Unterprozess
+# auch – die Tests, die Strg-C schicken, sähen nichts. Ein Handler hier wird beim exec
+# der Unterprozesse wieder zur Voreinstellung, dort installiert Python seinen eigenen.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
