@@ -31,6 +31,7 @@ import multiprocessing.connection
 import os
 import re
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -205,6 +206,7 @@ def _worker(verbindung, speichergrenze_mb: int) -> None:
     # Einheit: nur der Hauptprozess entscheidet, wann Schluss ist, und beendet die Worker selbst.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, ABBRUCHSIGNALE)  # vom forkserver geerbt; verfällt jetzt
     logging.disable(logging.CRITICAL)  # readability & Co. schreiben sonst Tracebacks nach stderr
     try:
         vorbereiten()
@@ -308,6 +310,7 @@ class Extraktion:
         self._plaetze: list[_Platz] = []
 
     def __enter__(self) -> Extraktion:
+        _forkserver_ohne_abbruchsignale()
         self._plaetze = [self._starten() for _ in range(self.prozesse)]
         return self
 
@@ -477,6 +480,35 @@ class Extraktion:
                 f"von {self.speichergrenze_mb} MB kann so enden)"
             )
         return f"Worker unerwartet beendet (Exit-Code {exitcode})"
+
+
+ABBRUCHSIGNALE = {signal.SIGINT, signal.SIGTERM}
+
+
+def _forkserver_ohne_abbruchsignale() -> None:
+    """Startet den forkserver mit blockiertem SIGINT/SIGTERM (falls er noch nicht läuft).
+
+    Strg-C und systemds SIGTERM treffen die ganze Prozessgruppe. Der forkserver
+    erbt die Maske beim Start und seine Kinder bei jedem fork: ein Worker, den
+    ein Signal zwischen fork und seiner ersten Zeile träfe, stürbe sonst
+    („Worker startet nicht“, Exit 4) – so bleibt das Signal hängend, bis
+    ``_worker`` beide überhört und die Maske löst; dann verfällt es. Der
+    Hauptprozess blockiert nur für den Start des forkservers.
+    """
+    import multiprocessing.forkserver
+    import multiprocessing.resource_tracker
+
+    # Der resource_tracker startet sonst im forkserver-Start und gibt danach beide
+    # Signale frei (SIG_UNBLOCK) – auch unsere Blockade; darum er zuerst.
+    multiprocessing.resource_tracker.ensure_running()
+    if threading.current_thread() is not threading.main_thread():
+        multiprocessing.forkserver.ensure_running()
+        return
+    alt = signal.pthread_sigmask(signal.SIG_BLOCK, ABBRUCHSIGNALE)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, alt)
 
 
 # So beginnt der Fehler eines Aufrufs, dessen Worker starb (``Extraktion._todesursache``).

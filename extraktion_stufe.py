@@ -204,6 +204,8 @@ def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung,
         # Etwa ein Ersatz-Worker, der nicht startet: die fertigen Seiten bleiben nicht liegen.
         if zeilen:
             zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+        if abgebrochen():
+            return  # nach SIGINT/SIGTERM eine Folge des Abbruchs: extrahieren meldet Exit 130
         raise
     if zeilen:
         zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)

@@ -142,3 +142,30 @@ def test_ein_getoeteter_worker_wird_ersetzt():
     assert all(gueltig(e) for e in gross.values())
     assert any("Worker abgestürzt (Signal SIGKILL" in (e["error"] or "") for e in gross.values()), gross
     assert ergebnisse[1][1] == erwartet and ergebnisse[2][1] == erwartet
+
+
+def _maske(pid: int, feld: str) -> set[int]:
+    """Die Signale aus ``SigBlk``/``SigIgn`` in /proc/PID/status."""
+    for zeile in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if zeile.startswith(f"{feld}:"):
+            bits = int(zeile.split()[1], 16)
+            return {n for n in range(1, 65) if bits >> (n - 1) & 1}
+    raise AssertionError(f"{feld} fehlt in /proc/{pid}/status")
+
+
+def test_abbruchsignale_an_die_gruppe_treffen_keinen_worker():
+    """Strg-C und systemds SIGTERM gehen an die ganze Prozessgruppe. Der forkserver hält
+    beide blockiert – ein Worker erbt das beim fork und stirbt nicht, bevor er sie
+    überhört –, die Worker überhören beide; über ihr Ende entscheidet der Hauptprozess."""
+    abbruch = {signal.SIGINT, signal.SIGTERM}
+    normal, erwartet = normale_seite()
+    with extraktion.Extraktion(1) as ex:
+        (worker,) = ex.worker_pids()
+        forkserver = int(Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert abbruch <= _maske(forkserver, "SigBlk")
+        assert abbruch <= _maske(worker, "SigIgn") and not abbruch & _maske(worker, "SigBlk")
+        for pid in (forkserver, worker):
+            for sig in abbruch:
+                os.kill(pid, sig)
+        assert [kandidaten for _, kandidaten in ex.seiten([normal])] == [erwartet]
+        assert ex.worker_pids() == [worker] and ex.statistik.abstuerze == 0
