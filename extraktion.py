@@ -310,7 +310,6 @@ class Extraktion:
         self._plaetze: list[_Platz] = []
 
     def __enter__(self) -> Extraktion:
-        _forkserver_ohne_abbruchsignale()
         self._plaetze = [self._starten() for _ in range(self.prozesse)]
         return self
 
@@ -329,7 +328,16 @@ class Extraktion:
         prozess = self._kontext.Process(
             target=_worker, args=(dort, self.speichergrenze_mb), daemon=True, name="extraktion"
         )
-        prozess.start()
+        _forkserver_ohne_abbruchsignale()  # ist er gestorben, kommt ein neuer, wieder mit Maske
+        try:
+            prozess.start()
+        except (EOFError, OSError) as fehler:  # der forkserver starb mitten im Gespräch
+            dort.close()
+            hier.close()
+            raise VoraussetzungFehlt(
+                f"Ein Worker der Extraktion startet nicht: der forkserver antwortet nicht "
+                f"({type(fehler).__name__}) – wurde er getötet?"
+            ) from None
         dort.close()
         grund = None
         if hier.poll(START_S):

@@ -169,3 +169,22 @@ def test_abbruchsignale_an_die_gruppe_treffen_keinen_worker():
                 os.kill(pid, sig)
         assert [kandidaten for _, kandidaten in ex.seiten([normal])] == [erwartet]
         assert ex.worker_pids() == [worker] and ex.statistik.abstuerze == 0
+
+
+def test_ein_getoeteter_forkserver_kommt_wieder_mit_blockierten_abbruchsignalen():
+    """Stirbt der forkserver (etwa ein kill von außen), startet der nächste Worker einen
+    neuen – auch der hält SIGINT/SIGTERM blockiert, und der Lauf geht weiter."""
+    normal, erwartet = normale_seite()
+    with extraktion.Extraktion(1) as ex:
+        (worker,) = ex.worker_pids()
+        forkserver = int(Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(forkserver, signal.SIGKILL)
+        os.kill(worker, signal.SIGKILL)
+        # der Aufruf beim toten Worker bekommt seinen Fehler, die nächste Seite ist heil
+        (_, erste), (_, zweite) = ex.seiten([normal, normal])
+        assert all(gueltig(e) for e in erste.values())
+        assert zweite == erwartet
+        (neuer,) = ex.worker_pids()
+        neuer_forkserver = int(Path(f"/proc/{neuer}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert neuer_forkserver != forkserver
+        assert {signal.SIGINT, signal.SIGTERM} <= _maske(neuer_forkserver, "SigBlk")
