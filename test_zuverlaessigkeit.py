@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -490,8 +491,16 @@ def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus):
     with psycopg.connect(url) as conn:
         geschrieben = conn.execute("select count(*) from selected_extractor").fetchone()[0]
     assert 0 < geschrieben < n  # mitten im Lauf
-    # die Bilanz auf stderr sagt genau, was geschrieben ist: ganze Stapel, nichts halb
-    assert bilanz.startswith(f"Bis zum Fehler geschrieben: neu {geschrieben}, geändert 0, "), str(weg)
+    # Die Bilanz auf stderr zählt die bestätigten Stapel: ganze Stapel, nichts halb. Stirbt der
+    # Server (immediate) zwischen dem Festschreiben eines Stapels und der Bestätigung an den
+    # Client, ist dieser eine Stapel geschrieben, aber nicht gezählt – kein Client kann das
+    # wissen (in CI so gesehen: 400 geschrieben, 200 gemeldet). Beim Herunterfahren (fast)
+    # beendet der Server den laufenden Befehl samt Antwort: dort stimmt die Zahl genau.
+    gemeldet = int(re.match(r"Bis zum Fehler geschrieben: neu (\d+), geändert 0, ", bilanz).group(1))
+    if modus == "fast":
+        assert gemeldet == geschrieben, str(weg)
+    else:
+        assert geschrieben - stufe.STAPEL <= gemeldet <= geschrieben, str(weg)
     weiter = laufen(url, "--backfill")
     assert weiter.code == EXIT_OK, str(weiter)
     assert weiter.out.startswith(f"neu {n - geschrieben}, geändert 0, unverändert {geschrieben}, ")
