@@ -1,22 +1,16 @@
-"""Was Menschen auf der Kommandozeile sehen: Zahlen mit Komma, Fortschritt, Namensvorschläge.
+"""Was Menschen auf der Kommandozeile sehen: Zahlen mit Komma, Dateifehler, Namensvorschläge.
 
-Eine Stelle für die deutsche Dezimalschreibweise (``zahl``, ``prozent``), den
-einen Fortschrittsbalken (``balken``: click.progressbar, nur auf einem
-Terminal sichtbar) und „gemeint: trafilatura?“ für vertippte Extraktornamen.
+Eine Stelle für die deutsche Dezimalschreibweise (``zahl``, ``prozent``),
+Dateifehler auf Deutsch (``os_fehler``) und „gemeint: trafilatura?“ für
+vertippte Extraktornamen. Den Fortschritt zeigt ``fortschritt.py``.
 """
 
 from __future__ import annotations
 
 import difflib
 import errno
-import sys
-
-import click
 
 from version import PRIORITAET
-
-# Ab dieser Eingabegröße lohnt ein Fortschrittsbalken (grob eine Sekunde Rechenzeit).
-BALKEN_AB_BYTES = 4 * 2**20
 
 
 def zahl(wert: float, stellen: int = 1) -> str:
@@ -44,18 +38,3 @@ def hinweis(name: str) -> str:
     """„gemeint: trafilatura?“ für anders geschriebene oder vertippte bekannte Namen."""
     aehnlich = difflib.get_close_matches(name.strip().lower(), PRIORITAET, n=1, cutoff=0.8)
     return f" (gemeint: {aehnlich[0]}?)" if aehnlich else ""
-
-
-def balken(laenge: int, titel: str, *, sichtbar: bool = True):
-    """Der Fortschrittsbalken der Kommandozeile, als ``with``-Block.
-
-    Auf stderr, und nur, wenn stderr ein Terminal ist: in cron, in Pipes und in
-    Logdateien stünde sonst eine Zeile je Aktualisierung.
-    """
-    return click.progressbar(
-        length=laenge,
-        label=titel,
-        file=sys.stderr,
-        hidden=not (sichtbar and sys.stderr.isatty()),
-        show_pos=True,
-    )

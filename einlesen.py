@@ -37,8 +37,9 @@ from pathlib import Path
 import click
 
 import db
-from anzeige import BALKEN_AB_BYTES, balken, hinweis, zahl
+from anzeige import hinweis, zahl
 from fehler import EingabeFehler
+from fortschritt import BALKEN_AB_BYTES, MB, fortschritt
 from jsoneingabe import (
     STDIO,
     STUECK,
@@ -272,12 +273,12 @@ class Durchgang:
         self.pfad, self.name = pfad, name
         self.liste: list[dict] | None = None
 
-    def artikel(self, melder: DoppelteMelder | None = None, fortschritt=None) -> Iterator[tuple[int, dict]]:
+    def artikel(self, melder: DoppelteMelder | None = None, weiter=None) -> Iterator[tuple[int, dict]]:
         if self.liste is not None:
             yield from enumerate(self.liste)
             return
         try:
-            yield from artikel_einzeln(self.pfad, melder, fortschritt)
+            yield from artikel_einzeln(self.pfad, melder, weiter)
         except Unregelmaessig:
             # wirft fast immer die genaue EingabeFehler-Meldung; sonst gilt die ganze Liste
             self.liste = parsen(dekodieren(lesen(self.pfad), self.name), self.name)
@@ -295,7 +296,7 @@ def gleich_geblieben(name: str) -> Iterator[None]:
         raise EingabeFehler(f"{name} hat sich während des Einlesens geändert; nichts eingelesen.") from None
 
 
-def vorpruefen(durchgang: Durchgang, sichtbar: bool) -> tuple[Einlesebilanz, dict[tuple[int, str], int]]:
+def vorpruefen(durchgang: Durchgang, balken: bool) -> tuple[Einlesebilanz, dict[tuple[int, str], int]]:
     """Erster Durchgang, noch ohne Datenbank: jede Form prüfen, zählen und für jedes
     (item_id, extraktor) merken, in welchem Artikel es zuletzt steht (der gilt)."""
     groesse = Path(durchgang.pfad).stat().st_size
@@ -304,8 +305,8 @@ def vorpruefen(durchgang: Durchgang, sichtbar: bool) -> tuple[Einlesebilanz, dic
         letzte: dict[tuple[int, str], int] = {}
         melder = DoppelteMelder()
         try:
-            with balken(groesse, "Prüfen", sichtbar=sichtbar) as fortschritt:
-                for index, eintrag in durchgang.artikel(melder, fortschritt.update):
+            with fortschritt(groesse, "Prüfen", einheit="MB", teiler=MB, balken=balken) as weiter:
+                for index, eintrag in durchgang.artikel(melder, weiter):
                     for paar, _ in kandidaten(eintrag, index, durchgang.name, bilanz):
                         if paar in letzte:
                             bilanz.doppelt += 1
@@ -355,8 +356,8 @@ def einlesen(datei: str) -> Einlesebilanz:
     name = anzeigename(datei)
     with zweimal_lesbar(datei) as pfad:
         durchgang = Durchgang(pfad, name)
-        sichtbar = Path(pfad).stat().st_size >= BALKEN_AB_BYTES
-        bilanz, letzte = vorpruefen(durchgang, sichtbar)
+        balken = Path(pfad).stat().st_size >= BALKEN_AB_BYTES
+        bilanz, letzte = vorpruefen(durchgang, balken)
         url = db.datenbank_url()
         with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
             voraussetzungen(conn)
@@ -369,7 +370,7 @@ def einlesen(datei: str) -> Einlesebilanz:
                 cur.execute(SQL_TEMP_SEITEN)
                 with (
                     cur.copy(SQL_COPY_EINLESEN) as copy,
-                    balken(bilanz.artikel, "Einlesen", sichtbar=sichtbar) as fortschritt,
+                    fortschritt(bilanz.artikel, "Einlesen", einheit="Artikel", balken=balken) as weiter,
                     gleich_geblieben(name),
                 ):
                     for index, eintrag in durchgang.artikel():
@@ -378,7 +379,7 @@ def einlesen(datei: str) -> Einlesebilanz:
                                 copy.write_row((item_id, extraktor, text, fehler))
                                 bilanz.zeilen += 1
                         zweiter.artikel += 1
-                        fortschritt.update(1)
+                        weiter(1)
                     if zweiter.artikel != bilanz.artikel or zweiter.namen != bilanz.namen:
                         raise Unregelmaessig
                 if bilanz.seiten:

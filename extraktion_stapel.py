@@ -19,7 +19,6 @@ wird jede Datei erst, wenn sie an der Reihe ist; in die Ausgabe
 from __future__ import annotations
 
 import gzip
-import sys
 import time
 import zlib
 from collections import Counter
@@ -32,8 +31,9 @@ import extraktion
 import jsoneingabe
 import stapel
 import stichprobe as stichprobe_modul
-from anzeige import BALKEN_AB_BYTES, os_fehler
+from anzeige import os_fehler
 from fehler import EingabeFehler
+from fortschritt import BALKEN_AB_BYTES, fortschritt
 from jsoneingabe import typname
 
 HTML = "html"
@@ -119,18 +119,12 @@ def extrahieren(
         )
     with (
         extraktion.Extraktion(prozesse) as ex,
-        click.progressbar(
-            length=len(artikel),
-            label="Extraktion",
-            file=sys.stderr,
-            hidden=not sys.stderr.isatty(),
-            show_pos=True,
-        ) as fortschritt,
+        fortschritt(len(artikel), "Extraktion", einheit="Seiten") as weiter,
     ):
         for index, kandidaten in ex.seiten(seiten):
             artikel[index][EXTRACTIONS] = kandidaten
             bilanz["fehler"] += sum(k["error"] is not None for k in kandidaten.values())
-            fortschritt.update(1)
+            weiter(1)
         bilanz["zeitlimits"] = ex.statistik.zeitlimits
         bilanz["abstuerze"] = ex.statistik.abstuerze
 

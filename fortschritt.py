@@ -2,13 +2,13 @@
 
 Am Terminal zeichnet click seinen Balken. Ist stderr kein Terminal (cron,
 systemd, eine Umleitung in eine Datei), schreibt ``fortschritt`` alle
-``abstand`` Sekunden eine schlichte Zeile, etwa::
+``ABSTAND`` Sekunden eine schlichte Zeile, etwa::
 
     Kodieren: 120000 von 1000000 Items (12 %), 2345 Items/s, noch etwa 6 min 15 s (Ende gegen 03:12:40)
 
-Ein Lauf, der schneller fertig ist als ``abstand``, schreibt keine Zeile.
-Benutzt von der Datenbankstufe; der Stapelbetrieb und --einlesen können
-dasselbe nehmen::
+Ein Lauf, der schneller fertig ist als der Abstand, schreibt keine Zeile.
+Die eine Stelle für jeden Fortschritt: Datenbankstufe (Kodieren, Extrahieren),
+--einlesen (Prüfen, Einlesen) und Stapelbetrieb (Extraktion, Auswahl)::
 
     with fortschritt(gesamt, "Kodieren") as weiter:
         for stapel in …:
@@ -27,6 +27,9 @@ from typing import TextIO
 import click
 
 ABSTAND = 10.0  # Sekunden zwischen zwei Zeilen ohne Terminal
+# Ab dieser Eingabegröße lohnt am Terminal ein Balken (grob eine Sekunde Rechenzeit).
+BALKEN_AB_BYTES = 4 * 2**20
+MB = 2**20
 
 
 def dauer_text(sekunden: float) -> str:
@@ -49,8 +52,11 @@ class Zeilenfortschritt:
         datei: TextIO,
         abstand: float = ABSTAND,
         uhr: Callable[[], float] = time.monotonic,
+        einheit: str = "Items",
+        teiler: int = 1,
     ) -> None:
         self.gesamt, self.titel, self.datei, self.abstand, self.uhr = gesamt, titel, datei, abstand, uhr
+        self.einheit, self.teiler = einheit, teiler
         self.fertig = 0
         self.start = uhr()
         self.naechste = self.start + abstand
@@ -68,7 +74,11 @@ class Zeilenfortschritt:
         vergangen = max(jetzt - self.start, 1e-9)
         rate = self.fertig / vergangen
         prozent = 100 * self.fertig // self.gesamt
-        teile = [f"{self.titel}: {self.fertig} von {self.gesamt} Items ({prozent} %)", f"{rate:.0f} Items/s"]
+        fertig, gesamt, einheit = self.fertig // self.teiler, self.gesamt // self.teiler, self.einheit
+        teile = [
+            f"{self.titel}: {fertig} von {gesamt} {einheit} ({prozent} %)",
+            f"{rate / self.teiler:.0f} {einheit}/s",
+        ]
         if rate > 0:
             rest = (self.gesamt - self.fertig) / rate
             ende = datetime.now().astimezone() + timedelta(seconds=rest)
@@ -81,15 +91,28 @@ def fortschritt(
     gesamt: int,
     titel: str = "Kodieren",
     datei: TextIO | None = None,
-    abstand: float = ABSTAND,
+    abstand: float | None = None,
     uhr: Callable[[], float] = time.monotonic,
+    *,
+    einheit: str = "Items",
+    teiler: int = 1,
+    balken: bool = True,
 ) -> Iterator[Callable[[int], None]]:
-    """Gibt ``weiter(n)`` zurück: n weitere Items fertig."""
+    """Gibt ``weiter(n)`` zurück: n weitere Einheiten fertig.
+
+    ``einheit``/``teiler`` für die Zeile (``"MB"``, ``MB``: gezählt in Bytes);
+    ``balken=False`` lässt am Terminal den Balken weg (eine kleine Eingabe ist
+    fertig, bevor er etwas zeigt) – ohne Terminal schreibt ein kurzer Lauf
+    ohnehin keine Zeile.
+    """
     datei = datei if datei is not None else sys.stderr
     if not gesamt:
         yield lambda _n: None
     elif datei.isatty():
-        with click.progressbar(length=gesamt, label=titel, file=datei, show_pos=True) as balken:
-            yield balken.update
+        with click.progressbar(
+            length=gesamt, label=titel, file=datei, show_pos=True, hidden=not balken
+        ) as zeichnung:
+            yield zeichnung.update
     else:
-        yield Zeilenfortschritt(gesamt, titel, datei, abstand, uhr).weiter
+        abstand = ABSTAND if abstand is None else abstand
+        yield Zeilenfortschritt(gesamt, titel, datei, abstand, uhr, einheit, teiler).weiter

@@ -31,9 +31,9 @@ from pathlib import Path
 import click
 
 import stichprobe as stichprobe_modul
-from anzeige import BALKEN_AB_BYTES, hinweis, prozent, zahl
-from anzeige import balken as fortschrittsbalken
+from anzeige import hinweis, prozent, zahl
 from fehler import Abgebrochen, EingabeFehler
+from fortschritt import BALKEN_AB_BYTES, fortschritt
 from jsoneingabe import HOECHSTENS_WARNUNGEN, STDIO, anzeigename, laden
 from normalisierung import bereinigen
 from regeln import REGELN, Entscheidung, waehle
@@ -243,7 +243,7 @@ def entscheiden(
     So liegt jeder Artikel nur einmal im Speicher – erst als Objekt, dann als
     Bytes –, und das Schreiben danach kann nicht mehr an einem Artikel scheitern.
     """
-    with fortschrittsbalken(len(artikel), "Auswahl", sichtbar=balken) as fortschritt:
+    with fortschritt(len(artikel), "Auswahl", einheit="Artikel", balken=balken) as weiter:
         for index in range(len(artikel)):
             eintrag = artikel[index]
             if pruefung is not None:
@@ -269,7 +269,7 @@ def entscheiden(
                 raise EingabeFehler(
                     f"Artikel [{index}] enthält NaN oder Infinity; das wäre kein gültiges JSON."
                 ) from None
-            fortschritt.update(1)
+            weiter(1)
     bilanz.artikel = len(artikel)
 
 

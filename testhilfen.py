@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +29,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+import db
 import demo
 from ingest import RAW_ITEMS
 from version import CODER_VERSION
@@ -347,16 +349,57 @@ def ohne_leserechte(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+# Verbindungen der Stufe, die noch offen sind (ein getöteter Lauf: bis der Server es merkt).
+SQL_STUFE_VERBUNDEN = "select count(*) from pg_stat_activity where application_name like %s"
+
+
+def warten_bis_getrennt(url: str, sekunden: float = 15) -> float:
+    """Wartet, bis der Server alle Verbindungen der Stufe beendet hat (und mit
+    ihnen die Sperren); gibt die Wartezeit zurück."""
+    start = time.monotonic()
+    with psycopg.connect(url, autocommit=True) as conn:
+        while conn.execute(SQL_STUFE_VERBUNDEN, (f"{db.ANWENDUNG}%",)).fetchone()[0]:
+            if time.monotonic() - start > sekunden:
+                pytest.fail(f"Verbindungen der Stufe nach {sekunden} s noch offen")
+            time.sleep(0.02)
+    return time.monotonic() - start
+
+
 def starten(
     skript: str, *args: str, url: str | None, cwd: Path, env: dict | None = None, timeout: float = 300
 ) -> Ergebnis:
     """``python SKRIPT …`` aus dem Projekt, DATABASE_URL nur wie angegeben (``None``: keine)."""
+    return _python([str(PROJEKT / skript), *args], url=url, cwd=cwd, env=env, timeout=timeout)
+
+
+# auswahl.py, nur dass der Fortschritt ohne Terminal bei jeder Aktualisierung eine Zeile schreibt
+_AUSWAHL_OHNE_ABSTAND = (
+    "import sys, fortschritt; fortschritt.ABSTAND = 0; "
+    "from cli import BEFEHL, cli; cli(sys.argv[1:], prog_name=BEFEHL)"
+)
+
+
+def auswahl_ohne_abstand(*args: str, url: str | None, cwd: Path, timeout: float = 300) -> Ergebnis:
+    """``python auswahl.py …`` als Unterprozess (stderr kein Terminal), mit einer Fortschrittszeile
+    bei jeder Aktualisierung statt alle 10 s – so zeigt ein kurzer Lauf, was im cron-Log stünde."""
+    return _python(
+        ["-c", _AUSWAHL_OHNE_ABSTAND, *args],
+        url=url,
+        cwd=cwd,
+        env={"PYTHONPATH": str(PROJEKT)},
+        timeout=timeout,
+    )
+
+
+def _python(
+    argumente: list[str], *, url: str | None, cwd: Path, env: dict | None, timeout: float
+) -> Ergebnis:
     umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     if url is not None:
         umgebung["DATABASE_URL"] = url
     umgebung.update(env or {})
     lauf = subprocess.run(
-        [sys.executable, str(PROJEKT / skript), *args],
+        [sys.executable, *argumente],
         cwd=cwd,
         env=umgebung,
         capture_output=True,
