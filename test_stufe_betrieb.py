@@ -22,7 +22,7 @@ from psycopg import sql
 import laeufe as protokoll
 from fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
 from stufe import Bilanz
-from testhilfen import ende, im_hintergrund, kinder
+from testhilfen import SLOT, SLOT_TEXT, ende, im_hintergrund, kinder, warten_bis_getrennt
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -204,6 +204,40 @@ def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
     assert cli("--slot", "2026-09-07T08:00").code == EXIT_OK
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == []
+
+
+def test_ein_getoeteter_lauf_bleibt_unbeendet_und_zaehlt_nicht(db_url, tmp_path):
+    """Der Lauf trägt sich beim Start ein, in eigener Transaktion: wer ihn mit SIGKILL trifft
+    (OOM-Killer, kill -9), hinterlässt eine Zeile ohne beendet_am und Exit-Code – und der Slot
+    gilt weiter als ohne Lauf, bis ein ganzer Lauf gelingt."""
+    bestand(db_url)
+    prozess = im_hintergrund(db_url, "--slot", SLOT_TEXT, "--prozesse", "2", cwd=tmp_path)
+    bis_zum_ersten_stapel(db_url, prozess)
+    os.killpg(prozess.pid, signal.SIGSTOP)  # angehalten mitten im Lauf: die Zeile steht schon da
+    ((modus, slot, *_, code, meldung, beendet, _rechner, pid),) = laeufe(db_url)
+    assert (modus, slot, code, meldung, beendet, pid) == ("slot", SLOT, None, None, False, prozess.pid)
+    os.killpg(prozess.pid, signal.SIGKILL)
+    ende(prozess, timeout=30)
+    schon = geschrieben(db_url)
+    assert 0 < schon < ITEMS
+    warten_bis_getrennt(db_url)  # der Server gibt mit der Verbindung die Sperre frei
+
+    (getoetet,) = laeufe(db_url)
+    assert getoetet[8:11] == (None, None, False), getoetet  # kein Exit-Code, keine Meldung, kein Ende
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == [(SLOT,)]
+        assert conn.execute("select count(*) from auswahl_letzter_slot").fetchone()[0] == 0
+
+    zweiter = im_hintergrund(db_url, "--slot", SLOT_TEXT, cwd=tmp_path)
+    code, out, err = ende(zweiter, timeout=120)
+    assert code == EXIT_OK, err
+    assert out.startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
+    erster, danach = laeufe(db_url)
+    assert erster == getoetet  # bleibt stehen, wie er starb
+    assert danach[8] == EXIT_OK and danach[10]
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == []
+        assert conn.execute("select slot from auswahl_letzter_slot").fetchone()[0] == SLOT
 
 
 def test_ein_gesperrter_lauf_steht_mit_exit_5_im_protokoll(db_url, cli):

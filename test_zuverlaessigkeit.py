@@ -54,21 +54,18 @@ from testhilfen import (
     bestand_anlegen,
     fingerabdruck,
     sperrname,
+    warten_bis_getrennt,
     zustand_setzen,
 )
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
 
-ANWENDUNG = "wurzelwerk-auswahl%"  # application_name aller Verbindungen der Stufe
-
 # Alle Spalten der Kodierung außer kodiert_am (die trägt die Zeit des Schreibens).
 SQL_KODIERUNGEN = """
 select item_id, coder_version, extraktor, regel, konsens, metriken::text, text, pruefsumme, ergebnissumme
 from selected_extractor order by item_id, coder_version
 """
-# Verbindungen der Stufe, die noch offen sind (ein getöteter Lauf: bis der Server es merkt).
-SQL_STUFE_VERBUNDEN = "select count(*) from pg_stat_activity where application_name like %s"
 
 
 # --- Bestand ---------------------------------------------------------------------------
@@ -88,18 +85,6 @@ def kodierungen_setzen(url: str, zeilen: dict[int, tuple]) -> None:
         with cur.copy(f"copy selected_extractor ({spalten}) from stdin") as copy:
             for zeile in zeilen.values():
                 copy.write_row(zeile)
-
-
-def warten_bis_getrennt(url: str, sekunden: float = 15) -> float:
-    """Wartet, bis der Server alle Verbindungen der Stufe beendet hat (und mit
-    ihnen die Sperren); gibt die Wartezeit zurück."""
-    start = time.monotonic()
-    with psycopg.connect(url, autocommit=True) as conn:
-        while conn.execute(SQL_STUFE_VERBUNDEN, (ANWENDUNG,)).fetchone()[0]:
-            if time.monotonic() - start > sekunden:
-                pytest.fail(f"Verbindungen der Stufe nach {sekunden} s noch offen")
-            time.sleep(0.02)
-    return time.monotonic() - start
 
 
 # --- Unterprozesse -------------------------------------------------------------------------
