@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,18 @@ def cli(db_url: str, tmp_path: Path):
         return auswahl_starten(*args, url=url, cwd=cwd, env=env)
 
     return starten
+
+
+@pytest.fixture
+def ablage() -> Path:
+    """Ein eigenes Verzeichnis in /tmp für Wegwerf-Server, die Vorführung und Benchmarks als
+    Unterprozess anlegen – nicht unter tmp_path: eine zweite pytest-Sitzung desselben Nutzers
+    setzt /tmp/pytest-of-root beim Start wieder auf 0700, und ein Server, der als Nutzer
+    embedded_postgres läuft, käme nicht mehr an seine Daten (zwei CI-Läufe nebeneinander
+    scheiterten so am Stoppen des Servers)."""
+    pfad = Path(tempfile.mkdtemp(prefix="aw-test-ablage-"))
+    yield pfad
+    shutil.rmtree(pfad, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from testhilfen import PROJEKT
 
 pytestmark = pytest.mark.datenbank
-
-
-@pytest.fixture
-def ablage():
-    """Ein eigenes Verzeichnis in /tmp als TMPDIR der Benchmarks, nicht unter tmp_path: eine
-    zweite pytest-Sitzung desselben Nutzers setzt /tmp/pytest-of-root beim Start wieder auf
-    0700, und der Server (als Nutzer embedded_postgres) käme nicht mehr an seine Daten – zwei
-    CI-Läufe nebeneinander scheiterten so am Stoppen des Servers."""
-    pfad = Path(tempfile.mkdtemp(prefix="aw-bench-test-"))
-    yield pfad
-    shutil.rmtree(pfad, ignore_errors=True)
 
 
 def benchmark(ablage, modul: str, *args: str) -> str:

@@ -65,10 +65,9 @@ def abschnitt(aus: str, titel: str) -> str:
     return aus[anfang : ende if ende != -1 else None]
 
 
-def test_vorfuehrung_zeigt_die_stufe_und_behaelt_die_stichprobe(tmp_path):
+def test_vorfuehrung_zeigt_die_stufe_und_behaelt_die_stichprobe(tmp_path, ablage):
     _embedded_postgres_da()
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    tmp = ablage
     lauf = demo(cwd=tmp_path, tmp=tmp)
     assert lauf.returncode == 0, lauf.stdout + lauf.stderr
     aus = lauf.stdout
@@ -101,10 +100,10 @@ def test_vorfuehrung_zeigt_die_stufe_und_behaelt_die_stichprobe(tmp_path):
     assert list(tmp.glob("aw-demo-*")) == []  # der Wegwerf-Server ist weg
 
 
-def test_lokaler_server_bleibt_druckt_die_url_und_haelt_an(tmp_path):
+def test_lokaler_server_bleibt_druckt_die_url_und_haelt_an(tmp_path, ablage):
     _embedded_postgres_da()
-    daten = tmp_path / "pg"
-    tmp = tmp_path / "tmp"
+    daten = ablage / "pg"
+    tmp = ablage / "tmp"
     tmp.mkdir()
     try:
         lauf = demo("--lokal", "--mit-beispielen", "--daten", str(daten), cwd=tmp_path, tmp=tmp)
