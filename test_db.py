@@ -28,7 +28,16 @@ from fehler import (
     EingabeFehler,
     VoraussetzungFehlt,
 )
-from testhilfen import PROJEKT, RAW_ITEMS, bestand_anlegen, raw_items_anlegen, starten, zustand_setzen
+from testhilfen import (
+    PROJEKT,
+    RAW_ITEMS,
+    SLOT,
+    SLOT_TEXT,
+    bestand_anlegen,
+    raw_items_anlegen,
+    starten,
+    zustand_setzen,
+)
 
 # --- maskieren und DATABASE_URL ------------------------------------------------------
 
@@ -509,7 +518,20 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
     zustand_setzen(pg15_url, 50, "A")
     e = starten("auswahl.py", "--backfill", url=pg15_url, cwd=tmp_path)
     assert e.code == 0 and e.out.startswith("neu 50, "), str(e)
+    # Jede Betriebsart mit eigenem SQL einmal auf 15: Einlesen, Slot, Trockenlauf mit Stichprobe.
+    e = starten(
+        "auswahl.py", "--einlesen", str(PROJEKT / "beispiele" / "artikel.json"), url=pg15_url, cwd=tmp_path
+    )
+    assert e.code == 0 and "eingelesen: 13 Artikel" in e.out, str(e)
+    e = starten("auswahl.py", "--slot", SLOT_TEXT, url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and ", unverändert 37," in e.out, str(e)
+    e = starten("auswahl.py", "--backfill", "--trocken", "--stichprobe", "5", url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith(
+        "trocken, nichts geschrieben – würde: neu 0, geändert 0, unverändert 50,"
+    ), str(e)
+    assert "Stichprobe: " in e.out, str(e)
     with psycopg.connect(pg15_url) as conn:
+        assert conn.execute("select slot from auswahl_letzter_slot").fetchone()[0] == SLOT
         speicher = conn.execute(
             "select attstorage from pg_attribute where attrelid = 'selected_extractor'::regclass "
             "and attname = 'text'"

@@ -55,3 +55,14 @@ def test_lader_gibt_artikel_oder_eingabefehler(roh):
 
 def test_jede_eigenschaft_hat_hier_einen_test():
     assert len(e.EIGENSCHAFTEN) == 5
+
+
+def test_eigenschaftstests_laufen_ohne_zufall_zeitgrenze_und_beispieldatenbank():
+    """Das Profil aus conftest.py gilt für jeden Eigenschaftstest: dieselben Beispiele in jedem
+    Lauf, aus einem frischen Klon (kein .hypothesis) wie aus einem alten, auch auf einer
+    ausgelasteten Maschine (keine Frist, keine Gesundheitsprüfung aufs Tempo)."""
+    if os.environ.get("HYPOTHESIS_PROFILE"):
+        return  # wer ein anderes Profil wählt, will es so
+    for gilt in (settings.default, settings(fuzz)):
+        assert gilt.derandomize and gilt.database is None and gilt.deadline is None
+        assert HealthCheck.too_slow in gilt.suppress_health_check
