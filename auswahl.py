@@ -5,7 +5,7 @@ derselbe Befehl ``wurzelwerk-auswahl``, und so nennt er sich in Hilfe und Fehler
 ``regeln.py``, die Kommandozeile in ``cli.py``; dieses Skript startet nur.
 """
 
-from cli import BEFEHL, cli
+from auswahlstufe.cli import BEFEHL, cli
 
 if __name__ == "__main__":
     cli(prog_name=BEFEHL)

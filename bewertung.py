@@ -29,9 +29,10 @@ from dataclasses import dataclass
 
 import click
 
-from anzeige import os_fehler
-from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
-from version import PRIORITAET, VARIANTE, Variante
+from auswahlstufe.anzeige import os_fehler
+from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
+from auswahlstufe.fehler import EingabeFehler
+from version import PRIORITAET, Variante
 
 SHINGLE_LAENGE = 4
 _WORT = re.compile(r"\w+")
@@ -171,7 +172,7 @@ def varianten_messen(
     artikel: Sequence[Mapping], referenzen: Sequence[str], varianten: Sequence[Variante]
 ) -> dict[str, list[Seite]]:
     """Die Auswahl einer Variante (anderes k, andere Toleranz, Schlüssel wie Quelle 000), neu entschieden."""
-    from regeln import waehle
+    from auswahlstufe.regeln import waehle
 
     zeilen = {}
     for variante in varianten:
@@ -399,7 +400,7 @@ def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, s
     if urteile_datei is not None:
         if auswahl_datei is not None:
             raise Aufruffehler("--urteile gilt allein, ohne AUSWAHL.json und WAHRHEIT.json.")
-        import urteile
+        from auswahlstufe.pruefung import urteile
 
         click.echo(urteile.bericht(*urteile.lesen(urteile_datei, json_laden(urteile_datei))))
         return
@@ -410,7 +411,7 @@ def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, s
             else "Es fehlt das Argument WAHRHEIT.json"
         )
         raise Aufruffehler(f"{fehlt} (oder --urteile URTEILE.json).", click.get_current_context())
-    from regeln import waehle
+    from auswahlstufe.regeln import waehle
 
     artikel = artikel_laden(auswahl_datei, lambda ex: waehle(ex).extraktor)
     referenzen = referenzen_laden(wahrheit_datei, artikel, ohne_titel)

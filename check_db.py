@@ -20,9 +20,9 @@ import click
 import psycopg
 
 import db
-import migrationen
-import rechte
-from fehler import DeutscherBefehl, VoraussetzungFehlt
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.fehler import VoraussetzungFehlt
+from auswahlstufe.lauf import migrationen, rechte
 
 # Für ältere Aufrufer (demo.py, Benchmarks): die Migrationen unter ihrem alten Namen.
 from version import CODER_VERSION, PRIORITAET

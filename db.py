@@ -7,8 +7,12 @@
 * ``verbinden`` prüft DATABASE_URL und die Grenzen aus der Umgebung (kaputt:
   Exit 7), setzt application_name, statement_timeout und lock_timeout und
   prüft die Mindestversion des Servers (zu alt: Exit 4).
-* ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Klassen aus fehler.py
+* ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten
   mit einem deutschen Satz – nie ein Traceback, nie ein Passwort.
+
+Die Fehlerklassen gehören diesem Modul: es steht als gemeinsame Datei des
+Hauses unter dem Paket der Stufe und importiert nichts aus ihm. Welchen
+Exit-Code jede bekommt, entscheidet die Stufe (``auswahlstufe/fehler.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,34 @@ from urllib.parse import unquote
 import psycopg
 from psycopg import errors
 
-from fehler import DatenbankFehler, KonfigurationsFehler, VoraussetzungFehlt, Zeitlimit
+
+class Fehler(Exception):
+    """Ein Fehler an der Datenbank als ein deutscher Satz, ohne Passwort; ``ART`` sagt, welcher."""
+
+    ART = "datenbank"
+
+
+class DatenbankFehler(Fehler):
+    """Server nicht erreichbar, Anmeldung gescheitert, Verbindung verloren, sonst ein Fehler des Servers."""
+
+
+class VoraussetzungFehlt(Fehler):
+    """DATABASE_URL fehlt, der Server ist zu alt, eine Tabelle, Spalte oder ein Recht fehlt."""
+
+    ART = "voraussetzung"
+
+
+class Zeitlimit(Fehler):
+    """statement_timeout oder lock_timeout überschritten."""
+
+    ART = "zeitlimit"
+
+
+class KonfigurationsFehler(Fehler):
+    """DATABASE_URL, eine Verbindungsoption oder eine Grenze aus der Umgebung ist kaputt."""
+
+    ART = "konfiguration"
+
 
 ANWENDUNG = "wurzelwerk-auswahl"
 # Grenzen je Anweisung und je Sperrwartezeit; über die Umgebung zu ändern
@@ -298,7 +329,7 @@ def _verbindungsfehler(text: str, ziel: str) -> str:
 
 @contextlib.contextmanager
 def fehler_uebersetzen(url: str | None) -> Iterator[None]:
-    """Übersetzt psycopg-Fehler in die Klassen aus fehler.py, ohne Passwort."""
+    """Übersetzt psycopg-Fehler in die Fehlerklassen dieses Moduls, ohne Passwort."""
     ziel = maskieren(url) if url else "Datenbank"
     try:
         yield

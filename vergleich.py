@@ -30,11 +30,12 @@ from collections.abc import Mapping
 
 import click
 
+from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
+from auswahlstufe.fehler import EingabeFehler
+from auswahlstufe.pruefung.stichprobe import Fall, Stichprobe, schreiben
+from auswahlstufe.regeln import waehle
 from bewertung import json_laden
-from fehler import Aufruffehler, DeutscherBefehl, EingabeFehler
-from regeln import waehle
-from stichprobe import Fall, Stichprobe, schreiben
-from version import CODER_VERSION, PRIORITAET, VARIANTE, Variante, variante_lesen
+from version import CODER_VERSION, PRIORITAET, Variante, variante_lesen
 
 HOECHSTENS = 200  # so viele Fälle zeigt die Seite mit --datenbank höchstens
 
@@ -163,7 +164,7 @@ def cli(
 
 def _datenbank(grundlage: str, variante: str, hoechstens: int) -> None:
     import db
-    import vergleich_db
+    from auswahlstufe.pruefung import vergleich_db
 
     if grundlage == variante:
         raise Aufruffehler(f"Beide Seiten von --datenbank sind dieselbe coder_version ({grundlage}).")

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import click
-
 # Fassung der Entscheidungsregeln in regeln.py (Klassen, Aktivmenge,
 # Gleichstand, Rangfolge, Median) und dessen, was sie je Entscheidung
 # speichern (metriken). Bei jeder Änderung an einem von beiden hochzählen.
@@ -105,19 +103,3 @@ def variante_lesen(text: str) -> Variante:
 
 if __name__ == "__main__":
     print(CODER_VERSION)
-
-
-class _VarianteTyp(click.ParamType):
-    name = "variante"
-
-    def convert(self, wert, param, ctx) -> Variante:
-        if isinstance(wert, Variante):
-            return wert
-        try:
-            return variante_lesen(wert)
-        except ValueError as fehler:
-            self.fail(str(fehler), param, ctx)
-
-
-VARIANTE = _VarianteTyp()
-"""Typ der Option ``--variante`` (click): ``k4:0.03`` … → Variante; Unsinn ist ein Aufruffehler (Exit 2)."""

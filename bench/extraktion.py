@@ -52,12 +52,12 @@ import click
 import psycopg
 
 import bewertung
-import demo
-import extraktion
-import ingest
-import migrationen
-from fehler import DeutscherBefehl
-from regeln import waehle
+from auswahlstufe import server
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.extraktion import seiten as extraktion
+from auswahlstufe.lauf import ingest, migrationen
+from auswahlstufe.regeln import waehle
+from bench.messen import gemessen
 
 AEB = Path(__file__).resolve().parent / "aeb"
 
@@ -211,7 +211,7 @@ def slot(n: int, prozesse: int) -> None:
     args = ("--extrahieren", "--slot", SLOT, "--prozesse", str(prozesse))
     with tempfile.TemporaryDirectory(prefix="aw-slot-") as verzeichnis:
         arbeit = Path(verzeichnis)
-        with demo.wegwerf_datenbank(arbeit) as url:
+        with server.wegwerf_datenbank(arbeit) as url:
             with psycopg.connect(url) as conn:
                 conn.execute(ingest.RAW_ITEMS)
             migrationen.migrieren(url, ausgabe=lambda _: None)
@@ -220,7 +220,7 @@ def slot(n: int, prozesse: int) -> None:
                 for nummer, seite in enumerate(seiten(ids, wahrheit, html, n + 100), start=1):
                     conn.execute(SQL_SLOT_ITEM, (nummer, im_slot if nummer <= n else nachbar, seite.url))
                     conn.execute(SQL_SLOT_SEITE, (nummer, seite.html, seite.url))
-            laeufe = [demo.gemessen(*args, url=url, cwd=arbeit) for _ in range(2)]
+            laeufe = [gemessen(*args, url=url, cwd=arbeit) for _ in range(2)]
             with psycopg.connect(url) as conn:
                 extrahiert, nebenan, gewaehlt = conn.execute(SQL_SLOT_ZAHLEN, {"slot": im_slot}).fetchone()
     print(

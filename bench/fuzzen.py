@@ -1,4 +1,4 @@
-"""Fuzzing in groß: die Eigenschaften aus bench/eigenschaften.py mit vielen Beispielen.
+"""Fuzzing in groß: die Eigenschaften aus auswahlstufe/referenz/eigenschaften.py mit vielen Beispielen.
 
 CI prüft je Eigenschaft 200 Beispiele (test_fuzz.py); dieses Skript dieselben
 Eigenschaften (bereinigen, tokens, tokens idempotent, waehle, JSON-Lader) mit
@@ -26,8 +26,8 @@ if __package__ in (None, ""):
 import click
 from hypothesis import HealthCheck, given, settings
 
-from bench.eigenschaften import EIGENSCHAFTEN
-from fehler import DeutscherBefehl
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.referenz.eigenschaften import EIGENSCHAFTEN
 
 
 def pruefen(name: str, beispiele: int) -> int:

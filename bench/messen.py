@@ -1,45 +1,26 @@
-"""Gemeinsame Werkzeuge der Benchmarks (und des Rauchtests test_bench.py).
+"""Gemeinsame Werkzeuge der Benchmarks: der Zeitnehmer und die Arbeit „Wahl und Lesetext der Wahl“.
 
-Kein Benchmark selbst: hier stehen der Zeitnehmer, die Arbeit „Wahl und
-Lesetext der Wahl“ und der Vergleich mit der Grundlinie (bench.basis), damit
-Benchmarks und Tests sie importieren, statt einander.
+Kein Benchmark selbst. Was auch die Tests brauchen (Grundlinie, Erzeuger), steht in
+``auswahlstufe/referenz/``; Tests importieren nichts aus ``bench/``.
 """
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from pathlib import Path
 
-from bench import basis
+import click
+
+from auswahlstufe.regeln import waehle
 from normalisierung import bereinigen
-from regeln import Entscheidung, waehle
 
-
-def als_dict(e: Entscheidung) -> dict:
-    """Eine Entscheidung in der Form der Grundlinie."""
-    return {
-        "extraktor": e.extraktor,
-        "regel": e.regel,
-        "konsens": e.konsens,
-        "unbekannt": e.unbekannt,
-        "kandidaten": e.metriken(),
-    }
-
-
-def abweichungen(items: Iterable[dict]) -> list[tuple[object, dict, dict]]:
-    """Items, bei denen waehle anders entscheidet als die Grundlinie.
-
-    ``repr`` vergleicht Gleitkommazahlen bitgenau (kürzeste eindeutige
-    Darstellung) und unterscheidet 0 von 0.0.
-    """
-    falsch = []
-    for item in items:
-        soll = basis.waehle(item["extractions"])
-        ist = als_dict(waehle(item["extractions"]))
-        if repr(soll) != repr(ist):
-            falsch.append((item.get("id"), soll, ist))
-    return falsch
+PROJEKT = Path(__file__).resolve().parents[1]
 
 
 def laufzeit(funktion: Callable[[object], object], eingaben: list) -> float:
@@ -65,3 +46,33 @@ def bereinigen_der_wahl(extraktionen: object) -> str:
     eintrag = extraktionen.get(e.extraktor) if isinstance(extraktionen, dict) else None
     text = eintrag.get("text") if isinstance(eintrag, dict) else None
     return bereinigen(text) if isinstance(text, str) else ""
+
+
+def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
+    """(Sekunden, größter RSS in MB, erste Zeile von stdout) eines Laufs von auswahl.py.
+
+    Der RSS kommt aus wait4 für genau diesen Prozess; er umfasst seine
+    Worker, denn die hat er selbst abgewartet (das Maximum über alle).
+    """
+    umgebung = {**os.environ, "DATABASE_URL": url}
+    with tempfile.TemporaryFile("w+") as fehler:
+        start = time.perf_counter()
+        prozess = subprocess.Popen(
+            [sys.executable, str(PROJEKT / "auswahl.py"), *args],
+            cwd=cwd,
+            env=umgebung,
+            stdout=subprocess.PIPE,
+            stderr=fehler,
+            text=True,
+        )
+        out = prozess.stdout.read()
+        _, status, verbrauch = os.wait4(prozess.pid, 0)
+        sekunden = time.perf_counter() - start
+        prozess.returncode = os.waitstatus_to_exitcode(status)
+        prozess.stdout.close()
+        if prozess.returncode != 0:
+            fehler.seek(0)
+            raise click.ClickException(
+                f"auswahl.py {' '.join(args)}: Exit {prozess.returncode}: {fehler.read().strip()}"
+            )
+    return sekunden, verbrauch.ru_maxrss / 1024, out.strip().splitlines()[0] if out.strip() else ""

@@ -1,6 +1,6 @@
 """Skala (Issue 10): ein Backfill über viele erzeugte Items – Zeit, Speicher, längste Transaktion.
 
-Startet einen Wegwerf-PostgreSQL 18 (``demo.wegwerf_datenbank``), legt
+Startet einen Wegwerf-PostgreSQL 18 (``server.wegwerf_datenbank``), legt
 ``raw_items`` wie Ingest an, wendet die Migrationen an und erzeugt je Größe
 die Items im Server (``generate_series``): drei Kandidaten à etwa 3 KB, aus
 Wörtern, die je Item anders sind; trafilatura verliert das letzte Drittel,
@@ -41,9 +41,10 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 import click
 import psycopg
 
-import demo
-import ingest
-from fehler import Aufruffehler, DeutscherBefehl
+from auswahlstufe import server
+from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
+from auswahlstufe.lauf import ingest
+from bench.messen import gemessen
 
 # Items von %(von)s bis %(bis)s, 400 je Slot; ein Wortschatz je Item aus md5.
 SQL_ITEMS = """
@@ -126,15 +127,15 @@ class Waechter:
 def lauf(url: str, verzeichnis: Path, *args: str) -> tuple[float, float, str, float]:
     """(Sekunden, größter RSS in MB, Bilanzzeile, längste Transaktion in s)."""
     with Waechter(url) as waechter:
-        sekunden, rss, bilanz = demo.gemessen(*args, url=url, cwd=verzeichnis)
+        sekunden, rss, bilanz = gemessen(*args, url=url, cwd=verzeichnis)
     return sekunden, rss, bilanz, waechter.laengste
 
 
 def messen(groessen: list[int], verzeichnis: Path) -> tuple[str, list[dict]]:
-    import migrationen
+    from auswahlstufe.lauf import migrationen
 
     ergebnisse = []
-    with demo.wegwerf_datenbank(verzeichnis) as url:
+    with server.wegwerf_datenbank(verzeichnis) as url:
         ausfuehren(url, ingest.RAW_ITEMS)
         migrationen.migrieren(url, ausgabe=lambda _: None)
         with psycopg.connect(url) as conn:

@@ -21,10 +21,11 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 import click
 
-from bench import basis, optionen
-from bench.erzeugen import artikel
-from fehler import DeutscherBefehl
-from regeln import waehle
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.referenz import grundlinie as basis
+from auswahlstufe.referenz.erzeugen import artikel
+from auswahlstufe.regeln import waehle
+from bench import optionen
 
 
 @click.command(cls=DeutscherBefehl)

@@ -31,11 +31,12 @@ import click
 import psycopg
 from psycopg import sql
 
-import demo
-import ingest
-from anzeige import zahl
+from auswahlstufe import server
+from auswahlstufe.anzeige import zahl
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.lauf import ingest
 from bench import optionen
-from fehler import DeutscherBefehl
+from bench.messen import gemessen
 
 STAPEL = 200
 # Eine Zieltabelle wie selected_extractor, mit wählbarer Speicherart des Texts.
@@ -114,16 +115,16 @@ def lesen(url: str) -> tuple[float, int]:
 
 
 def messen(n: int, seed: int, verzeichnis: Path) -> list[str]:
-    import migrationen
-    from bench.erzeugen import artikel
+    from auswahlstufe.lauf import migrationen
+    from auswahlstufe.referenz.erzeugen import artikel
     from bench.tempo_db import bestand_laden
 
-    with demo.wegwerf_datenbank(verzeichnis) as url:
+    with server.wegwerf_datenbank(verzeichnis) as url:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(ingest.RAW_ITEMS)
         migrationen.migrieren(url, ausgabe=lambda _: None)
         bestand_laden(url, list(artikel(n, seed)))
-        demo.gemessen("--backfill", url=url, cwd=verzeichnis)
+        gemessen("--backfill", url=url, cwd=verzeichnis)
         with psycopg.connect(url) as conn:
             zeilen = conn.execute(SQL_KODIERUNGEN).fetchall()
         schreiben(url, zeilen, "external")  # einmal zum Aufwärmen (Katalog, Puffer)

@@ -28,16 +28,20 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 import click
 
-import demo
-import migrationen
-from anzeige import zahl
-from fehler import DeutscherBefehl
+from auswahlstufe import server
+from auswahlstufe.anzeige import zahl
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.lauf import migrationen
+from bench import bestand
+from bench.messen import gemessen
 
 
 def grundlinie() -> float:
     """Größter RSS in MB eines Prozesses, der nur die Module von --einlesen lädt."""
     prozess = subprocess.Popen(
-        [sys.executable, "-c", "import einlesen, cli, psycopg"], cwd=demo.PROJEKT, env=os.environ
+        [sys.executable, "-c", "import auswahlstufe.lauf.einlesen, auswahlstufe.cli, psycopg"],
+        cwd=server.PROJEKT,
+        env=os.environ,
     )
     _, _, verbrauch = os.wait4(prozess.pid, 0)
     prozess.returncode = 0
@@ -55,9 +59,9 @@ def main(datei: Path, runden: int) -> None:
     mb_datei = datei.stat().st_size / 2**20
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-einlesen-"))
     try:
-        with demo.wegwerf_datenbank(verzeichnis) as url:
+        with server.wegwerf_datenbank(verzeichnis) as url:
             laden = multiprocessing.get_context("spawn").Process(
-                target=demo.bestand_laden, args=(datei, verzeichnis, url)
+                target=bestand.bestand_laden, args=(datei, verzeichnis, url)
             )
             laden.start()
             laden.join()
@@ -71,7 +75,7 @@ def main(datei: Path, runden: int) -> None:
             click.echo("| Lauf | Sekunden | Spitze RSS (MB) | über Grundlinie (MB) | je MB Datei |")
             click.echo("|---|---:|---:|---:|---:|")
             for runde in range(1, runden + 1):
-                sekunden, spitze, _ = demo.gemessen("--einlesen", str(eingabe), url=url, cwd=verzeichnis)
+                sekunden, spitze, _ = gemessen("--einlesen", str(eingabe), url=url, cwd=verzeichnis)
                 ueber = spitze - basis
                 click.echo(
                     f"| --einlesen {runde} | {zahl(sekunden, 1)} | {zahl(spitze, 0)} | {zahl(ueber, 0)} "

@@ -22,14 +22,13 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 import click
 
-import einlesen
-import kodierung
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.lauf import einlesen, kodierung
+from auswahlstufe.referenz.erzeugen import artikel
+from auswahlstufe.regeln import waehle
 from bench import optionen
-from bench.erzeugen import artikel
 from bench.messen import laufzeit
-from fehler import DeutscherBefehl
 from normalisierung import bereinigen
-from regeln import waehle
 from version import CODER_VERSION, PRIORITAET
 
 

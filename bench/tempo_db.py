@@ -5,7 +5,7 @@ Verzeichnis, danach gelöscht), legt ``raw_items`` wie Ingest an, wendet die
 Migrationen an und lädt ``bench.erzeugen.artikel(n, seed)`` per COPY nach
 ``raw_items`` und ``extraktionen``. Dann misst es:
 
-* Grundlinie: CPU-Zeit von ``bench.basis.waehle`` über dieselben n Items in
+* Grundlinie: CPU-Zeit von ``auswahlstufe.referenz.grundlinie.waehle`` über dieselben n Items in
   einem Prozess (Minimum der Runden), dazu ``basis.bereinigen`` des gewählten
   Texts;
 * Ziel 2: ``auswahl.py --backfill`` in eine leere Tabelle, Prozessstart bis
@@ -19,7 +19,7 @@ Migrationen an und lädt ``bench.erzeugen.artikel(n, seed)`` per COPY nach
   Hint-Bits der frisch geschriebenen Zeilen), abwechselnd gemessen, Median.
 
 Jeder Lauf von auswahl.py startet aus einem frischen Hilfsprozess
-(``demo.gemessen``: Wanduhr und ru_maxrss aus wait4); der Hauptprozess hält
+(``bench.messen.gemessen``: Wanduhr und ru_maxrss aus wait4); der Hauptprozess hält
 den Bestand nie im Speicher. Zeiten werden gemeldet, nie geprüft.
 
 Aufruf (aus dem Projektverzeichnis)::
@@ -47,10 +47,11 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 import click
 import psycopg
 
-import demo
-import ingest
-from bench import optionen
-from fehler import Aufruffehler, DeutscherBefehl
+from auswahlstufe import server
+from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
+from auswahlstufe.lauf import ingest
+from bench import bestand, optionen
+from bench.messen import gemessen
 
 # --- SQL ---------------------------------------------------------------------------
 # Kandidaten wie nach --einlesen; text_sha256 rechnet der Server beim COPY selbst.
@@ -118,7 +119,7 @@ def _gemessen(url: str, verzeichnis: str, args: tuple[str, ...]) -> tuple[float,
     # Die Maschine ist sonst still: was sie während des Laufs rechnet, rechnen
     # auswahl.py, seine Worker und die Server-Prozesse; das erklärt die Wanduhr.
     vorher = _cpu_maschine()
-    sekunden, spitze, bilanz = demo.gemessen(*args, url=url, cwd=Path(verzeichnis))
+    sekunden, spitze, bilanz = gemessen(*args, url=url, cwd=Path(verzeichnis))
     maschine_ = _cpu_maschine() - vorher
     kinder = resource.getrusage(resource.RUSAGE_CHILDREN)
     return sekunden, spitze, bilanz, kinder.ru_utime + kinder.ru_stime, maschine_
@@ -140,7 +141,7 @@ def abfragen(url: str, anfrage: str, parameter: tuple | dict = ()) -> tuple:
 
 def bestand_laden(url: str, items: list[dict]) -> None:
     """Items im Stapelformat per COPY nach raw_items und extraktionen."""
-    import einlesen
+    from auswahlstufe.lauf import einlesen
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         with cur.copy(ingest.RAW_ITEMS_COPY) as copy:
@@ -155,8 +156,8 @@ def bestand_laden(url: str, items: list[dict]) -> None:
 
 def laden_und_grundlinie(url: str, n: int, seed: int, runden: int) -> dict[str, float]:
     """Bestand erzeugen, per COPY laden, dann die Grundlinie messen (CPU-Sekunden)."""
-    from bench import basis
-    from bench.erzeugen import artikel
+    from auswahlstufe.referenz import grundlinie as basis
+    from auswahlstufe.referenz.erzeugen import artikel
     from bench.messen import bereinigen_der_wahl, laufzeit
 
     items = list(artikel(n, seed))
@@ -208,10 +209,10 @@ def erneut_gegen_trocken(url: str, verzeichnis: Path, runden: int) -> dict:
 
 def slots(url: str, verzeichnis: Path, slot: str, runden: int) -> tuple[int, list[tuple]]:
     """Ziel 3: die Kodierungen des Slots löschen, dann den Slot rechnen lassen."""
-    im_slot = abfragen(url, demo.SLOT_ZAHL, (slot,))[0]
+    im_slot = abfragen(url, bestand.SLOT_ZAHL, (slot,))[0]
     ergebnisse = []
     for _ in range(runden):
-        ausfuehren_mit(url, demo.SLOT_LEEREN, (slot,))
+        ausfuehren_mit(url, bestand.SLOT_LEEREN, (slot,))
         ausfuehren(url, SQL_CHECKPOINT)
         ergebnisse.append(lauf(url, verzeichnis, "--slot", slot))
     return im_slot, ergebnisse
@@ -227,7 +228,7 @@ def vervielfachen(url: str, n: int, gross: int) -> None:
         "n": n,
         "gross": gross,
         "kopien": -(-gross // n) - 1,
-        "stunden": -(-n // demo.ITEMS_JE_SLOT),
+        "stunden": -(-n // bestand.ITEMS_JE_SLOT),
     }
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SQL_VERVIELFACHEN_RAW, parameter)
@@ -315,10 +316,10 @@ def tabelle(n: int, gross: int, m: dict) -> list[str]:
 
 
 def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path) -> dict:
-    import migrationen
+    from auswahlstufe.lauf import migrationen
 
     runden_min = min(wiederholungen, 2)
-    with demo.wegwerf_datenbank(verzeichnis) as url:
+    with server.wegwerf_datenbank(verzeichnis) as url:
         ausfuehren(url, ingest.RAW_ITEMS)
         migrationen.migrieren(url, ausgabe=lambda _: None)
         m: dict = {"version": abfragen(url, SQL_VERSION)[0]}
@@ -353,7 +354,7 @@ def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path
 
 def demo_slot(url: str) -> str:
     """Der erste Slot des Bestands (ISO), wie demo.py ihn wählt."""
-    return abfragen(url, demo.BESTAND_ZAHL)[1].isoformat()
+    return abfragen(url, bestand.BESTAND_ZAHL)[1].isoformat()
 
 
 @click.command(cls=DeutscherBefehl)

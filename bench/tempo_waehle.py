@@ -1,7 +1,7 @@
 """waehle gegen die Grundlinie: gleiche Entscheidungen, dann das Tempoverhältnis.
 
 1. Prüft auf dem erzeugten Bestand und auf den Randfällen, dass
-   ``regeln.waehle`` und ``bench.basis.waehle`` gleich entscheiden: Wahl,
+   ``regeln.waehle`` und ``auswahlstufe.referenz.grundlinie.waehle`` gleich entscheiden: Wahl,
    Regel, Konsensgröße, übergangene Namen und je Kandidat Klasse, Aktivität,
    Shingle-Zahl, Abdeckung, Stützung und Score (Gleitkommazahlen bitgleich).
 2. Misst beide im selben Lauf auf einem Kern (CPU-Zeit des Prozesses),
@@ -26,11 +26,13 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 
 import click
 
-from bench import basis, optionen
-from bench.erzeugen import artikel, fuzz
-from bench.messen import abweichungen, bereinigen_der_wahl, laufzeit
-from fehler import DeutscherBefehl
-from regeln import waehle
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.referenz import grundlinie as basis
+from auswahlstufe.referenz.erzeugen import artikel, fuzz
+from auswahlstufe.referenz.grundlinie import abweichungen
+from auswahlstufe.regeln import waehle
+from bench import optionen
+from bench.messen import bereinigen_der_wahl, laufzeit
 
 
 def messen(eingaben: list, wiederholungen: int) -> dict[str, float]:

@@ -31,9 +31,8 @@ from pathlib import Path
 
 import click
 
-from bewertung import json_laden, messen, text_von
-from fehler import DeutscherBefehl
-from regeln import (
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.regeln import (
     EINZIGER,
     OHNE_KONSENS_GROESSTER,
     OHNE_KONSENS_MEDIAN,
@@ -42,6 +41,7 @@ from regeln import (
     waehle,
     zweifel,
 )
+from bewertung import json_laden, messen, text_von
 from version import PRIORITAET
 
 AEB = Path(__file__).resolve().parent / "aeb"

@@ -1,0 +1,10 @@
+"""Alles, was nur die Auswahl-Stufe braucht – die Räume hinter der Karte an der Wurzel.
+
+Die gemeinsamen Dateien des Hauses (``db``, ``normalisierung``, ``version``)
+stehen an der Wurzel, unter diesem Paket, und importieren nichts aus ihm. Hier:
+die Regeln (``regeln``), der Stapelbetrieb (``stapel``), die Kommandozeile
+(``cli``) und je ein Unterpaket für die Läufe in der Datenbank (``lauf``), die
+Extraktion aus HTML (``extraktion``) und das Prüfen von Hand (``pruefung``).
+Welche Schicht welche importieren darf, steht in ``pyproject.toml``
+(``[tool.importlinter]``); CI prüft es mit ``lint-imports``.
+"""

@@ -1,0 +1,233 @@
+"""Kommandozeile von auswahl.py: ein Befehl, vier Betriebsarten.
+
+Dieses Modul prüft nur, welche Optionen zusammenpassen, und reicht weiter:
+Stapelbetrieb an stapel.py, --einlesen an einlesen.py, die Läufe an stufe.py. Die schweren Importe
+(psycopg) geschehen erst dort, damit der Stapelbetrieb ohne Datenbank startet.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import click
+
+from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
+from version import CODER_VERSION
+
+BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py startet denselben
+
+
+@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument(
+    # ein Ordner nur mit --extrahieren (Seiten als .html/.html.gz); das prüft cli() selbst
+    "datei",
+    metavar="[DATEI.json]",
+    required=False,
+    # Lesen prüft jsoneingabe.lesen selbst: fehlt die Datei oder ist sie nicht lesbar, ist das ein
+    # Eingabefehler (Exit 1) wie jede andere kaputte Eingabe, kein Aufruffehler von click (Exit 2)
+    type=click.Path(allow_dash=True, readable=False),
+)
+@click.option(
+    "-o",
+    "--ausgabe",
+    "--output",  # so heißt die Option in Quelle 000; beide Namen gelten
+    "ausgabe",
+    metavar="AUSGABE.json",
+    type=click.Path(dir_okay=False, allow_dash=True, readable=False),
+    help="Ausgabedatei im Stapelbetrieb (Voreinstellung: <stamm>_selected.json neben der "
+    "Eingabe; - für stdout).",
+)
+@click.option(
+    "--mit-entscheidung",
+    is_flag=True,
+    help="Stapelbetrieb: neben selected_extractor das Feld auswahl mit Regel, Konsensgröße "
+    "und bereinigtem Text (wie die Datenbank sie speichert).",
+)
+@click.option(
+    "--streng",
+    is_flag=True,
+    help="Stapelbetrieb: falsche Feldnamen (content statt text, extraction statt extractions) "
+    "sind ein Fehler statt einer Warnung; dann wird nichts geschrieben.",
+)
+@click.option("--backfill", is_flag=True, help="Alle Items mit mindestens einem Kandidaten kodieren.")
+@click.option(
+    "--slot",
+    metavar="ZEITPUNKT",
+    help="Die Items eines Poll-Slots kodieren, z. B. 2026-09-07T08:00 (ohne Offset: Europe/Berlin).",
+)
+@click.option(
+    "--einlesen",
+    metavar="DATEI.json",
+    type=click.Path(dir_okay=False, allow_dash=True, readable=False),
+    help="Kandidaten aus einer Datei im Stapelformat nach extraktionen laden, Artikel mit „html“ "
+    "nach seiten (Artikel tragen item_id).",
+)
+@click.option(
+    "--trocken", is_flag=True, help="Alles berechnen, nichts schreiben; sagen, was sich ändern würde."
+)
+@click.option(
+    "--stichprobe",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Die N zweifelhaftesten Entscheidungen als CSV (und HTML) zum Prüfen von Hand schreiben.",
+)
+@click.option(
+    "--teil", metavar="K/N", help="Nur die Items mit id % N = K-1 (Arbeit auf mehrere Rechner verteilen)."
+)
+@click.option(
+    "--extrahieren",
+    is_flag=True,
+    help="Vorher aus dem HTML die drei Kandidaten extrahieren (DATEI: Artikel mit „html“ oder ein "
+    "Ordner mit .html/.html.gz; braucht das Extra extraktion).",
+)
+@click.option(
+    "--variante",
+    metavar="VARIANTE",
+    type=VARIANTE,
+    help="Eine Variante der Regeln neben der Voreinstellung kodieren, z. B. k4:0.03, quelle000 "
+    "oder k4:0.03+quelle000 (eigene coder_version; nur mit --backfill oder --slot).",
+)
+@click.option(
+    "--prozesse",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Worker-Prozesse für die Rechenarbeit (Voreinstellung: Zahl der Kerne).",
+)
+@click.option(
+    "--stapel-zeitlimit",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SEKUNDEN",
+    default=300,
+    show_default=True,
+    help="So lange darf ein Worker an einem Stapel rechnen; danach endet der Lauf mit Exit 8.",
+)
+@click.version_option(
+    CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
+)
+def cli(
+    datei,
+    ausgabe,
+    mit_entscheidung,
+    streng,
+    backfill,
+    slot,
+    einlesen,
+    trocken,
+    stichprobe,
+    teil,
+    extrahieren,
+    variante,
+    prozesse,
+    stapel_zeitlimit,
+):
+    """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
+    oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
+
+    \b
+    Stapelbetrieb (ohne Datenbank):
+      wurzelwerk-auswahl DATEI.json [-o AUSGABE.json] [--stichprobe N]
+                         [--streng] [--mit-entscheidung]
+      wurzelwerk-auswahl --extrahieren SEITEN.json|ORDNER [-o AUSGABE.json]
+    Datenbank (DATABASE_URL aus der Umgebung oder .env):
+      wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
+                         [--variante k4:0.03]
+      wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
+      wurzelwerk-auswahl --einlesen DATEI.json
+      wurzelwerk-auswahl --extrahieren --backfill|--slot …  (erst extrahieren, dann wählen)
+
+    wurzelwerk-auswahl ist der installierte Befehl (pip install -e .);
+    python auswahl.py ist derselbe Befehl ohne Installation.
+
+    Exit-Codes: 0 Erfolg, 1 Eingabefehler, 2 Aufruffehler, 3 Datenbank nicht
+    erreichbar, 4 Voraussetzung fehlt, 5 anderer Lauf hält die Sperre,
+    6 Zeitlimit der Datenbank, 7 Konfiguration (DATABASE_URL, Option),
+    8 Worker gestorben oder Stapel-Zeitlimit, 130 abgebrochen.
+
+    Alle Optionen, das Stapelformat und die Warnungen: docs/kommandozeile.md.
+    """
+    modi = [
+        name
+        for name, gesetzt in (
+            ("DATEI", datei),
+            ("--backfill", backfill),
+            ("--slot", slot),
+            ("--einlesen", einlesen),
+        )
+        if gesetzt
+    ]
+    if len(modi) != 1:
+        raise Aufruffehler(
+            "Genau eine Betriebsart angeben: DATEI, --backfill, --slot oder --einlesen"
+            + (f" (angegeben: {', '.join(modi)})." if modi else ".")
+        )
+    if datei and not extrahieren and _ist_ordner(datei):
+        raise Aufruffehler(
+            f"„{datei}“ ist ein Verzeichnis; ein Ordner mit .html/.html.gz-Seiten ist nur mit "
+            "--extrahieren Eingabe."
+        )
+    if ausgabe is not None and not datei:
+        raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
+    if streng and not datei:
+        raise Aufruffehler("--streng gilt nur im Stapelbetrieb mit DATEI.")
+    if mit_entscheidung and not datei:
+        raise Aufruffehler("--mit-entscheidung gilt nur im Stapelbetrieb mit DATEI.")
+    if variante is not None and not (backfill or slot):
+        raise Aufruffehler(
+            "--variante gilt nur mit --backfill oder --slot (für eine Datei: "
+            "vergleich.py oder bewertung.py --variante)."
+        )
+    if extrahieren:
+        # Extraktion vor der Auswahl: extraktion_stapel.py (DATEI), extraktion_stufe.py (Datenbank)
+        if einlesen:
+            raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill oder --slot.")
+        if datei and (trocken or teil):
+            raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
+        if datei and (streng or mit_entscheidung):
+            raise Aufruffehler(
+                "--streng und --mit-entscheidung gelten nicht mit --extrahieren (die Kandidaten "
+                "entstehen hier; die Entscheidung zeigt: auswahl.py --mit-entscheidung AUSGABE.json)."
+            )
+    elif (trocken or teil or prozesse) and not (backfill or slot):
+        raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
+    if stichprobe and einlesen:
+        raise Aufruffehler("--stichprobe gilt nicht mit --einlesen.")
+
+    if datei and extrahieren:
+        from auswahlstufe.extraktion import stapel as extraktion_stapel
+
+        extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
+    elif datei:
+        from auswahlstufe import stapel
+
+        stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng, mit_auswahl=mit_entscheidung)
+    elif einlesen:
+        from auswahlstufe.lauf import einlesen as einlesen_modul
+
+        einlesen_modul.einlesen(einlesen)
+    else:
+        from auswahlstufe.lauf import stufe
+
+        vorlauf = None
+        if extrahieren:  # erst extrahieren, dann im selben Lauf wählen (unter seiner Sperre)
+            from auswahlstufe.extraktion import stufe as extraktion_stufe
+
+            vorlauf = functools.partial(extraktion_stufe.extrahieren, slot, trocken, teil, prozesse)
+        stufe.lauf(
+            slot=slot,
+            trocken=trocken,
+            stichprobe=stichprobe,
+            teil=teil,
+            prozesse=prozesse,
+            stapel_zeitlimit=stapel_zeitlimit,
+            variante=variante,
+            vorlauf=vorlauf,
+        )
+
+
+def _ist_ordner(datei: str) -> bool:
+    """Ist DATEI ein Ordner? Ist das nicht festzustellen (keine Rechte), meldet es das Lesen."""
+    try:
+        return Path(datei).is_dir()
+    except OSError:
+        return False

@@ -1,0 +1,102 @@
+"""Fehler der Stufe und ihre Exit-Codes – eine Stelle für alle Module.
+
+Die Fehler der Datenbankschicht (``db.Fehler``) bekommen ihren Code hier (``als_stufenfehler``);
+Aufruffehler und die deutsche Hilfe stehen in ``befehl.py``.
+
+| Code | Bedeutung |
+|---|---|
+| 0 | Erfolg |
+| 1 | Eingabefehler: Datei, JSON, Slot, Argumentwert |
+| 2 | Aufruffehler (falsche Optionen; von click) |
+| 3 | Datenbank nicht erreichbar, Anmeldung gescheitert, Verbindung verloren |
+| 4 | Voraussetzung fehlt: DATABASE_URL nicht gesetzt, raw_items, Spalten, Migrationen, Migrationsdateien, Rechte, Serverversion, Extraktoren |
+| 5 | Ein anderer Lauf derselben coder_version (oder ein anderer Migrationslauf) hält die Sperre |
+| 6 | Zeitlimit der Datenbank (statement_timeout, lock_timeout) überschritten |
+| 7 | Konfiguration kaputt: DATABASE_URL nicht lesbar, ungültige Verbindungsoption oder Grenze |
+| 8 | Ein Worker-Prozess starb, oder ein Stapel überschritt --stapel-zeitlimit |
+| 130 | Abgebrochen (SIGINT/SIGTERM) nach dem laufenden Stapel (Extraktion: nach der laufenden Seite) |
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+EXIT_OK = 0
+EXIT_EINGABE = 1
+EXIT_AUFRUF = 2
+EXIT_DATENBANK = 3
+EXIT_VORAUSSETZUNG = 4
+EXIT_GESPERRT = 5
+EXIT_ZEITLIMIT = 6
+EXIT_KONFIGURATION = 7
+EXIT_WORKER = 8
+EXIT_ABGEBROCHEN = 130
+
+
+class StufenFehler(click.ClickException):
+    """Ein Fehler, den ein Mensch beheben kann: ein Satz, kein Traceback."""
+
+    exit_code = EXIT_EINGABE
+
+    def show(self, file=None) -> None:
+        click.echo(f"Fehler: {self.format_message()}", file=file or sys.stderr)
+
+
+class EingabeFehler(StufenFehler):
+    exit_code = EXIT_EINGABE
+
+
+class DatenbankFehler(StufenFehler):
+    exit_code = EXIT_DATENBANK
+
+
+class VoraussetzungFehlt(StufenFehler):
+    exit_code = EXIT_VORAUSSETZUNG
+
+
+class LaufGesperrt(StufenFehler):
+    exit_code = EXIT_GESPERRT
+
+
+class Zeitlimit(StufenFehler):
+    exit_code = EXIT_ZEITLIMIT
+
+
+class KonfigurationsFehler(StufenFehler):
+    """DATABASE_URL oder eine Option aus der Umgebung ist kaputt – kein Fehler des Servers."""
+
+    exit_code = EXIT_KONFIGURATION
+
+
+class WorkerFehler(StufenFehler):
+    """Ein Worker starb oder hing länger als das Zeitlimit je Stapel."""
+
+    exit_code = EXIT_WORKER
+
+
+class Abgebrochen(StufenFehler):
+    exit_code = EXIT_ABGEBROCHEN
+
+
+# db.py steht unter dem Paket und kennt keine Exit-Codes: seine Fehler tragen ``ART``,
+# die Stufe ordnet ihr den Fehler mit Code zu. Über den Namen, nicht über die Klasse:
+# so lädt dieses Modul db.py (und psycopg) nicht mit – auch nicht in den Workern der Extraktion.
+_NACH_ART: dict[str, type[StufenFehler]] = {
+    "datenbank": DatenbankFehler,
+    "voraussetzung": VoraussetzungFehlt,
+    "zeitlimit": Zeitlimit,
+    "konfiguration": KonfigurationsFehler,
+}
+
+
+def als_stufenfehler(fehler: BaseException) -> StufenFehler | None:
+    """Der Fehler der Stufe zu ``fehler``: er selbst, oder für einen ``db.Fehler`` derselbe
+    Satz mit dem Code seiner Art; sonst None."""
+    if isinstance(fehler, StufenFehler):
+        return fehler
+    art = getattr(type(fehler), "ART", None)
+    if isinstance(art, str) and art in _NACH_ART:
+        return _NACH_ART[art](str(fehler))
+    return None

@@ -1,0 +1,68 @@
+"""Welche Items ein Lauf nimmt: ``--slot`` (Europe/Berlin) und ``--teil K/N`` gelesen und geprüft."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from auswahlstufe.fehler import EingabeFehler
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def slot_parsen(text: str) -> datetime:
+    """``2026-09-07T08:00`` (Europe/Berlin) oder mit Offset ``…+02:00``/``…Z``.
+
+    An der Zeitumstellung ist eine Ortszeit ohne Offset nicht immer ein
+    Zeitpunkt: 02:30 am letzten Sonntag im März gibt es nicht (Lücke), 02:30 am
+    letzten Sonntag im Oktober gibt es zweimal. Beides ist ein Eingabefehler mit
+    den Schreibweisen, die es gibt – ein Slot, der still verschoben oder in der
+    falschen Stunde gelesen wird, fiele im Betrieb niemandem auf; ein Fehler
+    (Exit 1) steht im cron-Log (in auswahl_laeufe nicht: der Lauf beginnt gar nicht).
+    """
+    try:
+        zeitpunkt = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise EingabeFehler(
+            f"--slot „{text}“ ist kein Zeitpunkt; erwartet z. B. 2026-09-07T08:00 "
+            "(Europe/Berlin) oder 2026-09-07T08:00+02:00."
+        ) from None
+    if zeitpunkt.tzinfo is not None:
+        return zeitpunkt
+    erste = zeitpunkt.replace(tzinfo=BERLIN, fold=0)
+    zweite = zeitpunkt.replace(tzinfo=BERLIN, fold=1)
+    if erste.utcoffset() == zweite.utcoffset():
+        return erste
+    ohne = f"{zeitpunkt:%Y-%m-%dT%H:%M}"
+    # In der Lücke führt der Weg über UTC zu einer anderen Wanduhrzeit zurück.
+    if erste.astimezone(UTC).astimezone(BERLIN).replace(tzinfo=None) != zeitpunkt:
+        danach = erste.astimezone(UTC).astimezone(BERLIN)
+        davor = (erste.astimezone(UTC) - timedelta(hours=1)).astimezone(BERLIN)
+        raise EingabeFehler(
+            f"--slot „{text}“ gibt es in Europe/Berlin nicht (Beginn der Sommerzeit: die Uhr springt "
+            f"von 02:00 auf 03:00). Gemeint ist eine Stunde davor oder danach, mit Offset eindeutig: "
+            f"{davor:%Y-%m-%dT%H:%M}{_offset(davor)} oder {danach:%Y-%m-%dT%H:%M}{_offset(danach)}."
+        )
+    raise EingabeFehler(
+        f"--slot „{text}“ gibt es in Europe/Berlin zweimal (Ende der Sommerzeit). Bitte mit Offset "
+        f"angeben: {ohne}{_offset(erste)} (Sommerzeit, das erste Mal) oder {ohne}{_offset(zweite)} "
+        "(Winterzeit, das zweite Mal)."
+    )
+
+
+def _offset(zeitpunkt: datetime) -> str:
+    """``+02:00`` (strftime kann ``%:z`` erst ab Python 3.12)."""
+    minuten = int(zeitpunkt.utcoffset().total_seconds()) // 60
+    return f"{'+' if minuten >= 0 else '-'}{abs(minuten) // 60:02d}:{abs(minuten) % 60:02d}"
+
+
+def teil_parsen(text: str) -> tuple[int, int]:
+    """``K/N`` mit 1 ≤ K ≤ N."""
+    try:
+        k_text, n_text = text.split("/")
+        k, n = int(k_text), int(n_text)
+    except ValueError:
+        raise EingabeFehler(f"--teil „{text}“: erwartet K/N, z. B. 1/4.") from None
+    if not 1 <= k <= n:
+        raise EingabeFehler(f"--teil „{text}“: K muss zwischen 1 und N liegen.")
+    return k, n

@@ -1,0 +1,213 @@
+"""Die Rechenarbeit eines Laufs: aus den gelesenen Zeilen eines Stapels fertige COPY-Daten.
+
+* ``vorsortieren`` (im Hauptprozess) trennt, was zu rechnen ist, von dem, was
+  sich ohne Rechnen erledigt: Items ohne Kandidaten und Items, deren
+  Eingabe-Summe gleich der gespeicherten ist.
+* ``stapel_kodieren`` (in einem Worker oder im Hauptprozess) entscheidet je
+  Item mit ``regeln.waehle``, bereinigt den Text der Wahl und baut die Zeilen
+  als COPY-Daten im Textformat; der Hauptprozess reicht sie nur weiter.
+
+Dieses Modul kennt keine Datenbankverbindung: Zeilen hinein, Bytes heraus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from auswahlstufe.pruefung import auslese
+from auswahlstufe.regeln import waehle
+from normalisierung import bereinigen
+from version import PRIORITAET
+
+
+@dataclass(frozen=True, slots=True)
+class Zeile:
+    """Eine zu schreibende Kodierung (alles außer coder_version und kodiert_am)."""
+
+    item_id: int
+    extraktor: str
+    regel: str
+    konsens: int
+    metriken: str  # JSON
+    text: str | None
+    pruefsumme: bytes  # der Eingabe
+    ergebnissumme: bytes  # dieser Zeile: Wahl, Regel, Konsens, Metriken, Text
+
+
+def ergebnissumme(*teile: str | None) -> bytes:
+    """SHA-256 über die Teile, je mit Länge davor (NULL und '' bleiben verschieden)."""
+    summe = hashlib.sha256()
+    for teil in teile:
+        if teil is None:
+            summe.update(b"N;")
+        else:
+            roh = teil.encode("utf-8", "surrogatepass")
+            summe.update(b"%d:" % len(roh))
+            summe.update(roh)
+    return summe.digest()
+
+
+def kodieren(
+    item_id: int,
+    namen: Sequence[str],
+    texte: Sequence,
+    fehler: Sequence,
+    summe: bytes,
+    argumente: Mapping[str, object] | None = None,
+):
+    """Entscheidung und fertige Zeile eines Items.
+
+    ``argumente`` sind die Schlüsselwörter einer Variante für ``waehle``
+    (``version.Variante.argumente``); ohne sie gelten die Voreinstellungen.
+    """
+    extraktionen = {n: {"text": t, "error": f} for n, t, f in zip(namen, texte, fehler, strict=True)}
+    e = waehle(extraktionen, **(argumente or {}))
+    gewaehlt = extraktionen.get(e.extraktor)
+    roh = gewaehlt["text"] if gewaehlt else None
+    text = bereinigen(roh) if isinstance(roh, str) else None
+    metriken = e.metriken_json()
+    ergebnis = ergebnissumme(e.extraktor, e.regel, str(e.konsens), metriken, text)
+    return e, Zeile(item_id, e.extraktor, e.regel, e.konsens, metriken, text, summe, ergebnis)
+
+
+# COPY im Textformat (PostgreSQL-Doku, „COPY – Text Format“): Tab trennt die
+# Spalten, \N ist NULL, Backslash, Tab, Zeilenumbruch und Wagenrücklauf werden
+# maskiert; bytea steht als \x mit Hex-Ziffern, dessen Backslash selbst maskiert.
+_COPY_MASKEN = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"))
+
+
+def copy_feld(wert: str | int | bytes | None) -> str:
+    """Ein Wert im Textformat von COPY."""
+    if wert is None:
+        return "\\N"
+    if isinstance(wert, bytes):
+        return "\\\\x" + wert.hex()
+    if isinstance(wert, int):
+        return str(wert)
+    for zeichen, maske in _COPY_MASKEN:  # replace nur, wo nötig: schneller als translate
+        if zeichen in wert:
+            wert = wert.replace(zeichen, maske)
+    return wert
+
+
+def copy_zeile(*werte: str | int | bytes | None) -> str:
+    return "\t".join(map(copy_feld, werte)) + "\n"
+
+
+@dataclass
+class Stapelergebnis:
+    # Fertige COPY-Daten (UTF-8), in den Workern gebaut: der Hauptprozess
+    # reicht sie nur weiter. „neu“ geht direkt nach selected_extractor (mit
+    # coder_version), „geändert“ über aw_stapel und den Upsert.
+    neu_daten: bytes = b""
+    geaendert_daten: bytes = b""
+    neu: int = 0
+    geaendert: int = 0
+    unveraendert: int = 0
+    gerechnet: int = 0  # Items, die waehle sah (der Rest erledigte sich über die Eingabe-Summe)
+    # (item_id, neue Eingabe-Summe, Ergebnissumme): Eingabe geändert, Ergebnis gleich.
+    # Nur die Eingabe-Summe wird nachgetragen, damit der nächste Lauf sie nicht neu rechnet.
+    nachtragen: list[tuple[int, bytes, bytes]] = field(default_factory=list)
+    entfernen: list[int] = field(default_factory=list)  # Items ohne Kandidaten, mit alter Zeile
+    ohne_kandidaten: int = 0
+    unbekannte_zeilen: Counter = field(default_factory=Counter)
+    faelle: list = field(default_factory=list)  # die zweifelhaftesten Fälle dieses Stapels
+
+    def dazu(self, anderes: Stapelergebnis) -> Stapelergebnis:
+        self.neu_daten += anderes.neu_daten
+        self.geaendert_daten += anderes.geaendert_daten
+        self.neu += anderes.neu
+        self.geaendert += anderes.geaendert
+        self.unveraendert += anderes.unveraendert
+        self.gerechnet += anderes.gerechnet
+        self.nachtragen += anderes.nachtragen
+        self.entfernen += anderes.entfernen
+        self.ohne_kandidaten += anderes.ohne_kandidaten
+        self.unbekannte_zeilen.update(anderes.unbekannte_zeilen)
+        self.faelle += anderes.faelle
+        return self
+
+
+def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stapelergebnis]:
+    """Im Hauptprozess: was zu rechnen ist, und was sich ohne Rechnen erledigt.
+
+    Items ohne Kandidatenzeilen werden gezählt (und ihre alte Zeile
+    vorgemerkt); Items, deren Eingabe-Summe gleich blieb, sind unverändert –
+    außer ``alle`` (die Stichprobe braucht jede Entscheidung). Unter derselben
+    coder_version folgt die Zeile allein aus der Eingabe. Hat sich die Eingabe
+    geändert, entscheidet erst die Ergebnissumme, ob die Zeile sich ändert.
+    """
+    ergebnis = Stapelergebnis()
+    auftrag = []
+    for item_id, alt, alt_ergebnis, summe, anzahl, unbekannt, namen, texte, fehler in zeilen:
+        if not anzahl:
+            ergebnis.ohne_kandidaten += 1
+            if alt is not None:
+                ergebnis.entfernen.append(item_id)
+            continue
+        if unbekannt:
+            ergebnis.unbekannte_zeilen.update(unbekannt)
+        alt, summe = (bytes(alt) if alt is not None else None), bytes(summe)
+        if alt == summe and not alle:
+            ergebnis.unveraendert += 1
+            continue
+        # nur unbekannte Extraktoren: die Regeln sehen nichts Verfügbares (Rückfall)
+        alt_ergebnis = bytes(alt_ergebnis) if alt_ergebnis is not None else None
+        auftrag.append((item_id, alt, alt_ergebnis, summe, namen or [], texte or [], fehler or []))
+    return auftrag, ergebnis
+
+
+def stapel_kodieren(
+    auftrag: Sequence[tuple],
+    version: str,
+    stichprobe_n: int | None,
+    argumente: Mapping[str, object] | None = None,
+) -> Stapelergebnis:
+    """Entscheidet einen Auftrag aus ``vorsortieren``; läuft im Worker (oder im Hauptprozess).
+
+    ``version`` und ``argumente`` gehören zusammen: die coder_version einer
+    Variante und ihre Schlüsselwörter für ``waehle`` (ohne: die Voreinstellung).
+    Zurück kommen die Zeilen als fertige COPY-Daten, dazu die Zählung.
+    """
+    ergebnis = Stapelergebnis(gerechnet=len(auftrag))
+    neu: list[str] = []
+    geaendert: list[str] = []
+    auswahl = auslese.Stichprobe(stichprobe_n) if stichprobe_n else None
+    for item_id, alt, alt_ergebnis, summe, namen, roh, fehler in auftrag:
+        texte = [t.decode("utf-8") if t is not None else None for t in roh]
+        entscheidung, z = kodieren(item_id, namen, texte, fehler, summe, argumente)
+        werte = (z.extraktor, z.regel, z.konsens, z.metriken, z.text, z.pruefsumme, z.ergebnissumme)
+        if z.ergebnissumme == alt_ergebnis:
+            ergebnis.unveraendert += 1
+            if alt != summe:
+                ergebnis.nachtragen.append((item_id, summe, z.ergebnissumme))
+        elif alt_ergebnis is None:
+            neu.append(copy_zeile(item_id, version, *werte))
+        else:
+            geaendert.append(copy_zeile(item_id, version, *werte))
+        if auswahl is not None:
+            # Die ganzen Texte: die Seite zeigt sie und markiert den Konsens darin.
+            # Zurück in den Hauptprozess reisen nur die N behaltenen Fälle.
+            texte_je_name = {n: t for n, t in zip(namen, texte, strict=True) if n in PRIORITAET}
+            auswahl.beachte(auslese.Fall(str(item_id), entscheidung, texte_je_name))
+    ergebnis.neu, ergebnis.geaendert = len(neu), len(geaendert)
+    ergebnis.neu_daten = "".join(neu).encode("utf-8")
+    ergebnis.geaendert_daten = "".join(geaendert).encode("utf-8")
+    if auswahl is not None:
+        ergebnis.faelle = auswahl.faelle()
+    return ergebnis
+
+
+def worker_start() -> None:
+    """Anfang jedes Worker-Prozesses: SIGINT und SIGTERM überhören.
+
+    Strg-C trifft die ganze Prozessgruppe, systemd schickt SIGTERM an alle
+    Prozesse der Einheit. Nur der Hauptprozess entscheidet, wann Schluss ist;
+    er beendet die Worker dann selbst (arbeiter.Arbeiter.beenden).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)

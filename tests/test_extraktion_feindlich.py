@@ -1,0 +1,190 @@
+"""Feindliche Seiten: jede gibt je Extraktor einen Text oder einen Fehler, keine hängt
+den Lauf auf, und die Seite danach kommt heil heraus.
+
+Die großen Fälle laufen mit kleinem Zeitlimit, damit die Tests auch auf zwei
+belasteten Kernen in vertretbarer Zeit fertig werden.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from auswahlstufe.extraktion import seiten as extraktion
+
+AEB = Path(__file__).resolve().parents[1] / "bench" / "aeb"
+NORMAL = "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856"
+ZEITLIMIT_S = 3.0
+
+
+def normale_seite() -> tuple[extraktion.Seite, dict]:
+    kandidaten = {a["id"]: a for a in json.loads((AEB / "candidates.json").read_text(encoding="utf-8"))}
+    roh = gzip.decompress((AEB / "html" / f"{NORMAL}.html.gz").read_bytes())
+    return extraktion.Seite(roh, kandidaten[NORMAL]["url"], NORMAL), kandidaten[NORMAL]["extractions"]
+
+
+def grosse_seite(mb: int) -> bytes:
+    absatz = b"<p>" + b"Ein ganz gewoehnlicher Satz mit ein paar Woertern darin. " * 20 + b"</p>\n"
+    return b"<html><body><article>" + absatz * (mb * 2**20 // len(absatz)) + b"</article></body></html>"
+
+
+FEINDLICH = {
+    "verschachtelt": b"<html><body>" + b"<div>" * 100_000 + b"tief" + b"</div>" * 100_000 + b"</body></html>",
+    "50_mb": grosse_seite(50),
+    "binaerer_muell": random.Random(13).randbytes(300_000),
+    "falscher_zeichensatz": (
+        "<html><head><meta charset='utf-8'></head><body><p>Grüße aus Köln, schöne Äpfel.</p></body></html>"
+    ).encode("latin-1"),
+    "leer": b"",
+    "nur_skripte": b"<html><head><script>var a = 1;</script></head><body><script>alert(1)</script></body></html>",
+    "kein_html": b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n",
+}
+
+
+def gueltig(ergebnis: dict) -> bool:
+    """Genau eins von beiden: ein Text (auch leer) ohne Fehler oder ein Fehler ohne Text."""
+    if ergebnis["error"] is None:
+        return isinstance(ergebnis["text"], str)
+    return ergebnis["text"] is None and isinstance(ergebnis["error"], str) and ergebnis["error"]
+
+
+@pytest.fixture(scope="module")
+def lauf():
+    """Alle feindlichen Seiten, dazwischen und danach eine normale, in einem Lauf."""
+    normal, erwartet = normale_seite()
+    namen = []
+    seiten = []
+    for name, roh in FEINDLICH.items():
+        namen += [name, "normal"]
+        seiten += [extraktion.Seite(roh, None, name), normal]
+    with extraktion.Extraktion(2, zeitlimit_s=ZEITLIMIT_S) as ex:
+        ergebnisse = list(ex.seiten(seiten))
+        statistik = ex.statistik
+    return namen, ergebnisse, erwartet, statistik
+
+
+def test_nichts_verloren_und_die_normalen_seiten_heil(lauf):
+    namen, ergebnisse, erwartet, _ = lauf
+    assert [nr for nr, _ in ergebnisse] == list(range(len(namen)))
+    for name, (_, kandidaten) in zip(namen, ergebnisse, strict=True):
+        assert list(kandidaten) == list(extraktion.EXTRAKTOREN)
+        assert all(gueltig(e) for e in kandidaten.values()), (name, kandidaten)
+        if name == "normal":
+            assert kandidaten == erwartet
+
+
+@pytest.mark.parametrize("name", sorted(FEINDLICH))
+def test_feindliche_seite_gibt_text_oder_fehler(lauf, name):
+    namen, ergebnisse, *_ = lauf
+    kandidaten = ergebnisse[namen.index(name)][1]
+    assert all(gueltig(e) for e in kandidaten.values())
+
+
+def test_die_50_mb_seite_laeuft_ins_zeitlimit(lauf):
+    namen, ergebnisse, _, statistik = lauf
+    fehler = [e["error"] for e in ergebnisse[namen.index("50_mb")][1].values()]
+    assert "Zeitlimit 3 s überschritten" in fehler
+    assert statistik.zeitlimits >= 1 and statistik.ersetzt >= statistik.zeitlimits
+
+
+def test_falscher_zeichensatz_wird_trotzdem_gelesen(lauf):
+    namen, ergebnisse, *_ = lauf
+    kandidaten = ergebnisse[namen.index("falscher_zeichensatz")][1]
+    assert "Grüße aus Köln, schöne Äpfel." in kandidaten["trafilatura"]["text"]
+    assert "Grüße aus Köln, schöne Äpfel." in kandidaten["readability"]["text"]
+
+
+def test_leere_und_skriptseiten_geben_keinen_text(lauf):
+    namen, ergebnisse, *_ = lauf
+    for name in ("leer", "nur_skripte"):
+        for ergebnis in ergebnisse[namen.index(name)][1].values():
+            assert not ergebnis["text"]
+
+
+def test_speichergrenze_gibt_einen_fehler_und_der_lauf_geht_weiter():
+    normal, erwartet = normale_seite()
+    seiten = [extraktion.Seite(grosse_seite(20), None, "gross"), normal]
+    with extraktion.Extraktion(2, zeitlimit_s=20, speichergrenze_mb=64) as ex:
+        (_, gross), (_, danach) = ex.seiten(seiten)
+    assert all(gueltig(e) for e in gross.values())
+    assert any("Speichergrenze 64 MB" in (e["error"] or "") for e in gross.values()), gross
+    assert danach == erwartet
+
+
+def test_ein_getoeteter_worker_wird_ersetzt():
+    """Stirbt ein Worker mitten in einer Seite (hier: SIGKILL von außen), bekommt
+    dieser Extraktor einen Fehler, ein neuer Worker übernimmt, der Lauf geht weiter."""
+    normal, erwartet = normale_seite()
+    seiten = [extraktion.Seite(grosse_seite(20), None, "gross"), normal, normal]
+    with extraktion.Extraktion(2, zeitlimit_s=10) as ex:
+        erste = ex.worker_pids()
+
+        def toeten():
+            time.sleep(1.5)  # die große Seite ist dann in Arbeit
+            for pid in erste:
+                os.kill(pid, signal.SIGKILL)
+
+        moerder = threading.Thread(target=toeten)
+        moerder.start()
+        ergebnisse = list(ex.seiten(seiten))
+        moerder.join()
+        assert set(ex.worker_pids()).isdisjoint(erste)
+        assert ex.statistik.abstuerze >= 1
+    gross = ergebnisse[0][1]
+    assert all(gueltig(e) for e in gross.values())
+    assert any("Worker abgestürzt (Signal SIGKILL" in (e["error"] or "") for e in gross.values()), gross
+    assert ergebnisse[1][1] == erwartet and ergebnisse[2][1] == erwartet
+
+
+def _maske(pid: int, feld: str) -> set[int]:
+    """Die Signale aus ``SigBlk``/``SigIgn`` in /proc/PID/status."""
+    for zeile in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if zeile.startswith(f"{feld}:"):
+            bits = int(zeile.split()[1], 16)
+            return {n for n in range(1, 65) if bits >> (n - 1) & 1}
+    raise AssertionError(f"{feld} fehlt in /proc/{pid}/status")
+
+
+def test_abbruchsignale_an_die_gruppe_treffen_keinen_worker():
+    """Strg-C und systemds SIGTERM gehen an die ganze Prozessgruppe. Der forkserver hält
+    beide blockiert – ein Worker erbt das beim fork und stirbt nicht, bevor er sie
+    überhört –, die Worker überhören beide; über ihr Ende entscheidet der Hauptprozess."""
+    abbruch = {signal.SIGINT, signal.SIGTERM}
+    normal, erwartet = normale_seite()
+    with extraktion.Extraktion(1) as ex:
+        (worker,) = ex.worker_pids()
+        forkserver = int(Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert abbruch <= _maske(forkserver, "SigBlk")
+        assert abbruch <= _maske(worker, "SigIgn") and not abbruch & _maske(worker, "SigBlk")
+        for pid in (forkserver, worker):
+            for sig in abbruch:
+                os.kill(pid, sig)
+        assert [kandidaten for _, kandidaten in ex.seiten([normal])] == [erwartet]
+        assert ex.worker_pids() == [worker] and ex.statistik.abstuerze == 0
+
+
+def test_ein_getoeteter_forkserver_kommt_wieder_mit_blockierten_abbruchsignalen():
+    """Stirbt der forkserver (etwa ein kill von außen), startet der nächste Worker einen
+    neuen – auch der hält SIGINT/SIGTERM blockiert, und der Lauf geht weiter."""
+    normal, erwartet = normale_seite()
+    with extraktion.Extraktion(1) as ex:
+        (worker,) = ex.worker_pids()
+        forkserver = int(Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(forkserver, signal.SIGKILL)
+        os.kill(worker, signal.SIGKILL)
+        # der Aufruf beim toten Worker bekommt seinen Fehler, die nächste Seite ist heil
+        (_, erste), (_, zweite) = ex.seiten([normal, normal])
+        assert all(gueltig(e) for e in erste.values())
+        assert zweite == erwartet
+        (neuer,) = ex.worker_pids()
+        neuer_forkserver = int(Path(f"/proc/{neuer}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert neuer_forkserver != forkserver
+        assert {signal.SIGINT, signal.SIGTERM} <= _maske(neuer_forkserver, "SigBlk")

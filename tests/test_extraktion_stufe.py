@@ -1,0 +1,282 @@
+"""Datenbankmodus der Extraktion: ``auswahl.py --extrahieren --backfill|--slot`` gegen
+einen echten PostgreSQL 18 – aus ``seiten`` nach ``extraktionen`` und weiter zur Auswahl."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import signal
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
+from auswahlstufe.lauf import sperren
+from tests.testhilfen import ende, im_hintergrund, nachfahren, sperrname
+from version import CODER_VERSION
+
+pytestmark = pytest.mark.datenbank
+
+AEB = Path(__file__).resolve().parents[1] / "bench" / "aeb"
+IDS = [
+    "0ec95c7261d122f304728e90c983450ef1ce1e0b423546835c397d50aaf0d0f2",
+    "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856",
+]
+SLOT_A = datetime(2026, 9, 7, 6, 0, tzinfo=UTC)
+SLOT_B = datetime(2026, 9, 7, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def veroeffentlicht() -> dict[str, dict]:
+    return {a["id"]: a for a in json.loads((AEB / "candidates.json").read_text(encoding="utf-8"))}
+
+
+def seite(daten, item_id: int, html: bytes, url: str | None, content_type: str | None = None) -> None:
+    daten.conn.execute(
+        "insert into seiten (item_id, html, url, content_type) values (%s, %s, %s, %s) "
+        "on conflict (item_id) do update set html = excluded.html, content_type = excluded.content_type",
+        (item_id, html, url, content_type),
+    )
+
+
+def extraktionen(daten) -> dict[tuple[int, str], tuple]:
+    zeilen = daten.conn.execute(
+        "select item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256, xmin::text "
+        "from extraktionen order by 1, 2"
+    ).fetchall()
+    return {(z[0], z[1]): z[2:] for z in zeilen}
+
+
+@pytest.fixture
+def bestand(daten, veroeffentlicht):
+    for item_id, seiten_id in enumerate(IDS, start=1):
+        daten.item(item_id, SLOT_A)
+        roh = gzip.decompress((AEB / "html" / f"{seiten_id}.html.gz").read_bytes())
+        seite(daten, item_id, roh, veroeffentlicht[seiten_id]["url"], "text/html; charset=utf-8")
+    daten.item(3, SLOT_B)
+    seite(daten, 3, bytes(range(256)) * 100, None)  # binärer Müll
+    return daten
+
+
+def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
+    lauf = cli("--extrahieren", "--backfill", "--prozesse", "2")
+    assert lauf.code == 0, lauf.err
+    assert (
+        "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen in extraktionen geändert" in lauf.err
+    )
+    zeilen = extraktionen(bestand)
+    assert len(zeilen) == 9
+    for item_id, seiten_id in enumerate(IDS, start=1):
+        for name, erwartet in veroeffentlicht[seiten_id]["extractions"].items():
+            text, fehler, fassung, sha, _ = zeilen[(item_id, name)]
+            assert (text, fehler) == (erwartet["text"], erwartet["error"])
+            assert fassung.startswith(f"{name} ") and "Zeichensatz" in fassung
+            assert len(sha) == 32
+    gewaehlt = bestand.conn.execute(
+        "select item_id from selected_extractor where coder_version = %s order by 1", (CODER_VERSION,)
+    ).fetchall()
+    assert gewaehlt == [(1,), (2,), (3,)]
+
+
+def test_zweiter_lauf_ohne_aenderung_extrahiert_nichts(cli, bestand):
+    assert cli("--extrahieren", "--backfill").code == 0
+    vorher = extraktionen(bestand)
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == 0, lauf.err
+    assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert, 0 Zeilen" in lauf.err
+    assert extraktionen(bestand) == vorher  # auch xmin: keine Zeile angefasst
+
+
+def test_geaenderte_seite_wird_neu_extrahiert_nur_geaenderte_zeilen(cli, bestand):
+    assert cli("--extrahieren", "--backfill").code == 0
+    vorher = extraktionen(bestand)
+    # dieselben Bytes, anderer Content-Type: die Seite gilt als geändert, die Texte bleiben
+    seite(bestand, 3, bytes(range(256)) * 100, None, "text/html; charset=windows-1252")
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == 0, lauf.err
+    assert "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in lauf.err
+    nachher = extraktionen(bestand)
+    for (item_id, name), zeile in vorher.items():
+        if item_id != 3:
+            assert nachher[(item_id, name)] == zeile
+    for name in ("trafilatura", "newspaper4k", "readability"):
+        assert nachher[(3, name)][3] != vorher[(3, name)][3]  # neue Seite vermerkt
+
+
+def test_slot_extrahiert_nur_seine_seiten(cli, bestand):
+    lauf = cli("--extrahieren", "--slot", SLOT_B.isoformat())
+    assert lauf.code == 0, lauf.err
+    assert {item_id for item_id, _ in extraktionen(bestand)} == {3}
+
+
+def test_trocken_schreibt_nichts(cli, bestand):
+    lauf = cli("--extrahieren", "--backfill", "--trocken")
+    assert lauf.code == 0, lauf.err
+    assert "Extraktion (trocken): 3 Seiten würden extrahiert." in lauf.err
+    assert extraktionen(bestand) == {}
+
+
+def test_teil_extrahiert_nur_seine_items(cli, bestand):
+    lauf = cli("--extrahieren", "--backfill", "--teil", "1/2")
+    assert lauf.code == 0, lauf.err
+    assert {item_id for item_id, _ in extraktionen(bestand)} == {2}  # id % 2 = 0
+
+
+def test_ohne_migration_aw_006_exit_4(cli, daten):
+    daten.conn.execute("drop table seiten")
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == 4
+    assert "Die Tabelle seiten fehlt" in lauf.err
+
+
+def test_beispielseiten_ueber_einlesen_entscheiden_wie_der_stapel(cli, daten, tmp_path):
+    """beispiele/seiten.json: --einlesen legt die Seiten in seiten, --extrahieren --backfill
+    extrahiert und wählt – dieselben Kandidaten und Entscheidungen wie im Stapel."""
+    beispiel = Path(__file__).resolve().parents[1] / "beispiele" / "seiten.json"
+    for artikel in json.loads(beispiel.read_text(encoding="utf-8")):
+        daten.item(artikel["item_id"], SLOT_A)
+    eingelesen = cli("--einlesen", str(beispiel))
+    assert eingelesen.code == 0, str(eingelesen)
+    assert "Seiten: 3 – neu 3" in eingelesen.out
+    assert cli("--extrahieren", "--backfill", "--prozesse", "2").code == 0
+    stapel = cli("--extrahieren", str(beispiel), "-o", str(tmp_path / "aus.json"), url=None)
+    assert stapel.code == 0, str(stapel)
+    ausgabe = json.loads((tmp_path / "aus.json").read_text(encoding="utf-8"))
+    zeilen = extraktionen(daten)
+    for artikel in ausgabe:
+        for name, kandidat in artikel["extractions"].items():
+            assert zeilen[(artikel["item_id"], name)][:2] == (kandidat["text"], kandidat["error"])
+    gewaehlt = dict(daten.conn.execute("select item_id, extraktor from selected_extractor").fetchall())
+    assert gewaehlt == {a["item_id"]: a["selected_extractor"] for a in ausgabe}
+
+
+# --- Unbeaufsichtigt: kurze Transaktionen, Signale, Sperre, Protokoll -----------------------
+
+VIELE = 30  # Seiten: genug, dass die Extraktion eine Weile läuft (~0,3 s Rechenzeit je Seite)
+
+
+@pytest.fixture
+def viele(daten, veroeffentlicht):
+    ids = sorted(veroeffentlicht)[:6]
+    roh = {i: gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()) for i in ids}
+    for item_id, seiten_id in zip(range(1, VIELE + 1), itertools.cycle(ids), strict=False):
+        daten.item(item_id, SLOT_A)
+        seite(daten, item_id, roh[seiten_id], veroeffentlicht[seiten_id]["url"])
+    return daten
+
+
+def bis_die_extraktion_laeuft(url: str, prozess: subprocess.Popen) -> None:
+    """Wartet, bis Worker einer Extraktion rechnen: die Leseverbindung der Extraktion ist
+    offen und der forkserver hat Kinder (noch ist keine Zeile geschrieben)."""
+    frist = time.monotonic() + 300  # Worker-Start allein darf auf belasteten Kernen dauern
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < frist:
+            assert prozess.poll() is None, prozess.communicate()
+            verbunden = conn.execute(
+                "select count(*) from pg_stat_activity where datname = current_database() "
+                "and application_name like '%extraktion lesen%'"
+            ).fetchone()[0]
+            if verbunden and any(nachfahren(kind) for kind in nachfahren(prozess.pid)):
+                return
+            time.sleep(0.02)
+    ende(prozess, timeout=1)
+    pytest.fail("nach 300 s noch keine Extraktion im Gang")
+
+
+def test_keine_transaktion_bleibt_offen_waehrend_die_extraktoren_rechnen(
+    pg, db_name, db_url, viele, tmp_path
+):
+    """Die Seiten kommen in Keyset-Seiten, jede eine eigene kurze Transaktion: die Extraktion
+    übersteht ein winziges idle_in_transaction_session_timeout, auch wenn die Worker stehen."""
+    with pg.verwalten() as conn:
+        conn.execute(
+            sql.SQL("alter database {} set idle_in_transaction_session_timeout = '1s'").format(
+                sql.Identifier(db_name)
+            )
+        )
+    prozess = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    bis_die_extraktion_laeuft(db_url, prozess)
+    angehalten = nachfahren(prozess.pid)
+    for pid in angehalten:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(2.5)  # länger als das Zeitlimit der Datenbank
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            # Eine offene Transaktion hätte der Server nach 1 s beendet; der eigentliche Beweis
+            # ist darum der Exit-Code unten (vorher: Exit 3, „idle-in-transaction timeout“).
+            offen = conn.execute(
+                "select count(*) from pg_stat_activity where datname = current_database() "
+                "and application_name like 'wurzelwerk-auswahl%' and state like 'idle in transaction%'"
+            ).fetchone()[0]
+            schon = conn.execute("select count(*) from extraktionen").fetchone()[0]
+    finally:
+        for pid in angehalten:
+            os.kill(pid, signal.SIGCONT)
+    code, out, err = ende(prozess)
+    assert schon < 3 * VIELE, "die Extraktion war schon fertig: kein Beweis"
+    assert offen == 0
+    assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
+    assert f"Extraktion: {VIELE} Seiten neu oder veraltet, {VIELE} extrahiert" in err
+
+
+@pytest.mark.parametrize(
+    ("sig", "gruppe"),
+    [(signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGTERM, True), (signal.SIGINT, True)],
+    ids=["SIGTERM", "SIGINT", "SIGTERM-gruppe", "SIGINT-gruppe"],
+)
+def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_macht_weiter(
+    db_url, viele, tmp_path, sig, gruppe
+):
+    """Auch an die ganze Prozessgruppe (systemd, Strg-C): kein Worker stirbt daran, keine
+    Seite bekommt „Worker abgestürzt“ als Kandidat – der nächste Lauf extrahiert den Rest."""
+    prozess = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    bis_die_extraktion_laeuft(db_url, prozess)
+    if gruppe:
+        os.killpg(prozess.pid, sig)
+    else:
+        os.kill(prozess.pid, sig)
+    code, out, err = ende(prozess)
+    assert code == EXIT_ABGEBROCHEN, f"exit {code}\n{out}\n{err}"
+    assert f"Abgebrochen ({signal.Signals(sig).name}) während der Extraktion" in err, err
+    assert "Traceback" not in err and out == ""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        # die Sperre ist frei, und der Lauf steht mit Exit 130 im Protokoll
+        assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        conn.execute("select pg_advisory_unlock_all()")
+        assert conn.execute("select exit_code from auswahl_laeufe").fetchall() == [(EXIT_ABGEBROCHEN,)]
+        # jede Seite ganz oder gar nicht: je Item drei Kandidaten oder keiner
+        je_item = conn.execute("select count(*) from extraktionen group by item_id").fetchall()
+        assert set(je_item) <= {(3,)}
+        assert conn.execute("select count(*) from extraktionen where fehler is not null").fetchone()[0] == 0
+    weiter = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
+    code, out, err = ende(weiter)
+    assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
+    assert f"{VIELE - len(je_item)} extrahiert" in err
+    assert out.startswith(f"neu {VIELE}, "), out
+
+
+def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):
+    """Zwei Läufe nach demselben Poll extrahieren nicht doppelt: die Sperre gilt ab dem Anfang."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        lauf = cli("--extrahieren", "--backfill")
+        conn.execute("select pg_advisory_unlock_all()")
+    assert lauf.code == EXIT_GESPERRT, str(lauf)
+    assert extraktionen(bestand) == {}
+    assert "Extraktion:" not in lauf.err
+
+
+def test_extraktion_steht_im_protokoll_des_laufs(db_url, bestand, cli):
+    lauf = cli("--extrahieren", "--slot", SLOT_A.isoformat())
+    assert lauf.code == EXIT_OK, str(lauf)
+    zeilen = bestand.conn.execute(
+        "select modus, exit_code, beendet_am is not null from auswahl_laeufe"
+    ).fetchall()
+    assert zeilen == [("slot", EXIT_OK, True)]

@@ -1,0 +1,60 @@
+"""Nähte (Issue 12): Importe in eine Richtung – geprüft am Quelltext.
+
+* Kein Produktmodul, kein Benchmark und keine Testhilfe importiert eine
+  Testdatei oder ``conftest``.
+* Benchmarks importieren keine privaten ``_namen`` anderer Module.
+* Tests importieren nie eine andere Testdatei und nie aus ``conftest``
+  (Fixtures kommen über pytest, Helfer aus ``testhilfen``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tests.testhilfen import PROJEKT
+
+
+def importe(datei) -> list[tuple[str, list[str]]]:
+    """(Modul, importierte Namen) je Import einer Datei."""
+    gefunden = []
+    for knoten in ast.walk(ast.parse(datei.read_text(encoding="utf-8"))):
+        if isinstance(knoten, ast.Import):
+            gefunden += [(a.name, []) for a in knoten.names]
+        elif isinstance(knoten, ast.ImportFrom) and knoten.module and not knoten.level:
+            gefunden.append((knoten.module, [a.name for a in knoten.names]))
+    return gefunden
+
+
+def ist_test(modul: str) -> bool:
+    return modul == "conftest" or modul.split(".")[-1].startswith("test_")
+
+
+NICHT_TESTS = sorted(
+    [p for p in PROJEKT.glob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py"]
+    + list((PROJEKT / "bench").glob("*.py"))
+)
+TESTS = sorted(PROJEKT.glob("test_*.py"))
+
+
+@pytest.mark.parametrize("datei", NICHT_TESTS, ids=lambda p: p.relative_to(PROJEKT).as_posix())
+def test_kein_import_aus_tests(datei):
+    assert [m for m, _ in importe(datei) if ist_test(m)] == []
+
+
+@pytest.mark.parametrize("datei", sorted((PROJEKT / "bench").glob("*.py")), ids=lambda p: p.name)
+def test_benchmarks_importieren_keine_privaten_namen(datei):
+    privat = [(m, n) for m, namen in importe(datei) for n in namen if n.startswith("_") and n != "__all__"]
+    assert privat == []
+
+
+@pytest.mark.parametrize("datei", TESTS, ids=lambda p: p.name)
+def test_tests_importieren_keine_andere_testdatei(datei):
+    assert [m for m, _ in importe(datei) if ist_test(m)] == []
+
+
+@pytest.mark.parametrize("datei", NICHT_TESTS, ids=lambda p: p.relative_to(PROJEKT).as_posix())
+def test_das_skript_check_db_ist_keine_bibliothek(datei):
+    """Migrationen kommen aus migrationen.py; check_db.py ist nur ein Skript."""
+    assert [m for m, _ in importe(datei) if m == "check_db"] == []

@@ -1,0 +1,282 @@
+"""Betrieb ohne Aufsicht (Issue 10): tote und hängende Worker, kurze Lesetransaktionen,
+das Protokoll der Läufe.
+
+Jeder Test startet ``python auswahl.py`` als eigenen Prozess in einer eigenen
+Prozessgruppe, damit er den Hauptprozess und seine Worker so treffen kann, wie
+der OOM-Killer, ``kill -STOP`` oder cron es täten.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
+from auswahlstufe.lauf import laeufe as protokoll
+from auswahlstufe.lauf.stufe import Bilanz
+from tests.testhilfen import SLOT, SLOT_TEXT, ende, im_hintergrund, kinder, warten_bis_getrennt
+from version import CODER_VERSION
+
+pytestmark = pytest.mark.datenbank
+
+ITEMS = 5000
+SATZ = "Der Rat der Stadt tagte bis in die Nacht und beschloss den Haushalt mit knapper Mehrheit. "
+# Items und Kandidaten im Server erzeugen: schneller als 15.000 einzelne Inserts.
+SQL_ITEMS = (
+    "insert into raw_items (id, slot) select g, '2026-09-07 06:00+00' from generate_series(1, %(n)s) g"
+)
+SQL_KANDIDATEN = """
+insert into extraktionen (item_id, extraktor, text)
+select g, x, 'Meldung ' || g || '. ' || repeat(%(satz)s, 3 + g %% 5) || case when x = 'newspaper4k' then
+    'Jetzt abonnieren.' else '' end
+from generate_series(1, %(n)s) g, unnest(array['newspaper4k', 'readability', 'trafilatura']) x
+"""
+SQL_GESCHRIEBEN = "select count(*) from selected_extractor"
+SQL_LAEUFE = """
+select modus, slot, teil, coder_version, neu, geaendert, unveraendert, entfernt, exit_code, meldung,
+       beendet_am is not null as beendet, rechner, pid
+from auswahl_laeufe order by id
+"""
+
+
+def bestand(url: str, n: int = ITEMS) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(SQL_ITEMS, {"n": n})
+        conn.execute(SQL_KANDIDATEN, {"n": n, "satz": SATZ})
+
+
+def bis_zum_ersten_stapel(url: str, prozess: subprocess.Popen) -> None:
+    frist = time.monotonic() + 60
+    with psycopg.connect(url, autocommit=True) as conn:
+        while conn.execute(SQL_GESCHRIEBEN).fetchone()[0] == 0:
+            assert prozess.poll() is None and time.monotonic() < frist, "Lauf endete vor dem ersten Stapel"
+            time.sleep(0.02)
+
+
+def geschrieben(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute(SQL_GESCHRIEBEN).fetchone()[0]
+
+
+def laeufe(url: str) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(SQL_LAEUFE).fetchall()
+
+
+def zweiter_lauf_macht_den_rest(url: str, cwd: Path, schon: int) -> None:
+    zweiter = im_hintergrund(url, "--backfill", cwd=cwd)
+    code, out, err = ende(zweiter, timeout=120)
+    assert code == EXIT_OK, err  # die Sperre ist frei
+    assert out.startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
+
+
+# --- Ein Worker stirbt ----------------------------------------------------------------------
+
+
+def test_toter_worker_beendet_den_lauf_mit_exit_8_und_der_naechste_macht_weiter(db_url, tmp_path):
+    bestand(db_url)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
+    bis_zum_ersten_stapel(db_url, prozess)
+    worker_pids = kinder(prozess.pid)
+    assert len(worker_pids) == 2, worker_pids
+    os.kill(worker_pids[0], signal.SIGKILL)  # wie der OOM-Killer
+    gesendet = time.monotonic()
+    code, out, err = ende(prozess, timeout=60)
+    dauer = time.monotonic() - gesendet
+    schon = geschrieben(db_url)
+
+    assert code == EXIT_WORKER, f"exit {code}\n{out}\n{err}"
+    assert "Traceback" not in err
+    assert "Worker" in err and "gestorben" in err and "Stapel" in err and "Items " in err, err
+    assert f"Bis zum Fehler geschrieben: neu {schon}," in err, err
+    assert 0 < schon < ITEMS
+    assert dauer < 30, dauer  # binnen Sekunden, nicht nie
+    # Der Lauf steht mit Exit-Code und Meldung im Protokoll.
+    (eintrag,) = laeufe(db_url)
+    assert eintrag[0] == "backfill" and eintrag[8] == EXIT_WORKER and eintrag[10], eintrag
+    assert "gestorben" in eintrag[9] and eintrag[4] == schon, eintrag
+    zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
+
+
+# --- Ein Worker hängt -----------------------------------------------------------------------
+
+
+def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
+    bestand(db_url)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "2", cwd=tmp_path)
+    bis_zum_ersten_stapel(db_url, prozess)
+    worker_pids = kinder(prozess.pid)
+    assert len(worker_pids) == 2, worker_pids
+    for pid in worker_pids:  # beide Worker halten an – wie eine Endlosschleife, nur sicher
+        os.kill(pid, signal.SIGSTOP)
+    code, out, err = ende(prozess, timeout=60)
+    schon = geschrieben(db_url)
+
+    assert code == EXIT_WORKER, f"exit {code}\n{out}\n{err}"
+    assert "Zeitlimit" in err and "2 s" in err and "Stapel" in err and "Traceback" not in err, err
+    # Die hängenden Worker sind beendet, nicht zurückgelassen.
+    time.sleep(0.5)
+    for pid in worker_pids:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_wirkt_auch_beim_warten_auf_worker(sig, db_url, tmp_path):
+    bestand(db_url)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
+    bis_zum_ersten_stapel(db_url, prozess)
+    worker_pids = kinder(prozess.pid)
+    for pid in worker_pids:
+        os.kill(pid, signal.SIGSTOP)
+    time.sleep(0.3)  # der Hauptprozess wartet jetzt auf die Worker
+    prozess.send_signal(sig)
+    code, out, err = ende(prozess, timeout=30)
+    schon = geschrieben(db_url)
+    assert code == EXIT_ABGEBROCHEN, f"exit {code}\n{out}\n{err}"
+    assert "Abgebrochen" in err and "Traceback" not in err, err
+    assert out.startswith(f"neu {schon}, "), out
+    zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
+
+
+# --- Kurze Lesetransaktionen ----------------------------------------------------------------
+
+
+def test_keine_transaktion_bleibt_offen_waehrend_die_worker_rechnen(pg, db_name, db_url, tmp_path):
+    """Die Stufe liest in Seiten, jede in eigener kurzer Transaktion: ein Lauf übersteht ein
+    winziges idle_in_transaction_session_timeout, auch wenn die Worker eine Weile stehen."""
+    bestand(db_url)
+    with pg.verwalten() as conn:
+        conn.execute(
+            sql.SQL("alter database {} set idle_in_transaction_session_timeout = '1s'").format(
+                sql.Identifier(db_name)
+            )
+        )
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
+    bis_zum_ersten_stapel(db_url, prozess)
+    worker_pids = kinder(prozess.pid)
+    for pid in worker_pids:
+        os.kill(pid, signal.SIGSTOP)
+    time.sleep(2.5)  # länger als das Zeitlimit der Datenbank
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        offen = conn.execute(
+            "select count(*) from pg_stat_activity where application_name like 'wurzelwerk-auswahl%' "
+            "and state like 'idle in transaction%'"
+        ).fetchone()[0]
+    for pid in worker_pids:
+        os.kill(pid, signal.SIGCONT)
+    code, out, err = ende(prozess, timeout=120)
+    assert offen == 0
+    assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
+    assert out.startswith(f"neu {ITEMS}, "), out
+
+
+# --- Protokoll der Läufe --------------------------------------------------------------------
+
+
+def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
+    bestand(db_url, 300)
+    assert cli("--backfill").code == EXIT_OK
+    assert cli("--backfill", "--trocken").code == EXIT_OK
+    assert cli("--slot", "2026-09-07T08:00", "--teil", "1/2").code == EXIT_OK
+    assert cli("--slot", "2026-09-07T09:00").code == EXIT_OK  # leer, aber gelaufen
+    eintraege = laeufe(db_url)
+    assert [e[0] for e in eintraege] == ["backfill", "slot", "slot"]
+    backfill, teil, leer = eintraege
+    assert backfill[4:10] == (300, 0, 0, 0, EXIT_OK, None) and backfill[10], backfill
+    assert teil[2] == "1/2" and teil[4:9] == (0, 0, 150, 0, EXIT_OK), teil
+    assert teil[1] == datetime(2026, 9, 7, 6, 0, tzinfo=UTC)
+    assert backfill[11] and backfill[12] > 0  # Rechner und PID
+    with psycopg.connect(db_url) as conn:
+        letzter = conn.execute("select slot from auswahl_letzter_slot").fetchone()[0]
+        ohne = conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall()
+    assert letzter == leer[1]
+    # Der Slot mit den Items lief nur als Teil 1/2: das zählt nicht als Lauf des Slots.
+    assert ohne == [(teil[1],)]
+    assert cli("--slot", "2026-09-07T08:00").code == EXIT_OK
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == []
+
+
+def test_ein_getoeteter_lauf_bleibt_unbeendet_und_zaehlt_nicht(db_url, tmp_path):
+    """Der Lauf trägt sich beim Start ein, in eigener Transaktion: wer ihn mit SIGKILL trifft
+    (OOM-Killer, kill -9), hinterlässt eine Zeile ohne beendet_am und Exit-Code – und der Slot
+    gilt weiter als ohne Lauf, bis ein ganzer Lauf gelingt."""
+    bestand(db_url)
+    prozess = im_hintergrund(db_url, "--slot", SLOT_TEXT, "--prozesse", "2", cwd=tmp_path)
+    bis_zum_ersten_stapel(db_url, prozess)
+    os.killpg(prozess.pid, signal.SIGSTOP)  # angehalten mitten im Lauf: die Zeile steht schon da
+    ((modus, slot, *_, code, meldung, beendet, _rechner, pid),) = laeufe(db_url)
+    assert (modus, slot, code, meldung, beendet, pid) == ("slot", SLOT, None, None, False, prozess.pid)
+    os.killpg(prozess.pid, signal.SIGKILL)
+    ende(prozess, timeout=30)
+    schon = geschrieben(db_url)
+    assert 0 < schon < ITEMS
+    warten_bis_getrennt(db_url)  # der Server gibt mit der Verbindung die Sperre frei
+
+    (getoetet,) = laeufe(db_url)
+    assert getoetet[8:11] == (None, None, False), getoetet  # kein Exit-Code, keine Meldung, kein Ende
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == [(SLOT,)]
+        assert conn.execute("select count(*) from auswahl_letzter_slot").fetchone()[0] == 0
+
+    zweiter = im_hintergrund(db_url, "--slot", SLOT_TEXT, cwd=tmp_path)
+    code, out, err = ende(zweiter, timeout=120)
+    assert code == EXIT_OK, err
+    assert out.startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
+    erster, danach = laeufe(db_url)
+    assert erster == getoetet  # bleibt stehen, wie er starb
+    assert danach[8] == EXIT_OK and danach[10]
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == []
+        assert conn.execute("select slot from auswahl_letzter_slot").fetchone()[0] == SLOT
+
+
+def test_ein_gesperrter_lauf_steht_mit_exit_5_im_protokoll(db_url, cli):
+    bestand(db_url, 10)
+    with psycopg.connect(db_url, autocommit=True) as halter:
+        halter.execute(
+            "select pg_advisory_lock(hashtextextended(%s, 0))", (f"wurzelwerk-auswahl {CODER_VERSION}",)
+        )
+        ergebnis = cli("--backfill")
+    assert ergebnis.code == 5
+    ((modus, *_, code, meldung, beendet, _rechner, _pid),) = laeufe(db_url)
+    assert (modus, code, beendet) == ("backfill", 5, True) and "Sperre" in meldung
+
+
+def test_protokoll_braucht_genau_select_insert_update(db_url, capsys):
+    """Die dokumentierten Rechte genügen (keins auf die Sequenz der Identitätsspalte);
+    ohne sie läuft die Stufe weiter und warnt."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("create role aw_protokoll_test nologin")
+        try:
+            conn.execute("set role aw_protokoll_test")
+            assert (
+                protokoll.beginnen(conn, slot=None, teil=None, version="v", prozesse=1, stichprobe=None)
+                is None
+            )
+            assert "nicht protokolliert" in capsys.readouterr().err
+            conn.execute("reset role")
+            conn.execute("grant select, insert, update on auswahl_laeufe to aw_protokoll_test")
+            conn.execute("set role aw_protokoll_test")
+            lauf_id = protokoll.beginnen(
+                conn, slot=None, teil=(1, 2), version="v", prozesse=1, stichprobe=None
+            )
+            protokoll.beenden(conn, lauf_id, Bilanz(neu=3), 0, None)
+            conn.execute("reset role")
+            assert conn.execute(
+                "select teil, neu, exit_code, beendet_am is not null from auswahl_laeufe where id = %s",
+                (lauf_id,),
+            ).fetchone() == ("1/2", 3, 0, True)
+        finally:
+            conn.execute("reset role")
+            conn.execute("drop owned by aw_protokoll_test")
+            conn.execute("drop role aw_protokoll_test")

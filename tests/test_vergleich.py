@@ -1,0 +1,102 @@
+"""vergleich.py: wo eine Variante anders wählt, als Prüfseite in Zweifelsordnung."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import vergleich
+from auswahlstufe.pruefung.vergleich_db import entscheidung_aus_zeile
+from auswahlstufe.regeln import waehle, zweifel
+from version import CODER_VERSION, PRIORITAET, variante_lesen
+
+KANDIDATEN = Path(__file__).resolve().parents[1] / "bench" / "aeb" / "candidates.json"
+
+
+def aufruf(tmp_path: Path, monkeypatch, *argumente: str):
+    monkeypatch.chdir(tmp_path)
+    return CliRunner().invoke(vergleich.cli, list(argumente))
+
+
+def test_variante_k4_waehlt_auf_drei_seiten_anders(tmp_path, monkeypatch):
+    ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k4:0.03")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    k4 = variante_lesen("k4:0.03").coder_version
+    assert f"181 Items; {k4} wählt bei 3 anders als {CODER_VERSION}." in ergebnis.stderr
+    pfade = sorted(tmp_path.glob("vergleich-*.csv"))
+    assert len(pfade) == 1 and pfade[0].with_suffix(".html").is_file()
+    with pfade[0].open(encoding="utf-8") as datei:
+        zeilen = list(csv.DictReader(datei))
+    assert len(zeilen) == 3
+    for zeile in zeilen:
+        assert zeile["variante"].startswith("k4:0.03 wählt ")
+        assert zeile["variante"].split()[2] != zeile["extraktor"]
+    # Zweifelsordnung der Grundlage
+    assert [float(z["zweifel"]) for z in zeilen] == sorted(
+        (float(z["zweifel"]) for z in zeilen), reverse=True
+    )
+    seite = pfade[0].with_suffix(".html").read_text(encoding="utf-8")
+    assert f"anders gewählt von {k4.replace('>', '&gt;')}" in seite
+
+
+def test_gegen_eine_andere_grundlage(tmp_path, monkeypatch):
+    ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k6:0.03", "--gegen", "k4:0.03")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    pfad = next(tmp_path.glob("vergleich-*.csv"))
+    assert variante_lesen("k4:0.03").coder_version.replace(">", "-") in pfad.name
+    artikel = {a["id"]: a for a in vergleich.json_laden(str(KANDIDATEN))}
+    with pfad.open(encoding="utf-8") as datei:
+        for zeile in csv.DictReader(datei):
+            e = waehle(artikel[zeile["schluessel"]]["extractions"], k=4)
+            assert zeile["extraktor"] == e.extraktor and float(zeile["zweifel"]) == round(zweifel(e).wert, 4)
+
+
+@pytest.mark.parametrize(
+    ("argumente", "meldung"),
+    [
+        ((), "--variante fehlt"),
+        (("--variante", "k4"), "erwartet K:TOLERANZ"),
+        (("--variante", "k5:0.03"), "dieselbe Fassung"),
+        (("--variante", "quelle000", "--gegen", "quelle000"), "dieselbe Fassung"),
+    ],
+)
+def test_aufruffehler(tmp_path, monkeypatch, argumente, meldung):
+    ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), *argumente)
+    assert ergebnis.exit_code == 2
+    assert meldung in ergebnis.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_kaputte_datei_klare_meldung(tmp_path, monkeypatch):
+    datei = tmp_path / "x.json"
+    datei.write_text('{"a": 1}', encoding="utf-8")
+    ergebnis = aufruf(tmp_path, monkeypatch, str(datei), "--variante", "k4:0.03")
+    assert ergebnis.exit_code == 1
+    assert "x.json: erwartet ein JSON-Array von Artikeln." in ergebnis.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
+
+
+# --- Die gespeicherte Entscheidung trägt denselben Zweifel (vergleich.py --datenbank) ------------
+
+_WORTE = st.sampled_from([f"w{i}" for i in range(12)])
+_TEXT = st.one_of(st.none(), st.lists(_WORTE, max_size=40).map(" ".join))
+_EINTRAG = st.fixed_dictionaries({"text": _TEXT, "error": st.one_of(st.none(), st.just("timeout"))})
+_EXTRAKTIONEN = st.dictionaries(st.sampled_from(PRIORITAET), _EINTRAG)
+
+
+@given(_EXTRAKTIONEN, st.sampled_from(["k4:0.03", "k5:0", "quelle000", "k2:0.1"]))
+@settings(max_examples=300)
+def test_entscheidung_aus_gespeicherten_metriken_hat_denselben_zweifel(extraktionen, schreibweise):
+    """Was selected_extractor speichert (Wahl, Regel, Konsens, Metriken als JSON), reicht für
+    den Zweifel: die Datenbank ordnet die Prüfseite so wie eine Stichprobe des Laufs."""
+    e = waehle(extraktionen, **variante_lesen(schreibweise).argumente())
+    gespeichert = json.loads(e.metriken_json())
+    wieder = entscheidung_aus_zeile(e.extraktor, e.regel, e.konsens, gespeichert)
+    assert zweifel(wieder) == zweifel(e)
+    assert wieder.metriken() == e.metriken()

