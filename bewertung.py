@@ -19,6 +19,7 @@ Aufruf: ``python bewertung.py AUSWAHL.json WAHRHEIT.json``.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 
 import click
 
-from auswahlstufe.anzeige import os_fehler
+from auswahlstufe import anzeige
+from auswahlstufe.anzeige import kurz, os_fehler
 from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
 from auswahlstufe.fehler import EingabeFehler
 from version import PRIORITAET, Variante
@@ -164,7 +166,7 @@ def zeilen_messen(
 
 
 def variante_name(variante: Variante) -> str:
-    name = f"Auswahl k{variante.k} t{variante.toleranz:g}".replace(".", ",")
+    name = f"Auswahl k{variante.k} t{kurz(variante.toleranz)}"
     return name + (" quelle000" if variante.quelle000 else "")
 
 
@@ -304,7 +306,7 @@ def referenzen_laden(pfad: str, artikel: Sequence[Mapping], ohne_titel: bool) ->
 
 def zahl(wert: float) -> str:
     """Drei Nachkommastellen mit Dezimalkomma."""
-    return f"{wert:.3f}".replace(".", ",")
+    return anzeige.zahl(wert, 3)
 
 
 def tabelle(zeilen: Mapping[str, Sequence[Seite]], streuung: Mapping[str, list[float]] | None) -> str:
@@ -334,7 +336,8 @@ def differenzen(
         punkt = guete(zeilen[a]).f1 - guete(zeilen[b]).f1
         diff = [x - y for x, y in zip(streuung[a], streuung[b], strict=True)]
         unten, oben = intervall(diff)
-        linien.append(f"{a} − {b}: {punkt:+.3f} (95 %: {unten:+.3f} … {oben:+.3f})".replace(".", ","))
+        mit = functools.partial(anzeige.zahl, stellen=3, vorzeichen=True)
+        linien.append(f"{a} − {b}: {mit(punkt)} (95 %: {mit(unten)} … {mit(oben)})")
     return "\n".join(linien)
 
 

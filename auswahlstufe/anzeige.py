@@ -1,6 +1,6 @@
 """Was Menschen auf der Kommandozeile sehen: Zahlen mit Komma, Dateifehler, Namensvorschläge.
 
-Eine Stelle für die deutsche Dezimalschreibweise (``zahl``, ``prozent``),
+Eine Stelle für die deutsche Dezimalschreibweise (``zahl``, ``kurz``, ``prozent``),
 Dateifehler auf Deutsch (``os_fehler``) und „gemeint: trafilatura?“ für
 vertippte Extraktornamen. Den Fortschritt zeigt ``fortschritt.py``.
 """
@@ -13,9 +13,14 @@ import errno
 from version import PRIORITAET
 
 
-def zahl(wert: float, stellen: int = 1) -> str:
-    """``3,14`` statt ``3.14``: feste Nachkommastellen, Dezimalkomma."""
-    return f"{wert:.{stellen}f}".replace(".", ",")
+def zahl(wert: float, stellen: int = 1, *, vorzeichen: bool = False) -> str:
+    """``3,14`` statt ``3.14``: feste Nachkommastellen, Dezimalkomma; ``+0,012`` mit Vorzeichen."""
+    return f"{wert:{'+' if vorzeichen else ''}.{stellen}f}".replace(".", ",")
+
+
+def kurz(wert: float) -> str:
+    """``2,5`` oder ``30``: so kurz wie möglich (Format ``g``), Dezimalkomma."""
+    return f"{wert:g}".replace(".", ",")
 
 
 def prozent(teil: int, ganzes: int) -> str:

@@ -1,10 +1,10 @@
 """Bau-Backend: setuptools, aber nur editierbar (``pip install -e .`` im Klon).
 
-Die Stufe besteht aus flachen Modulen mit allgemeinen Namen (``cli``, ``db``,
-``version``, ``fehler`` …) und liest ``migrations/`` und ``rollen/`` neben dem
-Code. Ein Wheel legte diese Namen in site-packages, wo sie mit anderen Paketen
-zusammenstoßen, und ohne die Migrationen meldete ``check_db.py --migrieren``
-„alles angewandt“. Deshalb verweigert dieses Backend jedes Wheel mit einer
+Die gemeinsamen Dateien des Hauses stehen als Module mit allgemeinen Namen an
+der Wurzel (``db``, ``version``, ``normalisierung`` …), und die Stufe liest
+``migrations/`` und ``rollen/`` neben dem Code. Ein Wheel legte diese Namen in
+site-packages, wo sie mit anderen Paketen zusammenstoßen, und ohne die
+Migrationen meldete ``check_db.py --migrieren`` „alles angewandt“. Deshalb verweigert dieses Backend jedes Wheel mit einer
 klaren Meldung; der Weg ist der Klon mit ``pip install -e .`` (docs/betrieb.md).
 Alles andere (editierbar, sdist) reicht es an ``setuptools.build_meta`` durch.
 """

@@ -42,6 +42,7 @@ import click
 import psycopg
 
 from auswahlstufe import server
+from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
 from auswahlstufe.lauf import ingest
 from bench.messen import gemessen
@@ -83,10 +84,6 @@ select coalesce(max(extract(epoch from now() - xact_start)), 0)
 from pg_stat_activity
 where application_name like 'wurzelwerk-auswahl%' and xact_start is not null
 """
-
-
-def zahl(wert: float, stellen: int = 2) -> str:
-    return f"{wert:.{stellen}f}".replace(".", ",")
 
 
 def ausfuehren(url: str, *anfragen: str, **params) -> None:

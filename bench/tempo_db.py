@@ -48,6 +48,7 @@ import click
 import psycopg
 
 from auswahlstufe import server
+from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
 from auswahlstufe.lauf import ingest
 from bench import bestand, optionen
@@ -239,10 +240,6 @@ def vervielfachen(url: str, n: int, gross: int) -> None:
 # --- Ausgabe -----------------------------------------------------------------------
 
 
-def zahl(wert: float, stellen: int = 2) -> str:
-    return f"{wert:.{stellen}f}".replace(".", ",")
-
-
 def ja_nein(bedingung: bool) -> str:
     return "ja" if bedingung else "**nein**"
 
@@ -282,32 +279,32 @@ def tabelle(n: int, gross: int, m: dict) -> list[str]:
         "| Ziel | gemessen | Grundlinie/Schranke | Verhältnis | erfüllt? |",
         "|---|---:|---:|---:|---|",
         f"| 2. `--backfill` {n} Items, 2 Prozesse, leer (Wanduhr, Min. aus {len(m['backfill'])}) "
-        f"| {zahl(bf)} s | Grundlinie `basis.waehle` {zahl(cpu)} s CPU; ¼ = {zahl(cpu / 4)} s "
-        f"| {zahl(cpu / bf)}× | {ja_nein(bf <= cpu / 4)} |",
+        f"| {zahl(bf, 2)} s | Grundlinie `basis.waehle` {zahl(cpu, 2)} s CPU; ¼ = {zahl(cpu / 4, 2)} s "
+        f"| {zahl(cpu / bf, 2)}× | {ja_nein(bf <= cpu / 4)} |",
         f"| 2. dasselbe gegen Grundlinie + `basis.bereinigen` der Wahl "
-        f"| {zahl(bf)} s | {zahl(cpu_b)} s CPU; ¼ = {zahl(cpu_b / 4)} s "
-        f"| {zahl(cpu_b / bf)}× | {ja_nein(bf <= cpu_b / 4)} |",
-        f"| 2. (Kontext) `--backfill --prozesse 1` | {zahl(bf1)} s | {zahl(cpu)} s CPU "
-        f"| {zahl(cpu / bf1)}× | – |",
+        f"| {zahl(bf, 2)} s | {zahl(cpu_b, 2)} s CPU; ¼ = {zahl(cpu_b / 4, 2)} s "
+        f"| {zahl(cpu_b / bf, 2)}× | {ja_nein(bf <= cpu_b / 4)} |",
+        f"| 2. (Kontext) `--backfill --prozesse 1` | {zahl(bf1, 2)} s | {zahl(cpu, 2)} s CPU "
+        f"| {zahl(cpu / bf1, 2)}× | – |",
         f"| 2. (Kontext) CPU im schnellsten Backfill: auswahl.py samt Workern / ganze Maschine "
-        f"| {zahl(bester[3])} s / {zahl(bester[4])} s | {kerne} Kerne × {zahl(bester[0])} s = "
-        f"{zahl(kerne * bester[0])} s | Auslastung {zahl(100 * bester[4] / (kerne * bester[0]), 0)} % | – |",
+        f"| {zahl(bester[3], 2)} s / {zahl(bester[4], 2)} s | {kerne} Kerne × {zahl(bester[0], 2)} s = "
+        f"{zahl(kerne * bester[0], 2)} s | Auslastung {zahl(100 * bester[4] / (kerne * bester[0]), 0)} % | – |",
         f"| 2. (Kontext) davon `regeln.waehle` + `bereinigen` allein, 1 Prozess (CPU) "
-        f"| {zahl(g['stufe'])} s | Rest in auswahl.py: {zahl(bester[3] - g['stufe'])} s, "
-        f"Server u. a.: {zahl(bester[4] - bester[3])} s | {zahl(cpu / g['stufe'])}× schneller als Grundlinie | – |",
+        f"| {zahl(g['stufe'], 2)} s | Rest in auswahl.py: {zahl(bester[3] - g['stufe'], 2)} s, "
+        f"Server u. a.: {zahl(bester[4] - bester[3], 2)} s | {zahl(cpu / g['stufe'], 2)}× schneller als Grundlinie | – |",
         f"| 3. `--slot` mit {m['im_slot']} neuen Items (Median aus {len(m['slot'])}) "
-        f"| {zahl(slot)} s | Schranke 1,5 s (Budget 180 s) | {zahl(slot / 1.5)} der Schranke "
+        f"| {zahl(slot, 2)} s | Schranke 1,5 s (Budget 180 s) | {zahl(slot / 1.5, 2)} der Schranke "
         f"| {ja_nein(slot < 1.5)} |",
         f"| 4. Spitze RSS `--backfill` {gross} gegen {n} Items "
-        f"| {zahl(rss_g, 0)} MB gegen {zahl(rss_n, 0)} MB | ≤ 1,3× | {zahl(rss_g / rss_n)}× "
+        f"| {zahl(rss_g, 0)} MB gegen {zahl(rss_n, 0)} MB | ≤ 1,3× | {zahl(rss_g / rss_n, 2)}× "
         f"| {ja_nein(rss_g <= 1.3 * rss_n)} |",
         f"| 5. erneuter `--backfill` ohne Änderung: geänderte Zeilen (xmin, kodiert_am) "
         f"| {z5['geaendert']} | 0 | – | {ja_nein(z5['geaendert'] == 0 and not geschrieben)} |",
         f"| 5. erneuter `--backfill` gegen `--backfill --trocken` (Median aus je {len(z5['erneut'])}, "
-        f"abwechselnd) | {zahl(erneut)} s | {zahl(trocken)} s; ≤ 1,2× | {zahl(erneut / trocken)}× "
+        f"abwechselnd) | {zahl(erneut, 2)} s | {zahl(trocken, 2)} s; ≤ 1,2× | {zahl(erneut / trocken, 2)}× "
         f"| {ja_nein(erneut <= 1.2 * trocken)} |",
         f"| 5. (Kontext) erster erneuter Lauf nach dem Backfill (setzt Hint-Bits) "
-        f"| {zahl(z5['erster'][0])} s | {zahl(trocken)} s | {zahl(z5['erster'][0] / trocken)}× | – |",
+        f"| {zahl(z5['erster'][0], 2)} s | {zahl(trocken, 2)} s | {zahl(z5['erster'][0] / trocken, 2)}× | – |",
     ]
     return zeilen
 
@@ -395,7 +392,7 @@ def main(anzahl: int, gross: int, seed: int, wiederholungen: int) -> None:
     print("\n".join(tabelle(anzahl, gross, m)))
     print()
     print("Bilanzzeilen: Backfill " + m["backfill"][0][2] + "; Slot " + m["slot"][0][2])
-    print(f"Backfill {gross} Items: {zahl(m['gross'][0])} s, {m['gross'][2]}")
+    print(f"Backfill {gross} Items: {zahl(m['gross'][0], 2)} s, {m['gross'][2]}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import click
 
+from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.regeln import (
     EINZIGER,
@@ -139,10 +140,6 @@ def zufall(gesamt: int, fehlgriffe: int, n: int, mindestens: int) -> tuple[float
     return erwartet, p
 
 
-def zahl(wert: float, stellen: int = 2) -> str:
-    return f"{wert:.{stellen}f}".replace(".", ",")
-
-
 @click.command(cls=DeutscherBefehl)
 @click.option(
     "--kandidaten",
@@ -171,7 +168,7 @@ def main(kandidaten: Path, wahrheit: Path, teilungen: int, seed: int) -> None:
     oben = round(len(seiten) * 0.11)
     click.echo(f"{len(seiten)} Seiten, geprüft werden die ersten {oben} jeder Ordnung.")
     click.echo("Fehlgriff: Verlust der Wahl gegen den besten Kandidaten über der Schwelle (Seiten-F1).\n")
-    kopf = "".join(f"  > {zahl(s)}" for s in SCHWELLEN)
+    kopf = "".join(f"  > {zahl(s, 2)}" for s in SCHWELLEN)
     click.echo(f"{'Ordnung':<30}{kopf}")
     for name, ordnung in ORDNUNGEN.items():
         zellen = "".join(f"{'{}/{}'.format(*treffer(seiten, ordnung, s)):>8}" for s in SCHWELLEN)

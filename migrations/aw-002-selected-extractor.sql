@@ -18,7 +18,7 @@ create table selected_extractor (
     coder_version text not null,
     -- die Wahl: newspaper4k, readability oder trafilatura
     extraktor text not null,
-    -- welche Regel entschied (auswahl.REGELN), z. B. bester_score, rueckfall
+    -- welche Regel entschied (REGELN in auswahlstufe/regeln.py), z. B. bester_score, rueckfall
     regel text not null,
     -- Zahl der Shingles, die in mindestens zwei aktiven Kandidaten stehen
     konsens integer not null check (konsens >= 0),

@@ -41,7 +41,7 @@ create table auswahl_laeufe (
     ohne_kandidaten integer,
     -- Eingabe geändert, Ergebnis gleich: nur die Eingabe-Summe nachgetragen
     nachgetragen integer,
-    -- Exit-Code wie auswahl.py (fehler.py): 0 Erfolg, 5 gesperrt, 8 Worker tot …
+    -- Exit-Code wie auswahl.py (auswahlstufe/fehler.py): 0 Erfolg, 5 gesperrt, 8 Worker tot …
     exit_code integer,
     meldung text,
     rechner text not null,

@@ -15,7 +15,7 @@
 -- Spaltenwerten gebildet ist. Damit der nächste Lauf nicht alles neu rechnet,
 -- rechnet diese Migration die gespeicherten Prüfsummen um – aber nur, wo sie
 -- zur heutigen Eingabe passen (wo nicht, rechnet der Lauf ohnehin neu). Die
--- Formel ist die von stufe.SQL_LESEN (Name, Prüfsumme des Texts als Hex,
+-- Formel ist die von SQL_LESEN in auswahlstufe/lauf/lesen.py (Name, Prüfsumme des Texts als Hex,
 -- Fehler mit Länge davor; nur die bekannten Extraktoren), einmal mit der alten
 -- und einmal mit der neuen Spalte. Ergebnisse und ergebnissumme ändern sich nicht.
 begin;

@@ -25,7 +25,7 @@ create table seiten (
     content_type text,
     geholt_am timestamptz not null default now(),
     -- SHA-256 der Bytes, vom Server berechnet. Eine Extraktion ist veraltet, wenn ihre
-    -- seite_sha256 nicht sha256(html_sha256 || Content-Type) ist (extraktion_stufe.py):
+    -- seite_sha256 nicht sha256(html_sha256 || Content-Type) ist (auswahlstufe/extraktion/stufe.py):
     -- ein erneuter Lauf liest so Prüfsummen, nicht die Seiten
     html_sha256 bytea generated always as (sha256(html)) stored
 );

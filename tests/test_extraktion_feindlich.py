@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from auswahlstufe.extraktion import seiten as extraktion
+from tests.testhilfen import cpu_sekunden
 
 AEB = Path(__file__).resolve().parents[1] / "bench" / "aeb"
 NORMAL = "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856"
@@ -128,7 +129,12 @@ def test_ein_getoeteter_worker_wird_ersetzt():
         erste = ex.worker_pids()
 
         def toeten():
-            time.sleep(1.5)  # die große Seite ist dann in Arbeit
+            # erst, wenn die Worker an der großen Seite rechnen (ihre CPU-Zeit steigt), nicht nach
+            # einer festen Frist: auf einer belegten Maschine wäre die Seite sonst noch nicht da
+            start = {pid: cpu_sekunden(pid) for pid in erste}
+            frist = time.monotonic() + 60
+            while time.monotonic() < frist and not any(cpu_sekunden(p) - start[p] >= 0.2 for p in erste):
+                time.sleep(0.01)
             for pid in erste:
                 os.kill(pid, signal.SIGKILL)
 

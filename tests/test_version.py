@@ -107,8 +107,8 @@ def test_verschiedene_kombinationen_verschiedene_versionen(a, b):
 
 
 def _kern_plus_rest(n: int, extra_a: int, extra_b: int, kuerzung_c: int) -> dict:
-    """Wie in test_auswahl: Kern W mit n Shingles; newspaper4k und readability
-    hängen neue Wörter an, trafilatura lässt Wörter am Ende weg."""
+    """Kern W mit n Shingles; newspaper4k und readability hängen neue Wörter an,
+    trafilatura lässt Wörter am Ende weg."""
     w = [f"w{i}" for i in range(n + 4)]
     return {
         "newspaper4k": {"text": " ".join(w + [f"xa{i}" for i in range(extra_a)])},
@@ -118,11 +118,11 @@ def _kern_plus_rest(n: int, extra_a: int, extra_b: int, kuerzung_c: int) -> dict
 
 
 def test_gleiche_version_heisst_gleiche_entscheidung():
-    """FEHLER (siehe Bericht): ``t{toleranz:g}`` rundet auf sechs Stellen.
+    """Toleranzen, die verschieden entscheiden, haben verschiedene coder_versionen.
 
     Scores 7544/7571 und 7054/7299 liegen 0,03 + 2,35e-9 auseinander. Mit
-    Toleranz 0,03 ist das kein Gleichstand, mit 0,030000004 schon – zwei
-    verschiedene Entscheidungen unter derselben coder_version.
+    Toleranz 0,03 ist das kein Gleichstand, mit 0,030000004 schon; die Version
+    schreibt die Toleranz darum voll aus (``repr``), nicht auf sechs Stellen gerundet.
     """
     extraktionen = _kern_plus_rest(3772, 27, 400, 245)
     streng = regeln.waehle(extraktionen, toleranz=0.03)
@@ -134,8 +134,7 @@ def test_gleiche_version_heisst_gleiche_entscheidung():
 
 @given(st.floats(0.0001, 0.5))
 def test_toleranz_jede_aenderung_aendert_die_version(toleranz):
-    """FEHLER (siehe Bericht): Toleranzen, die sich erst hinter der sechsten
-    geltenden Stelle unterscheiden, teilen eine Version."""
+    """Auch Toleranzen, die sich erst in der letzten Stelle unterscheiden, haben je ihre Version."""
     naechste = math.nextafter(toleranz, 1.0)
     assert coder_version(toleranz=toleranz) != coder_version(toleranz=naechste)
 

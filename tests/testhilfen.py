@@ -429,3 +429,29 @@ def zeit(jahr=2026, monat=9, tag=7, stunde=6, minute=0) -> datetime:
 
 def slot_plus(stunden: int) -> datetime:
     return SLOT + timedelta(hours=stunden)
+
+
+def sql_konstanten() -> dict[str, str]:
+    """Jede benannte SQL-Konstante der Stufe (``SQL_*``, ``BEDINGUNG_*``), wo sie auch steht:
+    ``modul.NAME`` → Text, aus allen Modulen des Pakets und den Skripten an der Wurzel."""
+    import pkgutil
+
+    import auswahlstufe
+
+    namen = [m.name for m in pkgutil.walk_packages(auswahlstufe.__path__, "auswahlstufe.")]
+    gefunden = {}
+    for name in [*namen, "check_db", "db"]:
+        modul = importlib.import_module(name)
+        for konstante, wert in vars(modul).items():
+            if konstante.startswith(("SQL_", "BEDINGUNG_")):
+                gefunden[f"{name}.{konstante}"] = wert if isinstance(wert, str) else str(wert)
+    return gefunden
+
+
+def cpu_sekunden(pid: int) -> float:
+    """Rechenzeit (utime + stime) des Prozesses ``pid`` in Sekunden, aus /proc; 0 ohne ihn."""
+    try:
+        felder = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(felder[11]) + int(felder[12])) / os.sysconf("SC_CLK_TCK")

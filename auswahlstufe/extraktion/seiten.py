@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from auswahlstufe.anzeige import kurz
 from auswahlstufe.extraktion.zeichensatz import dekodieren, lesbar
 from auswahlstufe.fehler import VoraussetzungFehlt
 
@@ -470,7 +471,7 @@ class Extraktion:
                     self.statistik.abstuerze += 1
                     ersetzen, hart = True, True
             elif jetzt >= platz.frist:
-                ergebnis = {"text": None, "error": f"Zeitlimit {_zahl(self.zeitlimit_s)} s überschritten"}
+                ergebnis = {"text": None, "error": f"Zeitlimit {kurz(self.zeitlimit_s)} s überschritten"}
                 self.statistik.zeitlimits += 1
                 ersetzen, hart = True, True
             if ergebnis is None:
@@ -532,10 +533,6 @@ WORKER_TOT = ("Worker abgestürzt", "Worker unerwartet beendet")
 
 def speicher_fehler(grenze_mb: int) -> str:
     return f"Speichergrenze {grenze_mb} MB überschritten"
-
-
-def _zahl(wert: float) -> str:
-    return f"{wert:g}".replace(".", ",")
 
 
 def kandidaten(

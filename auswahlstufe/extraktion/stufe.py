@@ -29,6 +29,7 @@ import psycopg
 from psycopg import sql
 
 import db
+from auswahlstufe.anzeige import zahl
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
 from auswahlstufe.fortschritt import fortschritt
@@ -145,7 +146,7 @@ def extrahieren(
 
 
 def _bilanz(zaehlung: dict[str, int], start: float) -> str:
-    dauer = f"{time.perf_counter() - start:.1f}".replace(".", ",")
+    dauer = zahl(time.perf_counter() - start)
     return (
         f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert, "
         f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "

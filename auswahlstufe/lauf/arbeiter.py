@@ -28,6 +28,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
+from auswahlstufe.anzeige import kurz
 from auswahlstufe.fehler import WorkerFehler
 from auswahlstufe.lauf.abbruch import Abbruch
 from auswahlstufe.lauf.kodierung import Stapelergebnis, stapel_kodieren, worker_start
@@ -48,10 +49,6 @@ class Stapel:
 
     def __str__(self) -> str:
         return f"Stapel {self.nummer} (Items {self.erste_id}–{self.letzte_id}, {self.items} Stück)"
-
-
-def zeit_text(sekunden: float) -> str:
-    return f"{sekunden:g}".replace(".", ",")
 
 
 class Arbeiter:
@@ -93,8 +90,8 @@ class Arbeiter:
             if rest <= 0 and not future.done():
                 self.haengt = True
                 raise WorkerFehler(
-                    f"Zeitlimit je Stapel ({zeit_text(self.zeitlimit)} s, --stapel-zeitlimit) überschritten: "
-                    f"{stapel} ist nach {zeit_text(round(time.monotonic() - seit, 1))} s nicht fertig"
+                    f"Zeitlimit je Stapel ({kurz(self.zeitlimit)} s, --stapel-zeitlimit) überschritten: "
+                    f"{stapel} ist nach {kurz(round(time.monotonic() - seit, 1))} s nicht fertig"
                     f"{self._weitere(unterwegs)}. Die Worker werden beendet; nichts von diesem Stapel "
                     "ist geschrieben, ein erneuter Lauf setzt fort."
                 )

@@ -41,6 +41,7 @@ import psycopg
 from psycopg import sql
 
 import db
+from auswahlstufe.anzeige import zahl
 from auswahlstufe.fehler import Abgebrochen, StufenFehler, als_stufenfehler
 from auswahlstufe.fortschritt import fortschritt
 from auswahlstufe.lauf import bereich, laeufe, lesen, migrationen
@@ -84,7 +85,7 @@ class Bilanz:
         }
 
     def zeile(self) -> str:
-        dauer = f"{self.sekunden:.1f}".replace(".", ",")
+        dauer = zahl(self.sekunden)
         nachgetragen = f", Eingabe-Summe nachgetragen {self.nachgetragen}" if self.nachgetragen else ""
         return (
             f"neu {self.neu}, geändert {self.geaendert}, unverändert {self.unveraendert}, "

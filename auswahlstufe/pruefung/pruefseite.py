@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from auswahlstufe import regeln
+from auswahlstufe.anzeige import zahl
 from auswahlstufe.pruefung.urteile import ANDERER, RICHTIG
 from auswahlstufe.regeln import Entscheidung, Zweifel, zweifel
 from normalisierung import FORMATZEICHEN, shingles, tokens
@@ -139,7 +140,7 @@ def text_mit_marken(text: str, laeufe: Sequence[tuple[int, int]]) -> str:
 
 
 def _zahl(wert: float | None) -> str:
-    return "–" if wert is None else f"{wert:.3f}".replace(".", ",")
+    return "–" if wert is None else zahl(wert, 3)
 
 
 def _e(wert: object) -> str:
