@@ -1,6 +1,7 @@
 -- Rolle mit geringsten Rechten für den Betrieb der Stufe (wurzelwerk-auswahl).
 --
--- ERZEUGT aus rechte.py (python rechte.py --rezept > rollen/aw-rolle-stufe.sql);
+-- ERZEUGT aus auswahlstufe/lauf/rechte.py, im Klon mit
+--   .venv/bin/python -m auswahlstufe.lauf.rechte --rezept > rollen/aw-rolle-stufe.sql
 -- nicht von Hand ändern – ein Test vergleicht die Datei mit rechte.py.
 --
 -- Die Rolle bekommt, was die Modi lauf, trocken, stichprobe, check_db brauchen (Tabelle in

@@ -1,10 +1,11 @@
 """Welche Rechte jede Betriebsart braucht – die eine Stelle dafür.
 
 Hieraus folgen: die Prüfung in ``check_db.py`` (je ``--modus``), das
-Rollenrezept ``rollen/aw-rolle-stufe.sql`` (``python rechte.py --rezept``
-erzeugt es; ein Test vergleicht die Datei damit) und die Tabelle in
-``docs/betrieb.md`` (``python rechte.py --tabelle``; ebenso verglichen). Ein
-Test gibt einer frischen Rolle je Modus genau diese Rechte und fährt den Modus.
+Rollenrezept ``rollen/aw-rolle-stufe.sql`` (``python -m auswahlstufe.lauf.rechte
+--rezept`` erzeugt es; ein Test vergleicht die Datei damit) und die Tabelle in
+``docs/betrieb.md`` (``python -m auswahlstufe.lauf.rechte --tabelle``; ebenso
+verglichen). Ein Test gibt einer frischen Rolle je Modus genau diese Rechte und
+fährt den Modus (``tests/test_zuverlaessigkeit_rechte.py``).
 
 Eine neue Tabelle einer Migration (etwa ``auswahl_laeufe`` aus aw-004) bekommt
 hier einen Eintrag; ``wenn_vorhanden`` heißt: nur prüfen und vergeben, wenn es
@@ -56,7 +57,7 @@ TEMP = Recht("datenbank", "", ("TEMPORARY",), "jeder Stapel geht per COPY durch 
 KODIERUNG_SCHREIBEN = Recht("tabelle", "selected_extractor", ("SELECT", "INSERT", "UPDATE", "DELETE"))
 KODIERUNG_LESEN = Recht("tabelle", "selected_extractor", ("SELECT",))
 # Protokoll der Läufe (Migration aw-004). Seine id ist eine Identitätsspalte –
-# kein Recht auf die Sequenz nötig (test_stufe_betrieb.py prüft es).
+# kein Recht auf die Sequenz nötig (tests/test_stufe_betrieb.py prüft es).
 PROTOKOLL = (Recht("tabelle", "auswahl_laeufe", ("SELECT", "INSERT", "UPDATE"), "Protokoll der Läufe"),)
 
 GRUND = (VERBINDEN, SCHEMA, BUCH)
@@ -101,7 +102,7 @@ MODI: dict[str, Modus] = {
                 ),
             ),
         ),
-        # extraktion_stufe.py: liest seiten (mit raw_items verbunden) und die gespeicherten
+        # extraktion.stufe: liest seiten (mit raw_items verbunden) und die gespeicherten
         # Kandidaten, schreibt extraktionen per insert … on conflict do update – löscht nie –
         # und wählt danach im selben Lauf wie ein Lauf (mit --trocken: nur lesend).
         Modus(
@@ -243,7 +244,8 @@ def vergeben(
 REZEPT_KOPF = """\
 -- Rolle mit geringsten Rechten für den Betrieb der Stufe (wurzelwerk-auswahl).
 --
--- ERZEUGT aus rechte.py (python rechte.py --rezept > rollen/aw-rolle-stufe.sql);
+-- ERZEUGT aus auswahlstufe/lauf/rechte.py, im Klon mit
+--   .venv/bin/python -m auswahlstufe.lauf.rechte --rezept > rollen/aw-rolle-stufe.sql
 -- nicht von Hand ändern – ein Test vergleicht die Datei mit rechte.py.
 --
 -- Die Rolle bekommt, was die Modi {betrieb} brauchen (Tabelle in
@@ -352,4 +354,4 @@ if __name__ == "__main__":
     elif sys.argv[1:] == ["--tabelle"]:
         sys.stdout.write(tabelle())
     else:
-        sys.exit("Aufruf: python rechte.py --rezept | --tabelle")
+        sys.exit("Aufruf: python -m auswahlstufe.lauf.rechte --rezept | --tabelle")
