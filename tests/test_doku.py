@@ -3,11 +3,14 @@
 Das README ist die Vordertür; alles andere steht in ``docs/``. Diese Tests
 halten fest, was dabei leicht verrottet: die Länge des README, relative Links
 (auch ihre Sprungmarken), Verweise auf Ordner außerhalb des Klons, die
-Schnellstart-Befehle gegen ``.ci/run`` und die Dateitabelle gegen die Module.
+Schnellstart-Befehle gegen ``.ci/run``, die Dateitabelle gegen die Dateien an
+der Wurzel und die Räume (Ordner, Unterpakete) mit ihren Modulen, und dass jede
+genannte Datei und jeder genannte Test noch dort steht, wo das Dokument sagt.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -29,17 +32,6 @@ README = PROJEKT / "README.md"
 DOKUMENTE = sorted(
     [README, *(PROJEKT / "docs").glob("*.md")]
     + [PROJEKT / p for p in ("bench/README.md", "bench/aeb/README.md", "beispiele/README.md")]
-)
-
-# Die Dokumente dieses Strangs (andere Stränge schreiben docs/kommandozeile.md u. a.).
-EIGENE = (
-    "docs/README.md",
-    "docs/regeln.md",
-    "docs/messungen.md",
-    "docs/zuverlaessigkeit.md",
-    "bench/README.md",
-    "bench/aeb/README.md",
-    "beispiele/README.md",
 )
 
 # Schnellstart 1: die Vorführung der Postgres-Stufe an einem Wegwerf-Server.
@@ -138,13 +130,61 @@ def test_schnellstart_installiert_nur_extras_die_es_gibt():
     assert genannt <= extras, f"Extras fehlen in pyproject.toml: {genannt - extras}"
 
 
-def test_dateitabelle_nennt_jedes_modul_und_nur_vorhandene():
+def _von_git_uebergangen(pfad: Path) -> bool:
+    """Was .gitignore übergeht (.venv/, bench/daten/, *_selected.json …): erzeugt, nicht gepflegt."""
+    muster = [
+        z.strip().rstrip("/")
+        for z in (PROJEKT / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if z.strip() and not z.startswith("#")
+    ]
+    relativ = _relativ(pfad)
+    return any(fnmatch.fnmatch(relativ, m) or fnmatch.fnmatch(pfad.name, m) for m in muster)
+
+
+def _raeume() -> list[Path]:
+    """Die Ordner an der Wurzel und die Unterpakete von auswahlstufe/ – je einer eine Zeile."""
+    oben = [
+        d
+        for d in PROJEKT.iterdir()
+        if d.is_dir() and not d.name.startswith((".", "__")) and not _von_git_uebergangen(d)
+    ]
+    unter = [d for d in (PROJEKT / "auswahlstufe").iterdir() if (d / "__init__.py").is_file()]
+    return sorted(oben + unter)
+
+
+def _dateitabelle() -> dict[str, str]:
+    """Erste Spalte (ohne Backticks) → die ganze Zeile, aus dem Abschnitt Dateien des README."""
     text = README.read_text(encoding="utf-8")
     tabelle = text.split("\n## Dateien\n", 1)[1].split("\n## ", 1)[0]
-    genannt = set(re.findall(r"^\| `([\w.]+\.py)` \|", tabelle, re.M))
-    module = {p.name for p in PROJEKT.glob("*.py") if not p.name.startswith("test_")}
-    assert module - genannt == set(), f"Module ohne Zeile in der Dateitabelle: {sorted(module - genannt)}"
-    assert genannt - module == set(), f"Zeilen für Module, die es nicht gibt: {sorted(genannt - module)}"
+    return {
+        name: zeile for zeile in tabelle.splitlines() for name in re.findall(r"^\| `([\w./-]+)` \|", zeile)
+    }
+
+
+def test_dateitabelle_nennt_jede_datei_an_der_wurzel_und_jeden_raum():
+    zeilen = _dateitabelle()
+    wurzel = {p.name for p in PROJEKT.glob("*.py")}
+    raeume = {_relativ(d) + "/" for d in _raeume()}
+    fehlen = sorted((wurzel | raeume) - set(zeilen))
+    assert not fehlen, f"Dateien oder Räume ohne Zeile in der Dateitabelle: {fehlen}"
+    tot = sorted(name for name in zeilen if not (PROJEKT / name).exists())
+    assert not tot, f"Zeilen der Dateitabelle für Dateien oder Ordner, die es nicht gibt: {tot}"
+
+
+@pytest.mark.parametrize("raum", _raeume(), ids=_relativ)
+def test_dateitabelle_nennt_jedes_modul_eines_raums(raum):
+    # Die Zeile eines Raums nennt jedes seiner Module (`name` oder `name.py`); die Tests in
+    # tests/ stehen dort als `test_*.py`, ihre Beweise in docs/zuverlaessigkeit.md.
+    zeile = _dateitabelle().get(_relativ(raum) + "/", "")
+    module = [
+        p
+        for p in sorted(raum.glob("*.py"))
+        if p.name != "__init__.py" and not (raum.name == "tests" and p.name.startswith("test_"))
+    ]
+    fehlen = [p.name for p in module if f"`{p.stem}`" not in zeile and f"`{p.name}`" not in zeile]
+    if raum.name == "tests" and "`test_*.py`" not in zeile:
+        fehlen.append("test_*.py")
+    assert not fehlen, f"Die Zeile von {_relativ(raum)}/ nennt nicht: {fehlen}"
 
 
 def test_bench_readme_nennt_jedes_skript_und_nur_vorhandene():
@@ -166,11 +206,7 @@ def test_jeder_exit_code_steht_im_readme():
     assert codes <= im_readme, f"Exit-Codes aus fehler.py fehlen im README: {sorted(codes - im_readme)}"
 
 
-@pytest.mark.parametrize(
-    "pfad",
-    [README, *(PROJEKT / p for p in EIGENE)],
-    ids=_relativ,
-)
+@pytest.mark.parametrize("pfad", DOKUMENTE, ids=_relativ)
 def test_befehle_nehmen_das_venv(pfad):
     # Mit dem System-Python fehlen die Abhängigkeiten; jeder Befehl nimmt .venv/bin/python.
     bloecke = "\n".join(_CODEBLOCK.findall(pfad.read_text(encoding="utf-8")))
@@ -193,38 +229,57 @@ def test_zahlen_im_readme_stehen_auch_dort_wo_sie_gemessen_sind():
     assert not fehlen, f"Zahlen im README ohne Messung in docs/: {fehlen}"
 
 
-@pytest.mark.parametrize(
-    "pfad",
-    [README, *(PROJEKT / p for p in ("docs/messungen.md", "docs/zuverlaessigkeit.md", "bench/README.md"))],
-    ids=_relativ,
-)
+@pytest.mark.parametrize("pfad", DOKUMENTE, ids=_relativ)
 def test_befehle_nennen_nur_vorhandene_skripte_module_und_daten(pfad):
     bloecke = "\n".join(_CODEBLOCK.findall(pfad.read_text(encoding="utf-8")))
     bloecke = re.sub(r"(^|\s)#.*$", "", bloecke, flags=re.M)  # Kommentare nennen auch Ausgaben
     fehlt = []
-    for modul in set(re.findall(r"python -m (bench\.\w+)", bloecke)):
+    for modul in set(re.findall(r"python -m ((?:bench|auswahlstufe)(?:\.\w+)+)", bloecke)):
         if not (PROJEKT / (modul.replace(".", "/") + ".py")).exists():
             fehlt.append(modul)
     for datei in set(
-        re.findall(r"(?<![\w/.-])((?:bench/aeb|beispiele)/[\w.-]+|\w+\.py|test_\w+\.py)\b", bloecke)
+        re.findall(
+            r"(?<![\w/.-])((?:bench/aeb|beispiele)/[\w.-]+|(?:tests/|auswahlstufe/(?:\w+/)?)?\w+\.py)\b",
+            bloecke,
+        )
     ):
-        if not (PROJEKT / datei).exists():
+        if not (PROJEKT / datei).exists() and not _von_git_uebergangen(PROJEKT / datei):
             fehlt.append(datei)
     assert not fehlt, f"{_relativ(pfad)}: Befehle nennen, was es nicht gibt: {sorted(fehlt)}"
 
 
+@pytest.mark.parametrize("pfad", DOKUMENTE, ids=_relativ)
+def test_genannte_dateien_gibt_es_dort(pfad):
+    # Ein Pfad in Backticks (`auswahl.py`, `auswahlstufe/lauf/stufe.py`, in bench/README.md auch
+    # `erzeugen.py`) zeigt auf eine Datei – von der Wurzel oder vom Ordner des Dokuments aus.
+    # Module im Paket heißen darum mit Pfad oder als Modul ohne .py (`lauf.stufe`, `regeln.waehle`);
+    # ein Test steht unter tests/ (nur test_auswahl.py an der Wurzel).
+    text = pfad.read_text(encoding="utf-8")
+    genannt = set(re.findall(r"`((?:\.\./)?[\w/.-]+\.py)`", text))
+    genannt |= set(re.findall(r"(?<![\w.])((?:[\w.]+/)*test_\w+\.py)\b", text))
+    fehlt = []
+    for datei in sorted(genannt):
+        if not ((PROJEKT / datei).exists() or (pfad.parent / datei).exists()):
+            wo = [_relativ(p) for raum in [PROJEKT, *_raeume()] for p in raum.glob(Path(datei).name)]
+            fehlt.append(f"{datei} (liegt in {', '.join(wo)})" if wo else datei)
+    assert not fehlt, f"{_relativ(pfad)}: genannte Dateien, die es dort nicht gibt: {sorted(fehlt)}"
+
+
 def test_genannte_tests_gibt_es():
-    # Die Beweistabellen nennen ihre Tests, mit Datei (`test_x.py::test_y`) oder
-    # abgekürzt (`…::test_y`, `test_y`); ein umbenannter Test darf nicht still verschwinden.
+    # Die Beweistabellen nennen ihre Tests, mit Datei (`tests/test_x.py::test_y`,
+    # `test_auswahl.py::test_y`) oder abgekürzt (`…::test_y`, `test_y`); ein umbenannter
+    # oder verschobener Test darf nicht still verschwinden.
     alle = {
-        datei.name: set(re.findall(r"^(?:async )?def (test_\w+)\(", datei.read_text(encoding="utf-8"), re.M))
-        for datei in PROJEKT.glob("test_*.py")
+        _relativ(datei): set(
+            re.findall(r"^(?:async )?def (test_\w+)\(", datei.read_text(encoding="utf-8"), re.M)
+        )
+        for datei in [*PROJEKT.glob("test_*.py"), *(PROJEKT / "tests").glob("test_*.py")]
     }
     irgendwo = set().union(*alle.values())
     fehlt = []
     for pfad in DOKUMENTE:
         text = pfad.read_text(encoding="utf-8")
-        for datei, name in set(re.findall(r"(test_\w+\.py)::(test_\w+)", text)):
+        for datei, name in set(re.findall(r"(?<![\w/.])((?:tests/)?test_\w+\.py)::(test_\w+)", text)):
             if name not in alle.get(datei, ()):
                 fehlt.append(f"{_relativ(pfad)}: {datei}::{name}")
         for name in set(re.findall(r"(?<![\w.])(test_\w+)(?![\w.*])", text)):
