@@ -127,7 +127,7 @@ BEISPIEL = (
 BEISPIEL_ERGEBNIS = "Q3 &amp; Q4 report\nRevenue rose 12%.\n\nCosts fell\nslightly."
 # Länge vor Schritt 1 und nach jedem der neun Schritte (Quelle 003).
 BEISPIEL_LAENGEN = [126, 122, 92, 88, 86, 86, 80, 77, 76, 58]
-DUBLETTEN = SCHRITTE[-1]
+ZEILENENDEN, TAGS, ENTITAETEN, *_, TRIMMEN, _, _, DUBLETTEN = SCHRITTE
 
 
 def durchlaufen(text: str, schritte) -> str:
@@ -153,6 +153,32 @@ def test_dublettenentfernung_zu_frueh_findet_nichts(position):
     assert ergebnis.split("\n").count("Revenue rose 12%.") == 2
     assert ergebnis == durchlaufen(BEISPIEL, SCHRITTE[:8])
     assert len(ergebnis) == 76
+
+
+def test_falle_tags_vor_entitaeten_und_genau_einmal_dekodieren():
+    roh = "<p>Terms &amp;amp; conditions: write &lt;b&gt; to show a bold tag.</p>"
+    assert bereinigen(roh) == "Terms &amp; conditions: write <b> to show a bold tag."
+    # Gegenprobe: erst dekodieren, dann Tags – das sichtbare <b> fällt weg.
+    vertauscht = [ZEILENENDEN, ENTITAETEN, TAGS, *SCHRITTE[3:]]
+    assert durchlaufen(roh, vertauscht) == "Terms &amp; conditions: write to show a bold tag."
+    # Gegenprobe: zweimal dekodieren – aus dem wörtlichen &amp; wird ein &.
+    zweimal = [ZEILENENDEN, TAGS, ENTITAETEN, ENTITAETEN, *SCHRITTE[3:]]
+    assert durchlaufen(roh, zweimal) == "Terms & conditions: write <b> to show a bold tag."
+
+
+def test_falle_trennzeile_mit_einem_leerzeichen_trennt_absaetze():
+    roh = "Paragraph one text.\n \nParagraph two text."
+    assert bereinigen(roh) == "Paragraph one text.\n\nParagraph two text."
+    # Gegenprobe: ohne das Trimmen der Zeilen bleibt die Trennzeile nicht leer.
+    ohne_trimmen = [s for s in SCHRITTE if s is not TRIMMEN]
+    assert len(durchlaufen(roh, ohne_trimmen).split("\n\n")) == 1
+
+
+def test_falle_dedup_erst_nach_dem_trimmen():
+    roh = "alpha \nbeta\nalpha\nbeta\t\ngamma"
+    assert bereinigen(roh) == "alpha\nbeta\ngamma"
+    # Gegenprobe: Dublettenentfernung allein findet keine der beiden Dubletten.
+    assert DUBLETTEN(roh).split("\n") == ["alpha ", "beta", "alpha", "beta\t", "gamma"]
 
 
 # --- Der Stapelbetrieb auf den Beispielen ------------------------------------------------

@@ -178,7 +178,7 @@ def cli(
             "vergleich.py oder bewertung.py --variante)."
         )
     if extrahieren:
-        # Extraktion vor der Auswahl: extraktion_stapel.py (DATEI), extraktion_stufe.py (Datenbank)
+        # Extraktion vor der Auswahl: extraktion/stapel.py (DATEI), extraktion/stufe.py (Datenbank)
         if einlesen:
             raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill oder --slot.")
         if datei and (trocken or teil):

@@ -1,7 +1,7 @@
 """Stapelbetrieb: die Kommandozeile über CliRunner und als echter Unterprozess.
 
 Ohne Datenbank. Der Speichertest mit 100 MB ist als ``langsam`` markiert:
-``python -m pytest -q -m langsam test_stapel.py -s`` zeigt die gemessenen Zahlen.
+``python -m pytest -q --langsam -m langsam tests/test_stapel.py -s`` zeigt die gemessenen Zahlen.
 """
 
 from __future__ import annotations

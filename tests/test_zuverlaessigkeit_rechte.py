@@ -1,6 +1,6 @@
 """Geringste Rechte und Geheimnisse (Issue 6, Issue 10.2).
 
-* ``rechte.py`` sagt je Betriebsart, welche Rechte sie braucht. Eine frische
+* ``auswahlstufe/lauf/rechte.py`` sagt je Betriebsart, welche Rechte sie braucht. Eine frische
   Rolle mit genau diesen Rechten fährt den Modus durch, und ``check_db.py
   --modus …`` sagt vorher „fehlt“ und nachher „alles da“. Das Rollenrezept und
   die Tabelle in docs/betrieb.md sind aus rechte.py erzeugt (verglichen).
@@ -203,8 +203,12 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
 
 
 def test_rezept_und_doku_sind_aus_rechte_erzeugt():
-    assert REZEPT.read_text(encoding="utf-8") == rechte.rezept(), "python rechte.py --rezept > " + str(REZEPT)
-    assert rechte.tabelle() in DOKU.read_text(encoding="utf-8"), "Tabelle aus python rechte.py --tabelle"
+    assert REZEPT.read_text(encoding="utf-8") == rechte.rezept(), (
+        "python -m auswahlstufe.lauf.rechte --rezept > " + str(REZEPT)
+    )
+    assert rechte.tabelle() in DOKU.read_text(encoding="utf-8"), (
+        "Tabelle aus python -m auswahlstufe.lauf.rechte --tabelle"
+    )
 
 
 def test_jeder_modus_ist_in_der_liste():

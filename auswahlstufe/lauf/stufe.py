@@ -2,15 +2,18 @@
 
 Dieses Modul ist der Ablauf eines Laufs; die Teile stehen je in ihrem Modul:
 
+* ``bereich``: welche Items (``--slot`` in Europe/Berlin, ``--teil K/N``);
+  ``migrationen.voraussetzungen``: raw_items und alle Migrationen da?
 * ``lesen``: die Items in Keyset-Seiten, jede Seite eine eigene kurze
   Transaktion; die Eingabe-Summe bildet der Server, die Texte kommen nur, wo
   sie sich änderte.
 * ``kodierung``: ``vorsortieren`` (was ohne Rechnen erledigt ist) und
   ``stapel_kodieren`` (``waehle`` und ``bereinigen`` je Item, Zeilen als
   fertige COPY-Daten) – in den Workern.
-* ``arbeiter``: die Worker-Prozesse, das Zeitlimit je Stapel, tote Worker,
-  SIGINT/SIGTERM. Höchstens ``2 × Prozesse`` Stapel sind unterwegs: der
-  Speicher bleibt flach, wie groß der Bestand auch ist.
+* ``arbeiter``: die Worker-Prozesse, das Zeitlimit je Stapel, tote Worker.
+  Höchstens ``2 × Prozesse`` Stapel sind unterwegs: der Speicher bleibt flach,
+  wie groß der Bestand auch ist. ``abbruch``: SIGINT/SIGTERM merken, nach dem
+  laufenden Stapel aufhören.
 * ``schreiben``: je Stapel eine Transaktion (COPY, Upsert, Eingabe-Summe
   nachtragen, Entfernen); ein abgebrochener Lauf hinterlässt jede Zeile alt
   oder neu, ein zweiter macht den Rest.
