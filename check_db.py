@@ -167,8 +167,9 @@ def vor_dem_migrieren(url: str) -> bool:
     "--migrieren",
     "anwenden_",
     is_flag=True,
-    help="Fehlende Migrationen aus migrations/ der Reihe nach anwenden (prüft danach die Rechte "
-    "fürs Migrieren, wenn kein --modus angegeben ist).",
+    help="Fehlende Migrationen aus migrations/ der Reihe nach anwenden. Prüft vorher die Rechte fürs "
+    "Migrieren (fehlt eines, wird nichts angewandt) und danach sie und check_db, wenn kein --modus "
+    "angegeben ist.",
 )
 @click.option(
     "--modus",

@@ -157,8 +157,8 @@ def _env_datei() -> Path | None:
     return ort if ort.is_file() else None
 
 
-def datenbank_url() -> str:
-    """DATABASE_URL aus der Umgebung, sonst aus .env; sonst VoraussetzungFehlt."""
+def datenbank_url() -> DatenbankUrl:
+    """DATABASE_URL aus der Umgebung, sonst aus .env (mit ihrer Herkunft); sonst VoraussetzungFehlt."""
     url = os.environ.get("DATABASE_URL")
     datei = _env_datei()
     if url:

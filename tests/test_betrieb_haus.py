@@ -212,11 +212,19 @@ def test_rezept_nennt_was_ingest_dem_admin_geben_muss_und_aendert_nichts(haus: H
 
 
 def test_rezept_verneint_keine_sonderrechte_sondern_prueft_sie(haus: Haus):
+    """Issue 19.2: vorher scheiterte das Rezept als Admin an „alter role … nosuperuser …“ – auch,
+    wenn ein Superuser die Rolle vorher anlegte. Jetzt prüft es und sagt, was ein Superuser tut."""
     haus.bauen(3)
     with haus.server.verwalten() as conn:  # eine Rolle, die ein Superuser mit CREATEDB anlegte
         conn.execute("create role aw_stufe login createdb")
-        conn.execute("grant aw_stufe to aw_admin with admin option")
     lauf = haus.ausfuehren(schritt(4).sh()[0])
+    if haus.version >= 16:  # ab 16 ändert der Admin nur Rollen, auf die er die ADMIN OPTION hat
+        assert lauf.returncode == 3, lauf.stdout + lauf.stderr
+        assert "braucht das die ADMIN OPTION auf der Rolle" in lauf.stderr, lauf.stderr
+        assert "grant aw_stufe to aw_admin with admin option;" in lauf.stderr
+        with haus.server.verwalten() as conn:
+            conn.execute("grant aw_stufe to aw_admin with admin option")
+        lauf = haus.ausfuehren(schritt(4).sh()[0])
     assert lauf.returncode == 3, lauf.stdout + lauf.stderr
     assert "Die Rolle aw_stufe hat Sonderrechte, die sie nicht braucht: CREATEDB." in lauf.stderr, lauf.stderr
     assert "alter role aw_stufe nocreatedb;" in lauf.stderr
@@ -263,6 +271,36 @@ def test_check_db_unter_der_betriebsrolle_nennt_ingest_und_das_rezept(haus: Haus
         _ausfuehren_wie_genannt(haus, zeile)
     e = haus.stufe("check_db.py", "--modus", "alle")
     assert e.code == EXIT_OK, str(e)
+
+
+def _textblock(schritt_titel: str, beginn: str) -> str:
+    return next(
+        text
+        for sprache, text in schritt(schritt_titel).bloecke
+        if sprache == "text" and text.startswith(beginn)
+    )
+
+
+def test_ohne_einlesen_und_extrahieren_sagen_check_db_und_der_lauf_was_die_doku_zeigt(haus: Haus):
+    """Rezept ohne -v einlesen=1 -v extrahieren=1: --modus alle und --einlesen sagen wörtlich,
+    was in Schritt 6 und unter „Was sonst gilt“ steht (Issue 19.11: vorher halb englisch, ohne
+    nächsten Schritt; --modus alle endete mit zehn Eigentümer-Zeilen)."""
+    haus.bauen(3)
+    rezept = schritt(4).sh()[0]
+    assert " -v einlesen=1 -v extrahieren=1" in rezept
+    lauf = haus.ausfuehren(rezept.replace(" -v einlesen=1 -v extrahieren=1", ""))
+    assert lauf.returncode == 0, lauf.stderr
+    haus.schritt(5)
+    e = haus.stufe("check_db.py", "--modus", "alle")
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert _textblock("6.", "Es fehlt:") in e.out, e.out
+    assert "Eigentümer von" not in e.out
+    haus.sql("ingest", "insert into raw_items (id, slot) values (1, %s)", (SLOT,))
+    datei = haus.home / "k.json"
+    datei.write_text('[{"item_id": 1, "extractions": {"trafilatura": {"text": "Ein Text."}}}]')
+    e = haus.stufe("auswahl.py", "--einlesen", str(datei))
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert e.err == _textblock("Was sonst gilt", "Fehler: "), e.err
 
 
 def test_falsches_passwort_sagt_woher_die_url_kam(haus: Haus):
