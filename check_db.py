@@ -2,7 +2,8 @@
 
     python check_db.py              Anmeldung, Voraussetzungen, Bestand
     python check_db.py --migrieren  fehlende Migrationen der Reihe nach anwenden
-    python check_db.py --modus einlesen  die Rechte für --einlesen prüfen (auch: alle)
+    python check_db.py --modus einlesen  die Rechte für --einlesen prüfen
+    python check_db.py --modus alle      jede Betriebsart der Betriebsrolle (ohne migrieren)
 
 Exit-Codes wie auswahl.py: 0 alles da, 1 eine Migration ist schon angewandt
 (Buch und Datenbank widersprechen sich), 3 Datenbank nicht erreichbar,
@@ -92,12 +93,15 @@ def fehlende_voraussetzungen(
             )
     for datei in migrationen.fehlende(conn):
         fehlt.append(f"Migration {datei.name} (python check_db.py --migrieren)")
+    je_eintrag: dict[str, list[str]] = {}  # dasselbe fehlende Recht einmal, mit allen Modi, die es brauchen
     for name in rechte.MODI:
         fehlt_hier = rechte.fehlende(conn, name)
         if name in modi:
-            fehlt += [f"{eintrag} (für {name})" for eintrag in fehlt_hier]
+            for eintrag in fehlt_hier:
+                je_eintrag.setdefault(eintrag, []).append(name)
         elif fehlt_hier and name != "migrieren":  # migrieren: mit Absicht eine andere Rolle
             hinweise.append(f"für {name} fehlt: " + "; ".join(fehlt_hier) + f" (prüfen: --modus {name})")
+    fehlt += [f"{eintrag} (für {', '.join(namen)})" for eintrag, namen in je_eintrag.items()]
     return fehlt, hinweise
 
 
@@ -142,7 +146,20 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
             ausgabe("Es fehlt:")
             for eintrag in fehlt:
                 ausgabe(f"  - {eintrag}")
+            schritte = rechte.abhilfe(
+                conn, [luecke for name in modi for luecke in rechte.luecken(conn, name)]
+            )
+            if schritte:
+                ausgabe("So zu beheben (docs/betrieb.md, Einrichtung):")
+                for schritt in schritte:
+                    ausgabe(f"  - {schritt}")
         return fehlt
+
+
+def vor_dem_migrieren(url: str) -> bool:
+    """Hat die Rolle, was Migrieren braucht? Sonst nichts anfangen (lieber als mitten in aw-001)."""
+    with db.verbinden(url, "check_db", autocommit=True) as conn, db.fehler_uebersetzen(url):
+        return not rechte.luecken(conn, "migrieren")
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
@@ -150,16 +167,18 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
     "--migrieren",
     "anwenden_",
     is_flag=True,
-    help="Fehlende Migrationen aus migrations/ der Reihe nach anwenden (prüft danach die Rechte "
-    "fürs Migrieren, wenn kein --modus angegeben ist).",
+    help="Fehlende Migrationen aus migrations/ der Reihe nach anwenden. Prüft vorher die Rechte fürs "
+    "Migrieren (fehlt eines, wird nichts angewandt) und danach sie und check_db, wenn kein --modus "
+    "angegeben ist.",
 )
 @click.option(
     "--modus",
     "modi",
     multiple=True,
     type=click.Choice([*rechte.MODI, "alle"]),
-    help="Die Rechte dieser Betriebsart prüfen (mehrfach möglich; Voreinstellung: lauf und check_db). "
-    "Was anderen Modi fehlt, steht als Hinweis da.",
+    help="Die Rechte dieser Betriebsart prüfen (mehrfach möglich; Voreinstellung: lauf und check_db; "
+    "alle: jede Betriebsart außer migrieren, das Sache des Admins ist). Was anderen Modi fehlt, "
+    "steht als Hinweis da.",
 )
 def main(anwenden_: bool, modi: tuple[str, ...]) -> None:
     """Rauchtest: Anmeldung, Voraussetzungen (raw_items, Migrationen, Rechte je Modus) und Bestand.
@@ -171,8 +190,11 @@ def main(anwenden_: bool, modi: tuple[str, ...]) -> None:
     """
     url = db.datenbank_url()
     if "alle" in modi:
-        modi = tuple(rechte.MODI)
+        modi = tuple(dict.fromkeys([*rechte.BETRIEBSARTEN, *(m for m in modi if m != "alle")]))
     if anwenden_:
+        if not vor_dem_migrieren(url):
+            pruefen(url, modi=("migrieren",))
+            raise VoraussetzungFehlt("Der Rolle fehlen Rechte fürs Migrieren (Liste oben); nichts angewandt.")
         migrationen.migrieren(url)
     fehlt = pruefen(url, modi=modi or (("migrieren", "check_db") if anwenden_ else ("lauf", "check_db")))
     if fehlt:

@@ -1,14 +1,17 @@
 """Verbindung zur Datenbank: DATABASE_URL finden, verbinden, Fehler übersetzen.
 
 * ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env``
-  (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen.
+  (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen; sie
+  merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
 * ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
   String durch ``***``; jede Meldung mit einer URL geht hier durch.
 * ``verbinden`` prüft DATABASE_URL und die Grenzen aus der Umgebung (kaputt:
   Exit 7), setzt application_name, statement_timeout und lock_timeout und
   prüft die Mindestversion des Servers (zu alt: Exit 4).
 * ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten
-  mit einem deutschen Satz – nie ein Traceback, nie ein Passwort.
+  mit einem deutschen Satz – nie ein Traceback, nie ein Passwort. Ein fehlendes
+  Recht wird ``RechtFehlt``: welche Rolle, welches Objekt; den nächsten Schritt
+  hängt der Befehl an, der weiß, welche Betriebsart lief.
 
 Die Fehlerklassen gehören diesem Modul: es steht als gemeinsame Datei des
 Hauses unter dem Paket der Stufe und importiert nichts aus ihm. Welchen
@@ -45,6 +48,12 @@ class VoraussetzungFehlt(Fehler):
     """DATABASE_URL fehlt, der Server ist zu alt, eine Tabelle, Spalte oder ein Recht fehlt."""
 
     ART = "voraussetzung"
+
+
+class RechtFehlt(VoraussetzungFehlt):
+    """Der Rolle fehlt ein Recht (permission denied); der Befehl kann den nächsten Schritt anhängen."""
+
+    ART = "recht"
 
 
 class Zeitlimit(Fehler):
@@ -126,6 +135,20 @@ def ohne_passwort(text: str, url: str | None) -> str:
     return text
 
 
+class DatenbankUrl(str):
+    """DATABASE_URL, die weiß, woher sie kam (``herkunft``: ein Satz für Meldungen)."""
+
+    herkunft: str = ""
+
+    def __new__(cls, url: str, herkunft: str) -> DatenbankUrl:
+        selbst = super().__new__(cls, url)
+        selbst.herkunft = herkunft
+        return selbst
+
+    def __reduce__(self):  # bleibt beim Weiterreichen an Worker (pickle), was sie ist
+        return (DatenbankUrl, (str(self), self.herkunft))
+
+
 def _env_datei() -> Path | None:
     # Nur das Arbeitsverzeichnis: wer aus einem anderen Verzeichnis startet
     # (cron), setzt DATABASE_URL oder wechselt dorthin – keine Suche, die
@@ -134,12 +157,15 @@ def _env_datei() -> Path | None:
     return ort if ort.is_file() else None
 
 
-def datenbank_url() -> str:
-    """DATABASE_URL aus der Umgebung, sonst aus .env; sonst VoraussetzungFehlt."""
+def datenbank_url() -> DatenbankUrl:
+    """DATABASE_URL aus der Umgebung, sonst aus .env (mit ihrer Herkunft); sonst VoraussetzungFehlt."""
     url = os.environ.get("DATABASE_URL")
-    if url:
-        return url
     datei = _env_datei()
+    if url:
+        herkunft = "DATABASE_URL kommt aus der Umgebung"
+        if datei is not None:
+            herkunft += f" (die Datei {datei} wird dann nicht gelesen)"
+        return DatenbankUrl(url, herkunft + ".")
     if datei is not None:
         if datei.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
             print(
@@ -151,7 +177,7 @@ def datenbank_url() -> str:
 
         url = dotenv_values(datei).get("DATABASE_URL")
         if url:
-            return url
+            return DatenbankUrl(url, f"DATABASE_URL kommt aus {datei}.")
     gesucht = Path.cwd() / ".env"
     if datei is not None:
         wo = f"{gesucht} enthält keine Zeile DATABASE_URL=…"
@@ -297,20 +323,23 @@ def verbinden(
     return conn
 
 
-def _verbindungsfehler(text: str, ziel: str) -> str:
+def _verbindungsfehler(text: str, ziel: str, herkunft: str = "") -> str:
     klein = text.lower()
+    woher = f" {herkunft}" if herkunft else ""
     if "password authentication failed" in klein or "passwort-authentifizierung" in klein:
-        return f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch."
+        return f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}"
     if "no password supplied" in klein:
-        return f"Anmeldung an {ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins."
+        return f"Anmeldung an {ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins.{woher}"
     if "does not exist" in klein and "database" in klein:
-        return f"Die Datenbank in {ziel} gibt es nicht."
+        return f"Die Datenbank in {ziel} gibt es nicht.{woher}"
     if "does not exist" in klein and "role" in klein:
-        return f"Die Rolle in {ziel} gibt es nicht."
+        return f"Die Rolle in {ziel} gibt es nicht.{woher}"
+    if "no pg_hba.conf entry" in klein:
+        return f"Der Server lässt diese Anmeldung nicht zu (pg_hba.conf: {ziel}).{woher}"
     if any(
         s in klein for s in ("connection refused", "no such file", "could not connect", "timeout expired")
     ):
-        return f"Datenbankserver nicht erreichbar ({ziel}). Läuft er, stimmen Host und Port?"
+        return f"Datenbankserver nicht erreichbar ({ziel}). Läuft er, stimmen Host und Port?{woher}"
     if any(
         s in klein
         for s in (
@@ -335,10 +364,46 @@ def fehler_uebersetzen(url: str | None) -> Iterator[None]:
         yield
     except psycopg.Error as fehler:
         text = ohne_passwort(str(fehler), url)
-        raise _uebersetzt(fehler, text, ziel) from None
+        raise _uebersetzt(fehler, text, ziel, getattr(url, "herkunft", ""), _rolle(url)) from None
 
 
-def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str) -> Exception:
+def _rolle(url: str | None) -> str | None:
+    """Der Rollenname aus der URL (ohne ihn: libpq nimmt PGUSER oder den Benutzer des Systems)."""
+    try:
+        return psycopg.conninfo.conninfo_to_dict(url).get("user") if url else None
+    except psycopg.Error:
+        return None
+
+
+# Was der Server bei fehlenden Rechten meldet (lc_messages englisch) → deutsch.
+_OBJEKTARTEN = {
+    "table": "die Tabelle",
+    "relation": "die Tabelle",
+    "view": "die Sicht",
+    "materialized view": "die Sicht",
+    "sequence": "die Sequenz",
+    "schema": "das Schema",
+    "database": "die Datenbank",
+    "function": "die Funktion",
+}
+_KEIN_RECHT = re.compile(r"^permission denied for (materialized view|\w+) (.+?)\.?$")
+_NICHT_EIGENTUEMER = re.compile(r"^must be owner of (materialized view|\w+) (.+?)\.?$")
+
+
+def recht_fehlt_satz(haupt: str, rolle: str | None, ziel: str) -> str:
+    """„Der Rolle aw_stufe fehlt ein Recht auf die Tabelle extraktionen.“ aus der Meldung des Servers."""
+    wer = f"Der Rolle {rolle}" if rolle else f"Der Rolle ({ziel})"
+    if (treffer := _KEIN_RECHT.match(haupt)) and treffer[1] in _OBJEKTARTEN:
+        return f"{wer} fehlt ein Recht auf {_OBJEKTARTEN[treffer[1]]} {treffer[2]}."
+    if (treffer := _NICHT_EIGENTUEMER.match(haupt)) and treffer[1] in _OBJEKTARTEN:
+        wer = f"Die Rolle {rolle}" if rolle else f"Die Rolle ({ziel})"
+        return f"{wer} ist nicht Eigentümerin von {_OBJEKTARTEN[treffer[1]].split()[1]} {treffer[2]}."
+    return f"{wer} fehlt ein Recht (der Server meldet: {haupt})."
+
+
+def _uebersetzt(
+    fehler: psycopg.Error, text: str, ziel: str, herkunft: str = "", rolle: str | None = None
+) -> Exception:
     haupt = (getattr(fehler.diag, "message_primary", None) or text).strip()
     if isinstance(fehler, errors.QueryCanceled):
         return Zeitlimit(
@@ -355,7 +420,7 @@ def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str) -> Exception:
             "Prüfen mit: python check_db.py (Migrationen: python check_db.py --migrieren)."
         )
     if isinstance(fehler, errors.InsufficientPrivilege):
-        return VoraussetzungFehlt(f"Der Rolle fehlt ein Recht: {haupt}.")
+        return RechtFehlt(recht_fehlt_satz(haupt, rolle, ziel))
     if isinstance(fehler, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow):
         return DatenbankFehler(
             f"Der Datenbankserver wurde heruntergefahren ({ziel}). Geschriebene Stapel bleiben; "
@@ -371,7 +436,8 @@ def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str) -> Exception:
             return KonfigurationsFehler(
                 f"DATABASE_URL: {treffer[1]}={treffer[2]!r:.40} ist kein gültiger Wert ({ziel})."
             )
-        return DatenbankFehler(_verbindungsfehler(text, ziel))
+        return DatenbankFehler(_verbindungsfehler(text, ziel, herkunft))
     if isinstance(fehler, errors.InvalidPassword | errors.InvalidAuthorizationSpecification):
-        return DatenbankFehler(f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.")
+        woher = f" {herkunft}" if herkunft else ""
+        return DatenbankFehler(f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}")
     return DatenbankFehler(f"Datenbankfehler ({ziel}): {haupt}")

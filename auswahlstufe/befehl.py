@@ -13,7 +13,7 @@ import sys
 import click
 
 import db
-from auswahlstufe.fehler import Abgebrochen, als_stufenfehler
+from auswahlstufe.fehler import Abgebrochen, RechtFehlt, als_stufenfehler
 from version import Variante, variante_lesen
 
 # click spricht Englisch („Usage:“, „Error: No such option“, „[default: 3; x>=1]“).
@@ -181,9 +181,15 @@ class Aufruffehler(click.UsageError):
 
 
 class DeutscherBefehl(click.Command):
-    """click.Command mit deutscher Hilfe und deutschen Aufruffehlern."""
+    """click.Command mit deutscher Hilfe und deutschen Aufruffehlern.
 
-    def __init__(self, *args, **kwargs) -> None:
+    ``naechster_schritt`` (optional): aus den Parametern des Aufrufs der Satz, der an
+    ein fehlendes Recht (``RechtFehlt``) angehängt wird – welcher ``check_db.py
+    --modus`` es prüft und wer es gibt. Der Befehl weiß, welche Betriebsart lief.
+    """
+
+    def __init__(self, *args, naechster_schritt=None, **kwargs) -> None:
+        self.naechster_schritt = naechster_schritt
         kwargs.setdefault("options_metavar", "[OPTIONEN]")
         kwargs.setdefault("context_settings", {}).setdefault("help_option_names", ["-h", "--help"])
         super().__init__(*args, **kwargs)
@@ -207,8 +213,12 @@ class DeutscherBefehl(click.Command):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             raise Abgebrochen("Abgebrochen (SIGINT), bevor etwas geschrieben war.") from None
-        except db.Fehler as fehler:  # db.py kennt keine Exit-Codes; hier bekommt er seinen
-            raise als_stufenfehler(fehler) from None
+        except (db.Fehler, RechtFehlt) as fehler:  # db.py kennt keine Exit-Codes; hier bekommt er seinen
+            stufenfehler = als_stufenfehler(fehler)
+            schritt = self.naechster_schritt(ctx.params) if self.naechster_schritt else None
+            if isinstance(stufenfehler, RechtFehlt) and schritt:
+                stufenfehler = RechtFehlt(f"{stufenfehler.format_message()} {schritt}")
+            raise stufenfehler from None
 
     def get_help_option(self, ctx: click.Context) -> click.Option | None:
         option = super().get_help_option(ctx)

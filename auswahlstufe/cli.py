@@ -18,7 +18,18 @@ from version import CODER_VERSION
 BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py startet denselben
 
 
-@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+def _naechster_schritt(params: dict) -> str | None:
+    """An ein fehlendes Recht angehängt: welcher check_db.py-Modus es prüft, wer es gibt."""
+    from auswahlstufe.lauf import rechte
+
+    return rechte.naechster_schritt(params)
+
+
+@click.command(
+    cls=DeutscherBefehl,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    naechster_schritt=_naechster_schritt,
+)
 @click.argument(
     # ein Ordner nur mit --extrahieren (Seiten als .html/.html.gz); das prüft cli() selbst
     "datei",

@@ -56,6 +56,10 @@ class VoraussetzungFehlt(StufenFehler):
     exit_code = EXIT_VORAUSSETZUNG
 
 
+class RechtFehlt(VoraussetzungFehlt):
+    """Der Rolle fehlt ein Recht; ``DeutscherBefehl`` hängt den nächsten Schritt an."""
+
+
 class LaufGesperrt(StufenFehler):
     exit_code = EXIT_GESPERRT
 
@@ -86,6 +90,7 @@ class Abgebrochen(StufenFehler):
 _NACH_ART: dict[str, type[StufenFehler]] = {
     "datenbank": DatenbankFehler,
     "voraussetzung": VoraussetzungFehlt,
+    "recht": RechtFehlt,
     "zeitlimit": Zeitlimit,
     "konfiguration": KonfigurationsFehler,
 }

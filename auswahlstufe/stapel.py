@@ -395,7 +395,7 @@ def zusammenfassung(bilanz: Bilanz) -> str:
         zeilen.append(f"Ohne extractions-Objekt (Rückfall newspaper4k): {bilanz.ohne_extractions} Artikel")
     zeilen.append(f"Ausgabe: {'stdout' if bilanz.ziel == STDIO else bilanz.ziel}")
     if bilanz.stichprobe is not None:
-        zeilen.append(f"Stichprobe: {bilanz.stichprobe}")
+        zeilen.append(stichprobe_modul.zeile(bilanz.stichprobe))
     return "\n".join(zeilen)
 
 

@@ -1,71 +1,212 @@
--- Rolle mit geringsten Rechten für den Betrieb der Stufe (wurzelwerk-auswahl).
+-- Rollen für den Betrieb der Stufe (wurzelwerk-auswahl): die Betriebsrolle und,
+-- auf Wunsch, eine Rolle, die nur die Sichten liest.
 --
 -- ERZEUGT aus auswahlstufe/lauf/rechte.py, im Klon mit
 --   .venv/bin/python -m auswahlstufe.lauf.rechte --rezept > rollen/aw-rolle-stufe.sql
 -- nicht von Hand ändern – ein Test vergleicht die Datei mit rechte.py.
 --
--- Die Rolle bekommt, was die Modi lauf, trocken, stichprobe, check_db brauchen (Tabelle in
--- docs/betrieb.md): raw_items und extraktionen lesen, selected_extractor lesen
--- und schreiben, schema_migrationen lesen, CONNECT und TEMPORARY auf der
--- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe)
--- lesen und schreiben – sonst nichts. Mit -v einlesen=1 zusätzlich, was
--- --einlesen braucht (extraktionen einfügen, ändern, löschen; seiten lesen,
--- einfügen, ändern); mit
--- -v extrahieren=1, was --extrahieren --backfill/--slot braucht (seiten lesen,
--- extraktionen einfügen und ändern). Die Advisory-Locks eines Laufs brauchen
--- kein Recht. Migrieren darf die Rolle nicht.
+-- Ausführen als Admin der Stufe – die Rolle, die migriert hat und den Tabellen der
+-- Stufe gehört, mit CREATEROLE, ohne Superuser (PostgreSQL 15 bis 18) –, im Klon
+-- (docs/betrieb.md, Einrichtung, Schritt 4):
 --
--- Ausführen als Eigentümer der Tabellen (der Rolle, die die Migrationen
--- angewandt hat) oder als Superuser, in der Datenbank der Stufe:
+--   psql -X -v ON_ERROR_STOP=1 -U aw_admin -d wurzelwerk \
+--        -v rolle=aw_stufe -v passwort_datei="$HOME/.aw_stufe_passwort" \
+--        -v einlesen=1 -v extrahieren=1 -f rollen/aw-rolle-stufe.sql
 --
---   psql "$ADMIN_URL" -X -v ON_ERROR_STOP=1 \
---        -v rolle=aw_stufe -v passwort="$(cat ~/.aw_stufe_passwort)" \
---        -f rollen/aw-rolle-stufe.sql
+-- Variablen (psql -v):
+--   rolle=NAME         die Rolle (Pflicht); gibt es sie nicht, legt das Rezept sie an
+--   passwort_datei=P   ihr Passwort: die erste Zeile der Datei P (steht so in keiner
+--                      Prozessliste); oder passwort=…; ohne beide bleibt das bisherige
+--   einlesen=1         dazu, was auswahl.py --einlesen braucht
+--   extrahieren=1      dazu, was auswahl.py --extrahieren braucht
+--   nur_blick=1        statt der Betriebsrechte nur lesen: die Sichten und
+--                      auswahl_laeufe (eine Rolle zur Überwachung)
 --
--- Mehrfach ausführbar: gibt es die Rolle schon, bekommt sie nur das Passwort
--- und die Rechte neu. Das Passwort geht als scram-sha-256-Hash zum Server
--- (password_encryption), steht aber als psql-Variable in der Kommandozeile –
--- wer das nicht will, lässt -v passwort weg und setzt es danach mit \password.
--- Ohne CREATEROLE/Superuser scheitert das Anlegen der Rolle: dann legt ein
--- Admin sie an, und das Skript vergibt nur noch die Rechte.
+-- Die Rolle bekommt LOGIN und NOINHERIT, sonst kein Sonderrecht: nach dem Anlegen
+-- prüft das Rezept SUPERUSER, CREATEDB, CREATEROLE, REPLICATION und BYPASSRLS und
+-- bricht ab, wenn eines gesetzt ist (ein Nicht-Superuser darf diese Attribute ab
+-- PostgreSQL 15 nicht einmal verneinen). Die Rechte je Modus stehen in der Tabelle
+-- in docs/betrieb.md; die Betriebsrolle bekommt die von lauf, trocken, stichprobe, check_db, blick. Was der Admin nicht
+-- weitergeben kann (SELECT auf raw_items ohne Weitergabe von Ingest), nennt das Rezept
+-- mit der Anweisung, die der Eigentümer ausführt – dann ändert sich nichts.
+--
+-- Mehrfach ausführbar: gibt es die Rolle schon, bekommt sie die Rechte (und mit
+-- passwort_datei/passwort das Passwort) neu; genommen wird nichts. Ab PostgreSQL 16
+-- ändert der Admin nur Rollen, auf die er die ADMIN OPTION hat – die er selbst
+-- angelegt hat, hat er sie. Alles läuft in einer Transaktion: scheitert etwas,
+-- bleibt nichts. Das Passwort geht im Klartext in ALTER ROLE zum Server (mit
+-- log_statement = ddl stünde es im Serverlog; dann lieber \password in psql).
 
 \if :{?rolle}
 \else
     -- ein Fehler statt \quit: mit ON_ERROR_STOP endet psql dann mit Exit 3
     do $$ begin raise exception 'Rollenname fehlt: psql … -v rolle=aw_stufe -f rollen/aw-rolle-stufe.sql'; end $$;
 \endif
+\if :{?passwort_datei}
+\set passwort `cat :'passwort_datei' 2>/dev/null`
+\endif
+\if :{?passwort}
+select :'passwort' = '' as aw_passwort_leer \gset
+\if :aw_passwort_leer
+    do $$ begin raise exception 'Das Passwort ist leer (oder passwort_datei ist nicht lesbar) – nichts geändert.'; end $$;
+\endif
+\endif
 
 begin;
 
--- Die Rolle: anmelden ja, sonst keine Sonderrechte; erbt nichts von Gruppen.
-select format('create role %I login', :'rolle')
+-- Was die Prüfungen unten brauchen (in $$ … $$ setzt psql keine Variablen ein).
+set local aw.rolle = :'rolle';
+set local aw.blick = 'ja';
+\if :{?nur_blick}
+\else
+set local aw.betrieb = 'ja';
+\endif
+\if :{?einlesen}
+set local aw.einlesen = 'ja';
+\endif
+\if :{?extrahieren}
+set local aw.extrahieren = 'ja';
+\endif
+
+-- 1. Darf der Admin die Rolle anlegen oder ändern?
+do $$
+declare
+    rolle text := current_setting('aw.rolle');
+    ziel record;
+begin
+    if rolle = '' then
+        raise exception 'Rollenname ist leer: psql … -v rolle=aw_stufe';
+    end if;
+    if not (select rolsuper or rolcreaterole from pg_roles where rolname = current_user) then
+        raise exception '% darf keine Rollen anlegen (CREATEROLE fehlt). Ein Superuser gibt es: alter role % createrole;',
+            current_user, quote_ident(current_user);
+    end if;
+    select oid, rolsuper into ziel from pg_roles where rolname = rolle;
+    if found and ziel.rolsuper then
+        raise exception 'Die Rolle % ist Superuser – als Rolle der Stufe ungeeignet; einen anderen Namen wählen.', rolle;
+    end if;
+    if found and current_setting('server_version_num')::int >= 160000
+       and not (select rolsuper from pg_roles where rolname = current_user)
+       and not pg_has_role(current_user, ziel.oid, 'MEMBER WITH ADMIN OPTION') then
+        raise exception 'Die Rolle % gibt es schon, aber % darf sie nicht ändern: ab PostgreSQL 16 braucht das die ADMIN OPTION auf der Rolle. Ein Superuser gibt sie: grant % to % with admin option;',
+            rolle, current_user, quote_ident(rolle), quote_ident(current_user);
+    end if;
+end
+$$;
+
+-- 2. Die Rolle: anmelden ja, erbt nichts von Gruppen.
+select format('create role %I login noinherit', :'rolle')
 where not exists (select 1 from pg_roles where rolname = :'rolle') \gexec
-alter role :"rolle" login nosuperuser nocreatedb nocreaterole noinherit noreplication nobypassrls;
+alter role :"rolle" login noinherit;
 \if :{?passwort}
 alter role :"rolle" password :'passwort';
 \endif
 
-select current_database() as datenbank \gset
+-- 3. Kein Sonderrecht (prüfen statt verneinen: das darf nur ein Superuser).
+do $$
+declare
+    rolle text := current_setting('aw.rolle');
+    zu_viel text[];
+begin
+    select array_remove(array[
+        case when rolsuper then 'superuser' end,
+        case when rolcreatedb then 'createdb' end,
+        case when rolcreaterole then 'createrole' end,
+        case when rolreplication then 'replication' end,
+        case when rolbypassrls then 'bypassrls' end
+    ], null) into zu_viel
+    from pg_roles where rolname = rolle;
+    if cardinality(zu_viel) > 0 then
+        raise exception 'Die Rolle % hat Sonderrechte, die sie nicht braucht: %. Ein Superuser nimmt sie: alter role % %;',
+            rolle, upper(array_to_string(zu_viel, ', ')), quote_ident(rolle),
+            (select string_agg('no' || a, ' ') from unnest(zu_viel) as a);
+    end if;
+end
+$$;
 
--- Betrieb: lauf, trocken, stichprobe, check_db
-grant connect, temporary on database :"datenbank" to :"rolle";
-grant usage on schema public to :"rolle";
-grant select on table schema_migrationen to :"rolle";
-grant select on table raw_items to :"rolle";
-grant select on table extraktionen to :"rolle";
-grant select, insert, update, delete on table selected_extractor to :"rolle";
-grant select, insert, update on table auswahl_laeufe to :"rolle";
-
--- Zusätzlich für --einlesen (nur mit -v einlesen=1)
-\if :{?einlesen}
-grant insert, update, delete on table extraktionen to :"rolle";
-grant select, insert, update on table seiten to :"rolle";
-\endif
-
--- Zusätzlich für --extrahieren (nur mit -v extrahieren=1)
-\if :{?extrahieren}
-grant select on table seiten to :"rolle";
-grant insert, update on table extraktionen to :"rolle";
-\endif
+-- 4. Die Rechte (aus rechte.py): vergeben, was der Admin vergeben darf; was er nicht
+--    darf und die Rolle nicht schon hat (CONNECT, TEMPORARY, USAGE über PUBLIC), nennen.
+do $$
+declare
+    rolle text := current_setting('aw.rolle');
+    r record;
+    ziel text;
+    eigner text;
+    kann boolean;
+    hat boolean;
+    fehlt text[] := '{}';
+    abhilfe text[] := '{}';
+begin
+    for r in
+        select * from (values
+            ('betrieb', 'datenbank', '', 'connect', false),
+            ('betrieb', 'datenbank', '', 'temporary', false),
+            ('betrieb', 'schema', 'public', 'usage', false),
+            ('betrieb', 'tabelle', 'schema_migrationen', 'select', false),
+            ('betrieb', 'tabelle', 'raw_items', 'select', false),
+            ('betrieb', 'tabelle', 'extraktionen', 'select', false),
+            ('betrieb', 'tabelle', 'selected_extractor', 'select', false),
+            ('betrieb', 'tabelle', 'selected_extractor', 'insert', false),
+            ('betrieb', 'tabelle', 'selected_extractor', 'update', false),
+            ('betrieb', 'tabelle', 'selected_extractor', 'delete', false),
+            ('betrieb', 'tabelle', 'auswahl_laeufe', 'select', false),
+            ('betrieb', 'tabelle', 'auswahl_laeufe', 'insert', false),
+            ('betrieb', 'tabelle', 'auswahl_laeufe', 'update', false),
+            ('blick', 'datenbank', '', 'connect', false),
+            ('blick', 'schema', 'public', 'usage', false),
+            ('blick', 'sicht', 'auswahl_uebersicht', 'select', false),
+            ('blick', 'sicht', 'auswahl_letzter_slot', 'select', false),
+            ('blick', 'sicht', 'auswahl_slots_ohne_lauf', 'select', false),
+            ('blick', 'tabelle', 'auswahl_laeufe', 'select', false),
+            ('einlesen', 'tabelle', 'extraktionen', 'insert', false),
+            ('einlesen', 'tabelle', 'extraktionen', 'update', false),
+            ('einlesen', 'tabelle', 'extraktionen', 'delete', false),
+            ('einlesen', 'tabelle', 'seiten', 'select', false),
+            ('einlesen', 'tabelle', 'seiten', 'insert', false),
+            ('einlesen', 'tabelle', 'seiten', 'update', false),
+            ('extrahieren', 'tabelle', 'seiten', 'select', false),
+            ('extrahieren', 'tabelle', 'extraktionen', 'insert', false),
+            ('extrahieren', 'tabelle', 'extraktionen', 'update', false)
+        ) as v(teil, art, objekt, recht, wenn_vorhanden)
+        where current_setting('aw.' || teil, true) = 'ja'
+    loop
+        if r.art = 'datenbank' then
+            ziel := format('database %I', current_database());
+            kann := has_database_privilege(current_database(), r.recht || ' with grant option');
+            hat := has_database_privilege(rolle, current_database(), r.recht);
+            select pg_get_userbyid(datdba) into eigner from pg_database where datname = current_database();
+        elsif r.art = 'schema' then
+            ziel := format('schema %I', r.objekt);
+            kann := has_schema_privilege(r.objekt, r.recht || ' with grant option');
+            hat := has_schema_privilege(rolle, r.objekt, r.recht);
+            select pg_get_userbyid(nspowner) into eigner from pg_namespace where nspname = r.objekt;
+        elsif to_regclass(r.objekt) is null then
+            if not r.wenn_vorhanden and not r.objekt = any(fehlt) then
+                fehlt := fehlt || r.objekt;
+                abhilfe := abhilfe || format('%s fehlt – erst migrieren (DATABASE_URL=''user=%s dbname=%s'' .venv/bin/python check_db.py --migrieren).',
+                    r.objekt, current_user, current_database());
+            end if;
+            continue;
+        else
+            ziel := format('table %I', r.objekt);
+            kann := has_table_privilege(r.objekt, r.recht || ' with grant option');
+            hat := has_table_privilege(rolle, r.objekt, r.recht);
+            select pg_get_userbyid(relowner) into eigner from pg_class where oid = to_regclass(r.objekt);
+        end if;
+        if kann then
+            execute format('grant %s on %s to %I', r.recht, ziel, rolle);
+        elsif not hat then
+            fehlt := fehlt || format('%s auf %s', upper(r.recht), coalesce(nullif(r.objekt, ''), current_database()));
+            abhilfe := abhilfe || format('als %s: grant %s on %s to %I with grant option;',
+                eigner, r.recht, ziel, current_user);
+        end if;
+    end loop;
+    if cardinality(fehlt) > 0 then
+        raise exception '% kann % nicht alles geben, was sie braucht – es fehlt: %. So zu beheben: % Danach dieses Rezept erneut; nichts geändert.',
+            current_user, rolle, array_to_string(fehlt, ', '),
+            array_to_string(array(select distinct a from unnest(abhilfe) as a order by 1), ' ');
+    end if;
+end
+$$;
 
 commit;

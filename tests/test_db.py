@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -180,6 +180,52 @@ def test_datenbank_url_aus_env_warnt_bei_lesbarer_datei(tmp_path, monkeypatch, c
     assert capsys.readouterr().err == ""
 
 
+def test_datenbank_url_weiss_woher_sie_kam(tmp_path, monkeypatch):
+    """Für die Meldung einer gescheiterten Anmeldung (Issue 19.11): Umgebung oder welche .env."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", "postgresql://aus@umgebung/db")
+    assert db.datenbank_url().herkunft == "DATABASE_URL kommt aus der Umgebung."
+    env = tmp_path / ".env"
+    env.write_text("DATABASE_URL='postgresql://aus@datei/db?host=/x&port=5'\n")
+    env.chmod(0o600)
+    assert db.datenbank_url().herkunft == (
+        f"DATABASE_URL kommt aus der Umgebung (die Datei {env} wird dann nicht gelesen)."
+    )
+    monkeypatch.delenv("DATABASE_URL")
+    url = db.datenbank_url()
+    assert (
+        url == "postgresql://aus@datei/db?host=/x&port=5" and url.herkunft == f"DATABASE_URL kommt aus {env}."
+    )
+    assert pickle.loads(pickle.dumps(url)).herkunft == url.herkunft  # so kommt sie auch in Worker
+
+
+@pytest.mark.parametrize(
+    ("server", "satz"),
+    [
+        (
+            "permission denied for table extraktionen",
+            "Der Rolle aw_stufe fehlt ein Recht auf die Tabelle extraktionen.",
+        ),
+        (
+            "permission denied for view auswahl_letzter_slot",
+            "Der Rolle aw_stufe fehlt ein Recht auf die Sicht auswahl_letzter_slot.",
+        ),
+        ("permission denied for schema public", "Der Rolle aw_stufe fehlt ein Recht auf das Schema public."),
+        (
+            "permission denied for database wurzelwerk",
+            "Der Rolle aw_stufe fehlt ein Recht auf die Datenbank wurzelwerk.",
+        ),
+        ("must be owner of table seiten", "Die Rolle aw_stufe ist nicht Eigentümerin von Tabelle seiten."),
+        (
+            "permission denied to create role",
+            "Der Rolle aw_stufe fehlt ein Recht (der Server meldet: permission denied to create role).",
+        ),
+    ],
+)
+def test_fehlendes_recht_ist_ein_deutscher_satz(server, satz):
+    assert db.recht_fehlt_satz(server, "aw_stufe", "postgresql://aw_stufe:***@/db") == satz
+
+
 def test_ohne_database_url_voraussetzung_fehlt(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DATABASE_URL", raising=False)
@@ -236,6 +282,7 @@ def test_zeitlimit_wird_zeitlimit(db_url, monkeypatch):
     [
         (db.DatenbankFehler, EXIT_DATENBANK),
         (db.VoraussetzungFehlt, EXIT_VORAUSSETZUNG),
+        (db.RechtFehlt, EXIT_VORAUSSETZUNG),
         (db.Zeitlimit, EXIT_ZEITLIMIT),
         (db.KonfigurationsFehler, EXIT_KONFIGURATION),
     ],
@@ -503,38 +550,15 @@ def test_das_sql_nutzt_nichts_ueber_der_mindestversion():
                 assert code.lstrip().startswith("alter table"), f"{name}: {zeile}"
 
 
-PG15 = Path("/usr/lib/postgresql/15/bin")
-
-
 @pytest.fixture
-def pg15_url(tmp_path):
-    """Ein PostgreSQL 15 (Debian-Paket postgresql-15): die niedrigste unterstützte Fassung.
-
-    Außerhalb von CI übersprungen, wenn das Paket fehlt; in CI (``.ci/run``
-    installiert es) ein Fehler – die Probe der Mindestversion fällt nie still aus.
-    """
-    if not (PG15 / "initdb").exists():
-        grund = "PostgreSQL 15 nicht installiert (apt-get install postgresql-15)"
-        if os.environ.get("CI"):
-            pytest.fail(grund)
-        pytest.skip(grund)
-    ort = Path(tempfile.mkdtemp(prefix="aw-pg15-"))
-    als = ["su", "postgres", "-s", "/bin/sh", "-c"] if os.geteuid() == 0 else ["/bin/sh", "-c"]
-    if os.geteuid() == 0:
-        shutil.chown(ort, "postgres")
-    daten, log = ort / "daten", ort / "log"
-    start = f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null && "
-    start += (
-        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -c listen_addresses=\" -l '{log}' -w start >/dev/null"
-    )
-    subprocess.run([*als, start], check=True)
-    try:
-        with psycopg.connect(f"host={ort} user=postgres dbname=postgres", autocommit=True) as conn:
-            conn.execute("create database aw")
-        yield f"host={ort} user=postgres dbname=aw"
-    finally:
-        subprocess.run([*als, f"'{PG15}/pg_ctl' -D '{daten}' -m immediate stop >/dev/null"], check=False)
-        shutil.rmtree(ort, ignore_errors=True)
+def pg15_url(pg15):
+    """Eine frische Datenbank auf dem PostgreSQL 15 der Sitzung (Fixture ``pg15``, Superuser)."""
+    with pg15.verwalten() as conn:
+        conn.execute("drop database if exists aw with (force)")
+        conn.execute("create database aw")
+    yield pg15.url("aw")
+    with pg15.verwalten() as conn:
+        conn.execute("drop database if exists aw with (force)")
 
 
 def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):

@@ -3,7 +3,10 @@
 Jeder SQL-Block des Abschnitts „Abfragen für psql“ geht wörtlich an ein echtes
 ``psql`` (mit ``ON_ERROR_STOP``) gegen eine Datenbank, in der ein Backfill und
 ein Slot-Lauf gelaufen sind – so fällt eine umbenannte Spalte, Sicht oder
-Tabelle auf, bevor ein Betreiber sie abtippt.
+Tabelle auf, bevor ein Betreiber sie abtippt. Sie laufen unter der Rolle, die
+die Doku nennt: der Betriebsrolle mit genau den Rechten des Rezepts; die
+Abfragen der Sichten und von ``auswahl_laeufe`` auch unter einer Rolle des
+Rezepts mit ``-v nur_blick=1`` (Issue 19.3: vorher „permission denied for view“).
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import re
 import subprocess
 from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg import sql
 
-from tests.testhilfen import SLOT, SLOT_TEXT, psql_pfad
+from tests.testhilfen import PROJEKT, SLOT, SLOT_TEXT, psql_pfad
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -42,7 +47,39 @@ def test_der_abschnitt_hat_seine_abfragen():
         assert any(name in block for block in bloecke), f"{name} fehlt in den Abfragen"
 
 
-def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url):
+@pytest.fixture
+def rollen_des_rezepts(pg, db_name, db_url):
+    """(Betriebsrolle, Rolle nur zum Lesen) als URLs, angelegt mit rollen/aw-rolle-stufe.sql."""
+    namen = (f"aw_doku_{db_name[-8:]}", f"aw_doku_blick_{db_name[-8:]}")
+    for rolle, extra in zip(namen, ([], ["-v", "nur_blick=1"]), strict=True):
+        lauf = subprocess.run(
+            [
+                psql_pfad(),
+                db_url,
+                "-X",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-v",
+                f"rolle={rolle}",
+                *extra,
+                "-f",
+                str(PROJEKT / "rollen" / "aw-rolle-stufe.sql"),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert lauf.returncode == 0, lauf.stderr
+    yield tuple(pg.url(db_name, user=rolle) for rolle in namen)
+    for rolle in namen:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))
+        with pg.verwalten() as conn:
+            conn.execute(sql.SQL("drop role {}").format(sql.Identifier(rolle)))
+
+
+def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, rollen_des_rezepts):
+    betrieb, blick = rollen_des_rezepts
     for item_id, haus in ((1, "Nord"), (2, "Süd"), (3, "Nord")):
         daten.item(item_id, haus=haus, titel=f"Meldung {item_id}", url=f"https://example.org/{item_id}")
     gemeinsam = "Der Rat beschließt heute den Haushalt für das kommende Jahr mit großer Mehrheit."
@@ -55,7 +92,7 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url):
     assert cli("--slot", SLOT_TEXT).code == 0
 
     abfragen, unterschiede = _bloecke()
-    lauf = _psql(db_url, abfragen, version=CODER_VERSION, item="1")
+    lauf = _psql(betrieb, abfragen, version=CODER_VERSION, item="1")
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     # Eine Stichprobe dessen, was herauskommt: der Slot, das Item ohne Kandidaten, die Läufe.
     assert "keine Kodierung" in lauf.stdout
@@ -64,6 +101,15 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url):
     assert "abstand" in lauf.stdout
 
     # Zwei Versionen: dieselbe gegen sich selbst hat keine Unterschiede.
-    lauf = _psql(db_url, unterschiede, alt=CODER_VERSION, neu=CODER_VERSION)
+    lauf = _psql(betrieb, unterschiede, alt=CODER_VERSION, neu=CODER_VERSION)
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert "(0 rows)" in lauf.stdout or "(0 Zeilen)" in lauf.stdout, lauf.stdout
+
+    # Die Rolle nur zum Lesen: die Abfragen der Sichten und der Läufe ja, die übrigen nicht.
+    sichten = [a for a in abfragen.split(";") if "auswahl_" in a and "selected_extractor" not in a]
+    assert len(sichten) == 4, sichten
+    lauf = _psql(blick, ";\n".join(sichten) + ";")
+    assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
+    assert f"{SLOT:%Y}" in lauf.stdout and "backfill" in lauf.stdout
+    lauf = _psql(blick, abfragen, version=CODER_VERSION, item="1")
+    assert lauf.returncode != 0 and "permission denied for table selected_extractor" in lauf.stderr

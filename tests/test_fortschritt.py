@@ -11,7 +11,7 @@ import pytest
 
 from auswahlstufe import fortschritt as fortschritt_modul
 from auswahlstufe.fortschritt import MB, dauer_text, fortschritt
-from tests.testhilfen import auswahl_ohne_abstand
+from tests.testhilfen import PROJEKT, auswahl_ohne_abstand
 
 
 class Uhr:
@@ -182,3 +182,16 @@ def test_kodieren_zeigt_stapel_fuer_stapel(daten, db_url, tmp_path):
     assert [fertig for fertig, _, _ in kodieren] == [200, 400, 600, 800], e.err
     assert {(gesamt, einheit) for _, gesamt, einheit in kodieren} == {(n, "Items")}
     assert e.out.startswith(f"neu {n}, "), str(e)
+
+
+@pytest.mark.datenbank
+def test_extrahieren_zaehlt_seiten_wie_seine_bilanz(daten, db_url, tmp_path):
+    """Fortschritt und Bilanz der Extraktion zählen dasselbe: Seiten (Issue 19.14; vorher „Items“)."""
+    for i in (1, 2, 3):
+        daten.item(i)
+    seiten = str(PROJEKT / "beispiele" / "seiten.json")
+    assert auswahl_ohne_abstand("--einlesen", seiten, url=db_url, cwd=tmp_path).code == 0
+    e = auswahl_ohne_abstand("--extrahieren", "--backfill", "--prozesse", "1", url=db_url, cwd=tmp_path)
+    assert e.code == 0, str(e)
+    assert zeilen(e.err)["Extrahieren"] == [(1, 3, "Seiten"), (2, 3, "Seiten")], e.err
+    assert "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert" in e.err, e.err

@@ -841,10 +841,12 @@ def test_stichprobe_schreibt_csv_in_zweifelsordnung(tmp_path, monkeypatch):
     ergebnis = aufrufen(str(BEISPIEL), "-o", str(tmp_path / "aus.json"), "--stichprobe", "11")
     assert ergebnis.exit_code == 0, ergebnis.output
     assert ergebnis.stdout == ""
-    treffer = re.search(r"^Stichprobe: (.+\.csv)$", ergebnis.stderr, re.M)
+    # die Zeile nennt beide Dateien, die CSV und die Prüfseite daneben (Issue 19.14)
+    treffer = re.search(r"^Stichprobe: (.+\.csv) und (.+\.html)$", ergebnis.stderr, re.M)
     assert treffer, ergebnis.stderr
     pfad = Path(treffer.group(1))
     assert pfad.parent == tmp_path and pfad.name.startswith("stichprobe-auswahl-")
+    assert Path(treffer.group(2)) == pfad.with_suffix(".html") and pfad.with_suffix(".html").is_file()
     with pfad.open(encoding="utf-8", newline="") as f:
         zeilen = list(csv.DictReader(f))
     assert len(zeilen) == 11
@@ -867,6 +869,22 @@ def test_stichprobe_schreibt_csv_in_zweifelsordnung(tmp_path, monkeypatch):
     assert zeilen[0]["url"] == "https://tagblatt.example/lokales/geloescht"
     assert zeilen[10]["marge"] == "0.0112" and zeilen[10]["zweifel_grund"] == "bestaetigt"
     assert zeilen[10]["readability_anfang"].startswith("Die Brücke über die Moosach")
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
+def test_stichprobe_ist_nur_fuer_den_eigentuemer_lesbar(umask, tmp_path, monkeypatch):
+    """CSV und Prüfseite tragen volle Texte: 0600 wie .env, gleich welche umask (Issue 19.14;
+    vorher 0644 unter der üblichen umask 022, 0666 unter 000)."""
+    monkeypatch.chdir(tmp_path)
+    alt = os.umask(umask)
+    try:
+        ergebnis = aufrufen(str(BEISPIEL), "-o", str(tmp_path / "aus.json"), "--stichprobe", "3")
+    finally:
+        os.umask(alt)
+    assert ergebnis.exit_code == 0, ergebnis.output
+    dateien = sorted(tmp_path.glob("stichprobe-*"))
+    assert [d.suffix for d in dateien] == [".csv", ".html"]
+    assert {d.stat().st_mode & 0o777 for d in dateien} == {0o600}
 
 
 def test_stichprobe_bei_stdout_bleibt_stdout_reines_json(tmp_path, monkeypatch):

@@ -146,9 +146,14 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
     # --einlesen schreibt extraktionen: unter dieser Rolle eine klare Absage, nichts geschrieben
     datei = tmp_path / "k.json"
     datei.write_text('[{"item_id": 1, "extractions": {"trafilatura": {"text": "neu"}}}]', encoding="utf-8")
+    # (Issue 19.11: vorher „Der Rolle fehlt ein Recht: permission denied for table extraktionen.“)
     e = laufen(stufen_url, "--einlesen", str(datei))
-    assert e.code == EXIT_VORAUSSETZUNG and "Der Rolle fehlt ein Recht" in e.err, str(e)
-    assert "Traceback" not in e.err
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert e.err.startswith("Fehler: Der Rolle aw_passwort fehlt ein Recht auf die Tabelle extraktionen. "), (
+        str(e)
+    )
+    assert ".venv/bin/python check_db.py --modus einlesen" in e.err and "-v einlesen=1" in e.err, str(e)
+    assert "permission denied" not in e.err and "Traceback" not in e.err
 
     with psycopg.connect(stufen_url, autocommit=True) as conn:
         for anweisung in VERBOTEN:
@@ -184,6 +189,10 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
             assert temp.fetchone()[0]
         assert rechte == [
             ("auswahl_laeufe", "INSERT,SELECT,UPDATE"),
+            # die Sichten, die ein Betreiber am Morgen liest (Issue 19.3)
+            ("auswahl_letzter_slot", "SELECT"),
+            ("auswahl_slots_ohne_lauf", "SELECT"),
+            ("auswahl_uebersicht", "SELECT"),
             ("extraktionen", "SELECT"),
             ("raw_items", "SELECT"),
             ("schema_migrationen", "SELECT"),
@@ -220,11 +229,14 @@ def test_jeder_modus_ist_in_der_liste():
         "extrahieren",
         "check_db",
         "migrieren",
+        "blick",
     }
-    # wer liest oder schreibt, prüft vorher das Migrationsbuch
+    # wer liest oder schreibt, prüft vorher das Migrationsbuch (blick ist psql, nicht die Stufe)
     for name, modus in rechte.MODI.items():
         tabellen = {r.objekt for r in modus.rechte if r.art == "tabelle"}
-        assert "schema_migrationen" in tabellen, name
+        assert "schema_migrationen" in tabellen or name == "blick", name
+    # --modus alle: jede Betriebsart außer migrieren (Issue 19.11)
+    assert set(rechte.BETRIEBSARTEN) == set(rechte.MODI) - {"migrieren"}
 
 
 @pytest.fixture
@@ -367,6 +379,24 @@ def test_frische_rolle_mit_den_rechten_fuers_migrieren_migriert(pg, leere_db_url
             conn.execute(sql.SQL("drop role {}").format(sql.Identifier(rolle)))
 
 
+def test_modus_alle_unter_der_betriebsrolle_nennt_nur_ihre_luecken(stufen_url, passwort_rolle, tmp_path):
+    """Rezept ohne -v einlesen/extrahieren: --modus alle nennt genau das, mit dem Aufruf des
+    Rezepts, der es gibt – keine Eigentümer-Zeilen fürs Migrieren (Issue 19.11)."""
+    rolle, _ = passwort_rolle
+    check = check_db_starten("--modus", "alle", url=stufen_url, cwd=tmp_path)
+    assert check.code == EXIT_VORAUSSETZUNG, str(check)
+    assert "Eigentümer von" not in check.out and "für migrieren" not in check.out, str(check)
+    fehlt = check.out.split("Es fehlt:\n", 1)[1].split("So zu beheben", 1)[0]
+    assert fehlt.splitlines() == [
+        "  - Recht INSERT, UPDATE, DELETE auf Tabelle extraktionen (für einlesen)",
+        "  - Recht SELECT, INSERT, UPDATE auf Tabelle seiten (für einlesen)",
+        "  - Recht SELECT auf Tabelle seiten (für extrahieren)",
+        "  - Recht INSERT, UPDATE auf Tabelle extraktionen (für extrahieren)",
+    ], check.out
+    assert f"-v rolle={rolle} -v einlesen=1 -v extrahieren=1 -f rollen/aw-rolle-stufe.sql" in check.out
+    assert check.err.startswith("Fehler: 4 Voraussetzung(en) fehlen"), check.err
+
+
 def test_rezept_mit_einlesen_erlaubt_einlesen(pg, db_name, db_url, tmp_path):
     rolle = f"aw_einlesen_{db_name[-10:]}"
     try:
@@ -380,9 +410,11 @@ def test_rezept_mit_einlesen_erlaubt_einlesen(pg, db_name, db_url, tmp_path):
             url, "--einlesen", str(kandidatendatei(tmp_path / "b.json", ohne="trafilatura")), cwd=tmp_path
         )
         assert e.code == EXIT_OK and "entfernt 2" in e.out, str(e)
+        # --modus alle prüft jede Betriebsart der Betriebsrolle, nicht das Migrieren (Issue 19.11:
+        # vorher endete es unter ihr immer mit Exit 4 und zehn Zeilen „Eigentümer von …“)
         check = check_db_starten("--modus", "alle", url=url, cwd=tmp_path)
-        assert "für migrieren" in check.out and "(für lauf)" not in check.out, str(check)
-        assert "(für einlesen)" not in check.out, str(check)
+        assert check.code == EXIT_OK and "Eigentümer von" not in check.out, str(check)
+        assert "Alle Voraussetzungen erfüllt (lauf, trocken, stichprobe, einlesen, extrahieren" in check.out
     finally:
         with psycopg.connect(db_url, autocommit=True) as conn:
             conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))
@@ -400,7 +432,11 @@ def test_rezept_mit_extrahieren_erlaubt_extrahieren_ohne_nur_die_auswahl(pg, db_
         lauf = rezept_anwenden(db_url, f"rolle={rolle}", f"passwort={passwort}")
         assert lauf.returncode == 0, lauf.stderr
         e = laufen(url, "--extrahieren", "--backfill", cwd=tmp_path)
-        assert e.code == EXIT_VORAUSSETZUNG and "Der Rolle fehlt ein Recht" in e.err, str(e)
+        assert (
+            e.code == EXIT_VORAUSSETZUNG
+            and f"Der Rolle {rolle} fehlt ein Recht auf die Tabelle seiten" in e.err
+        )
+        assert "check_db.py --modus extrahieren" in e.err and "-v extrahieren=1" in e.err, str(e)
         # mit -v extrahieren=1 (das Rezept ist wiederholbar): extrahieren und wählen
         lauf = rezept_anwenden(db_url, f"rolle={rolle}", f"passwort={passwort}", "extrahieren=1")
         assert lauf.returncode == 0, lauf.stderr
@@ -497,3 +533,6 @@ def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, p
     # Die Stichprobe (CSV und HTML) liegt im Arbeitsverzeichnis der Läufe; auch dort steht es nicht.
     assert list(tmp_path.glob("stichprobe-*.csv"))
     dateien_ohne(tmp_path, passwort)
+    # Sie trägt volle Texte: nur der Eigentümer liest sie, wie .env (Issue 19.14)
+    for datei in tmp_path.glob("stichprobe-*"):
+        assert datei.stat().st_mode & 0o777 == 0o600, datei

@@ -16,6 +16,8 @@ import contextlib
 import importlib.util
 import os
 import random
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -455,3 +457,230 @@ def cpu_sekunden(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(felder[11]) + int(felder[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# --- PostgreSQL 15 und das Haus mit getrennten Rollen (docs/betrieb.md, Einrichtung) ---------
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+# Die Rollen der Stufe melden sich nur mit Passwort an (scram-sha-256) – ihr Passwort steht in
+# .env, und ein falsches muss auffallen. Superuser, ingest und aw_admin kommen über trust: wie
+# sie sich anmelden, regelt das Haus, nicht die Stufe.
+HAUS_DB = "wurzelwerk"
+HAUS_ROLLEN = ("aw_blick", "aw_stufe", "aw_admin", "ingest")  # in dieser Reihenfolge zu löschen
+HBA_PASSWORT = "local all aw_stufe,aw_blick scram-sha-256\n"
+BETRIEB_DOKU = PROJEKT / "docs" / "betrieb.md"
+
+
+def _als_postgres(befehl: str) -> None:
+    als = ["su", "postgres", "-s", "/bin/sh", "-c"] if os.geteuid() == 0 else ["/bin/sh", "-c"]
+    subprocess.run([*als, befehl], check=True)
+
+
+def pg15_starten(ort: Path) -> Server:
+    """PostgreSQL 15 aus dem Debian-Paket in ``ort`` (Socket dort, kein TCP; als root: als postgres).
+
+    Superuser ``postgres`` über trust; die Rollen der Stufe nur mit Passwort (``HBA_PASSWORT``).
+    """
+    if os.geteuid() == 0:
+        shutil.chown(ort, "postgres")
+    daten = ort / "daten"
+    _als_postgres(f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null")
+    hba = daten / "pg_hba.conf"
+    hba.write_text(HBA_PASSWORT + hba.read_text())  # die erste passende Zeile gilt
+    _als_postgres(
+        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -c listen_addresses=\" -l '{ort / 'log'}' -w start >/dev/null"
+    )
+    return Server(f"host={ort} user=postgres dbname=postgres", "postgresql-15", handle=ort)
+
+
+def pg15_stoppen(ort: Path) -> None:
+    befehl = f"'{PG15}/pg_ctl' -D '{ort / 'daten'}' -m immediate stop >/dev/null"
+    als = ["su", "postgres", "-s", "/bin/sh", "-c"] if os.geteuid() == 0 else ["/bin/sh", "-c"]
+    subprocess.run([*als, befehl], check=False)
+
+
+def passwort_pflicht(server: Server) -> None:
+    """Beim eingebetteten Server: die Rollen der Stufe nur mit Passwort (wie pg15_starten)."""
+    if server.pgdata is None:
+        return
+    hba = server.pgdata / "pg_hba.conf"
+    inhalt = hba.read_text()
+    if HBA_PASSWORT not in inhalt:
+        hba.write_text(HBA_PASSWORT + inhalt)
+        with server.verwalten() as conn:
+            conn.execute("select pg_reload_conf()")
+
+
+def haus_abreissen(server: Server) -> None:
+    """Datenbank und Rollen des Hauses weg (auch nach einem Test, der mittendrin scheiterte)."""
+    with server.verwalten() as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(HAUS_DB)))
+        for rolle in HAUS_ROLLEN:
+            conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(rolle)))
+
+
+def klon_anlegen(ziel: Path) -> Path:
+    """Ein Klon, wie ihn ein Betreiber hat – Verweise auf die Dateien des Projekts, aber eine
+    eigene ``.env`` und ein eigenes ``log/`` (nichts landet im Arbeitsbaum)."""
+    ziel.mkdir(parents=True, exist_ok=True)
+    for eintrag in PROJEKT.iterdir():
+        if eintrag.name in (".env", ".git", "log") or eintrag.name.startswith(("stichprobe-", ".pytest")):
+            continue
+        (ziel / eintrag.name).symlink_to(eintrag)
+    return ziel
+
+
+@dataclass
+class Schritt:
+    """Ein Abschnitt der Einrichtung: Überschrift und seine Codeblöcke (Sprache, Text)."""
+
+    titel: str
+    bloecke: list[tuple[str, str]]
+
+    def sh(self) -> list[str]:
+        return [text for sprache, text in self.bloecke if sprache == "sh"]
+
+
+def einrichtung() -> list[Schritt]:
+    """Die Abschnitte von „Einrichtung gegen die eigene Datenbank“ in docs/betrieb.md, in Reihenfolge."""
+    text = BETRIEB_DOKU.read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Einrichtung gegen die eigene Datenbank\n", 1)[1].split("\n## ", 1)[0]
+    schritte = []
+    for teil in re.split(r"^### ", abschnitt, flags=re.M)[1:]:
+        titel, rest = teil.split("\n", 1)
+        bloecke = re.findall(r"^```(\w*)\n(.*?)^```", rest, re.S | re.M)
+        schritte.append(Schritt(titel.strip(), bloecke))
+    return schritte
+
+
+def schritt(nummer: int | str) -> Schritt:
+    """Schritt „3. …“ (Zahl) oder ein Abschnitt, dessen Titel so beginnt (Text)."""
+    anfang = f"{nummer}. " if isinstance(nummer, int) else nummer
+    return next(s for s in einrichtung() if s.titel.startswith(anfang))
+
+
+def block_ausfuehren(
+    block: str,
+    *,
+    server: Server,
+    bin_pfad: Path,
+    klon: Path,
+    home: Path,
+    superuser: bool = False,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess:
+    """Ein sh-Block der Doku, wie ein Betreiber ihn einfügt: bash, im Klon, mit PGHOST/PGPORT
+    des Servers. PGUSER (den Superuser) nur mit ``superuser`` – Schritt 1; jeder andere Block
+    muss seine Rolle selbst nennen (sonst nähme libpq den Benutzer des Systems, und das scheitert)."""
+    teile = psycopg.conninfo.conninfo_to_dict(server.admin_url)
+    umgebung = {
+        "PATH": f"{bin_pfad}:/usr/bin:/bin",
+        "HOME": str(home),
+        "PGHOST": teile.get("host", "localhost"),
+        "PGPORT": str(teile.get("port", 5432)),
+        "LANG": "C.UTF-8",
+    }
+    if superuser:
+        umgebung["PGUSER"] = teile.get("user", "postgres")
+        if teile.get("password"):
+            umgebung["PGPASSWORD"] = teile["password"]
+    return subprocess.run(
+        ["bash", "-e", "-c", block],
+        cwd=klon,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@dataclass
+class Haus:
+    """Ein Server mit dem Haus der Doku: Superuser, ingest, aw_admin, die Rollen der Stufe, ein Klon.
+
+    ``schritt(n)`` führt die sh-Blöcke von Schritt n der Einrichtung aus, wie sie dastehen.
+    """
+
+    server: Server
+    bin_pfad: Path
+    klon: Path
+    home: Path
+
+    @property
+    def version(self) -> int:
+        with self.server.verwalten() as conn:
+            return conn.info.server_version // 10000
+
+    def ausfuehren(self, block: str, *, superuser: bool = False) -> subprocess.CompletedProcess:
+        return block_ausfuehren(
+            block,
+            server=self.server,
+            bin_pfad=self.bin_pfad,
+            klon=self.klon,
+            home=self.home,
+            superuser=superuser,
+        )
+
+    def schritt(self, nummer: int | str) -> list[subprocess.CompletedProcess]:
+        """Die sh-Blöcke eines Schritts; als Superuser nur der Schritt, dessen Titel das sagt (1)."""
+        ergebnisse = []
+        abschnitt = schritt(nummer)
+        for block in abschnitt.sh():
+            lauf = self.ausfuehren(block, superuser="Als Superuser" in abschnitt.titel)
+            assert lauf.returncode == 0, f"Schritt {nummer}:\n{block}\n{lauf.stdout}\n{lauf.stderr}"
+            ergebnisse.append(lauf)
+        return ergebnisse
+
+    def bauen(self, bis: int) -> None:
+        for nummer in range(1, bis + 1):
+            self.schritt(nummer)
+
+    def passwort(self, rolle: str) -> str:
+        return (self.home / f".{rolle}_passwort").read_text().strip()
+
+    def url(self, rolle: str, passwort: str | None = None) -> str:
+        extra = {"password": passwort} if passwort else {}
+        return self.server.url(HAUS_DB, user=rolle, **extra)
+
+    def sql(self, rolle: str, anweisung: str, params=None) -> list[tuple]:
+        """Eine Anweisung als ``rolle`` (ingest, aw_admin: trust; die Stufe: ihr Passwort)."""
+        passwort = self.passwort(rolle) if rolle in ("aw_stufe", "aw_blick") else None
+        with psycopg.connect(self.url(rolle, passwort), autocommit=True) as conn:
+            cur = conn.execute(anweisung, params)
+            return cur.fetchall() if cur.description else []
+
+    def psql(self, rolle: str, *args: str, eingabe: str | None = None) -> subprocess.CompletedProcess:
+        """psql des Servers als ``rolle`` – ohne PGPASSWORD des Superusers."""
+        passwort = self.passwort(rolle) if rolle in ("aw_stufe", "aw_blick") else None
+        umgebung = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        return subprocess.run(
+            [str(self.bin_pfad / "psql"), self.url(rolle, passwort), "-X", "-v", "ON_ERROR_STOP=1", *args],
+            input=eingabe,
+            capture_output=True,
+            text=True,
+            env=umgebung,
+            timeout=120,
+        )
+
+    def stufe(self, skript: str, *args: str, env: dict | None = None) -> Ergebnis:
+        """Ein Skript der Stufe im Klon, DATABASE_URL aus seiner .env (keine in der Umgebung)."""
+        umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL" and not k.startswith("PG")}
+        umgebung.update(env or {})
+        lauf = subprocess.run(
+            [str(self.klon / ".venv" / "bin" / "python"), skript, *args],
+            cwd=self.klon,
+            env=umgebung,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return Ergebnis(lauf.returncode, lauf.stdout, lauf.stderr)
+
+
+def psql_verzeichnis() -> Path:
+    """Das Verzeichnis von psql zum Server der Tests (eingebettet, sonst das im PATH)."""
+    pfad = psql_pfad()
+    if "/" not in pfad:
+        pfad = shutil.which(pfad) or "/usr/bin/psql"
+    return Path(pfad).parent

@@ -182,7 +182,7 @@ def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung,
     try:
         with (
             extraktion.Extraktion(prozesse) as ex,
-            fortschritt(zaehlung["veraltet"], "Extrahieren") as weiter,
+            fortschritt(zaehlung["veraltet"], "Extrahieren", einheit="Seiten") as weiter,
         ):
             for nr, kandidaten in ex.seiten(seiten()):
                 item_id, sha = summen.pop(nr)

@@ -89,9 +89,10 @@ def anwenden(conn: psycopg.Connection, datei: Path) -> None:
                 f"{datei.name}: raw_items fehlt – die Tabelle gehört Ingest und muss vorher da sein."
             ) from None
         if isinstance(fehler, errors.InsufficientPrivilege):
+            satz = db.recht_fehlt_satz(fehler.diag.message_primary or "", conn.info.user, "")
             raise VoraussetzungFehlt(
-                f"{datei.name}: der Rolle fehlt ein Recht ({fehler.diag.message_primary}) – nichts "
-                "angewandt. Was Migrieren braucht: python check_db.py --modus migrieren, docs/betrieb.md."
+                f"{datei.name}: {satz} Nichts angewandt. Was Migrieren braucht und wer es gibt: "
+                ".venv/bin/python check_db.py --modus migrieren (docs/betrieb.md, Einrichtung)."
             ) from None
         if isinstance(fehler, errors.LockNotAvailable):
             raise db.Zeitlimit(

@@ -10,6 +10,13 @@ fährt den Modus (``tests/test_zuverlaessigkeit_rechte.py``).
 Eine neue Tabelle einer Migration (etwa ``auswahl_laeufe`` aus aw-004) bekommt
 hier einen Eintrag; ``wenn_vorhanden`` heißt: nur prüfen und vergeben, wenn es
 das Objekt in der Datenbank schon gibt – so gilt die Liste auch vor der Migration.
+Eine neue oder umbenannte Sicht gehört in ``SICHTEN`` (lesen darf sie dann die
+Betriebsrolle und die Rolle ``nur_blick`` des Rezepts; Eigentümer ist der Admin).
+
+Wer was vergibt (docs/betrieb.md, Einrichtung): Ingest gibt dem Admin der Stufe
+``ingest_gibt`` (Rechte auf raw_items, SELECT mit Weitergabe); der Admin migriert
+und gibt der Betriebsrolle mit dem Rezept den Rest. ``abhilfe`` nennt zu jeder
+Lücke die Anweisung und wer sie ausführt.
 """
 
 from __future__ import annotations
@@ -23,21 +30,32 @@ from psycopg import sql
 
 @dataclass(frozen=True)
 class Recht:
-    """Rechte auf ein Objekt. ``art``: datenbank, schema, tabelle, sequenz oder eigentuemer."""
+    """Rechte auf ein Objekt. ``art``: datenbank, schema, tabelle, sicht, sequenz oder eigentuemer.
+
+    ``weitergeben``: diese der ``rechte`` mit WITH GRANT OPTION – der Admin gibt SELECT auf
+    raw_items (von Ingest) an die Betriebsrolle weiter.
+    """
 
     art: str
     objekt: str
     rechte: tuple[str, ...] = ()
     wozu: str = ""
     wenn_vorhanden: bool = False
+    weitergeben: tuple[str, ...] = ()
 
     def text(self) -> str:
         if self.art == "datenbank":
             return f"{', '.join(self.rechte)} auf die Datenbank"
         if self.art == "eigentuemer":
             return f"Eigentümer von {self.objekt}"
-        art = {"schema": "Schema", "tabelle": "Tabelle", "sequenz": "Sequenz"}[self.art]
-        return f"{', '.join(self.rechte)} auf {art} {self.objekt}"
+        rechte = ", ".join(f"{r} (mit Weitergabe)" if r in self.weitergeben else r for r in self.rechte)
+        return f"{rechte} auf {ARTEN[self.art]} {self.objekt}"
+
+
+# art → wie der Text sie nennt
+ARTEN = {"schema": "Schema", "tabelle": "Tabelle", "sicht": "Sicht", "sequenz": "Sequenz"}
+# art → wie GRANT sie nennt (eine Sicht heißt dort table)
+_GRANT_ART = {"schema": "schema", "tabelle": "table", "sicht": "table", "sequenz": "sequence"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +80,19 @@ PROTOKOLL = (Recht("tabelle", "auswahl_laeufe", ("SELECT", "INSERT", "UPDATE"), 
 
 GRUND = (VERBINDEN, SCHEMA, BUCH)
 LAUF = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL)
+
+# Die Sichten der Stufe (aw-003, aw-004): was ein Betreiber am nächsten Morgen liest.
+# Eine Sicht liest ihre Tabellen mit den Rechten ihres Eigentümers (des Admins) –
+# SELECT auf die Sicht genügt. Eine neue Sicht einer Migration kommt hier dazu.
+SICHTEN = ("auswahl_uebersicht", "auswahl_letzter_slot", "auswahl_slots_ohne_lauf")
+# Die Tabellen, die die Migrationen der Stufe anlegen (Eigentümer: der Admin).
+TABELLEN = ("extraktionen", "selected_extractor", "auswahl_laeufe", "seiten")
+BLICK = (
+    VERBINDEN,
+    SCHEMA,
+    *(Recht("sicht", name, ("SELECT",)) for name in SICHTEN),
+    Recht("tabelle", "auswahl_laeufe", ("SELECT",), "die letzten Läufe (docs/betrieb.md, Abfragen)"),
+)
 
 MODI: dict[str, Modus] = {
     m.name: m
@@ -145,7 +176,9 @@ MODI: dict[str, Modus] = {
                     "tabelle",
                     "raw_items",
                     ("SELECT", "REFERENCES"),
-                    "Fremdschlüssel auf raw_items; die Sicht liest raw_items mit den Rechten ihres Eigentümers",
+                    "Fremdschlüssel auf raw_items; die Sicht liest raw_items mit den Rechten ihres "
+                    "Eigentümers; SELECT gibt der Admin mit dem Rezept an die Betriebsrolle weiter",
+                    weitergeben=("SELECT",),
                 ),
                 Recht(
                     "tabelle",
@@ -154,30 +187,46 @@ MODI: dict[str, Modus] = {
                     "das Buch teilen sich die Module; fehlt es, legt aw-001 es an",
                     True,
                 ),
-                Recht("eigentuemer", "extraktionen", wenn_vorhanden=True),
-                Recht("eigentuemer", "selected_extractor", wenn_vorhanden=True),
-                Recht("eigentuemer", "auswahl_uebersicht", wenn_vorhanden=True),
-                Recht("eigentuemer", "auswahl_laeufe", wenn_vorhanden=True),
-                Recht("eigentuemer", "auswahl_letzter_slot", wenn_vorhanden=True),
-                Recht("eigentuemer", "auswahl_slots_ohne_lauf", wenn_vorhanden=True),
-                Recht("eigentuemer", "seiten", wenn_vorhanden=True),
+                *(Recht("eigentuemer", name, wenn_vorhanden=True) for name in (*TABELLEN, *SICHTEN)),
             ),
         ),
+        # Die Sichten und das Protokoll lesen: die Betriebsrolle (mit dem Rest) und, mit
+        # -v nur_blick=1, eine Rolle nur zur Überwachung.
+        Modus("blick", "psql: die Sichten der Stufe und auswahl_laeufe lesen", BLICK),
     )
 }
 # Was die Betriebsrolle des Rezepts bekommt; die Modi, die extraktionen schreiben,
 # nur auf Wunsch: psql-Variable → (Modus, Aufruf).
-BETRIEB = ("lauf", "trocken", "stichprobe", "check_db")
+BETRIEB = ("lauf", "trocken", "stichprobe", "check_db", "blick")
 ZUSCHALTBAR = {"einlesen": ("einlesen", "--einlesen"), "extrahieren": ("extrahieren", "--extrahieren")}
+# Was die Betriebsrolle je haben kann – alles außer migrieren (das ist Sache des Admins).
+# check_db.py --modus alle prüft genau diese.
+BETRIEBSARTEN = tuple(name for name in MODI if name != "migrieren")
 
 SQL_GIBT_ES = "select to_regclass(%s) is not null"
-_PRUEFUNG = {
+# Hat die aktuelle Rolle (bzw. %(rolle)s) das Recht? Mit „… WITH GRANT OPTION“ im Recht: darf sie es weitergeben?
+SQL_PRUEFUNG = {
     "datenbank": "select has_database_privilege(current_database(), %(recht)s)",
     "schema": "select has_schema_privilege(%(objekt)s, %(recht)s)",
     "tabelle": "select has_table_privilege(%(objekt)s, %(recht)s)",
+    "sicht": "select has_table_privilege(%(objekt)s, %(recht)s)",
     "sequenz": "select has_sequence_privilege(%(objekt)s, %(recht)s)",
     "eigentuemer": "select pg_has_role(c.relowner, 'USAGE') from pg_class c where c.oid = to_regclass(%(objekt)s)",
 }
+SQL_PRUEFUNG_FUER = {
+    "datenbank": "select has_database_privilege(%(rolle)s, current_database(), %(recht)s)",
+    "schema": "select has_schema_privilege(%(rolle)s, %(objekt)s, %(recht)s)",
+    "tabelle": "select has_table_privilege(%(rolle)s, %(objekt)s, %(recht)s)",
+    "sicht": "select has_table_privilege(%(rolle)s, %(objekt)s, %(recht)s)",
+    "sequenz": "select has_sequence_privilege(%(rolle)s, %(objekt)s, %(recht)s)",
+}
+# Wem gehört das Objekt?
+SQL_EIGENTUEMER = {
+    "datenbank": "select pg_get_userbyid(datdba) from pg_database where datname = current_database()",
+    "schema": "select pg_get_userbyid(nspowner) from pg_namespace where nspname = %(objekt)s",
+    "relation": "select pg_get_userbyid(relowner) from pg_class where oid = to_regclass(%(objekt)s)",
+}
+SQL_ICH = "select current_user, current_database()"
 
 
 def vorhanden(conn: psycopg.Connection, recht: Recht) -> bool:
@@ -186,27 +235,107 @@ def vorhanden(conn: psycopg.Connection, recht: Recht) -> bool:
     return conn.execute(SQL_GIBT_ES, (recht.objekt,)).fetchone()[0]
 
 
-def fehlende(conn: psycopg.Connection, modus: str) -> list[str]:
-    """Was der aktuellen Rolle für ``modus`` fehlt, je Eintrag ein Satz.
+@dataclass(frozen=True)
+class Luecke:
+    """Was der aktuellen Rolle für ``modus`` fehlt: ``recht`` enthält nur die fehlenden Rechte."""
+
+    modus: str
+    recht: Recht
+
+    def text(self) -> str:
+        return ("Recht " if self.recht.art != "eigentuemer" else "") + self.recht.text()
+
+
+def _hat(conn: psycopg.Connection, art: str, objekt: str, recht: str, rolle: str | None = None) -> bool:
+    if rolle is None:
+        return conn.execute(SQL_PRUEFUNG[art], {"objekt": objekt, "recht": recht}).fetchone()[0]
+    return conn.execute(
+        SQL_PRUEFUNG_FUER[art], {"rolle": rolle, "objekt": objekt, "recht": recht}
+    ).fetchone()[0]
+
+
+def _geprueft(recht: Recht, einzeln: str) -> str:
+    return f"{einzeln} WITH GRANT OPTION" if einzeln in recht.weitergeben else einzeln
+
+
+def luecken(conn: psycopg.Connection, modus: str) -> list[Luecke]:
+    """Was der aktuellen Rolle für ``modus`` fehlt, je Objekt eine Lücke.
 
     Objekte, die es (noch) nicht gibt, übergeht die Prüfung – die fehlen als
     Tabelle oder Migration, und das meldet check_db.py für sich.
     """
-    fehlt: list[str] = []
+    gefunden: list[Luecke] = []
     for recht in MODI[modus].rechte:
         if not vorhanden(conn, recht):
             continue
-        anfrage = _PRUEFUNG[recht.art]
-        einzeln = recht.rechte or ("",)
-        ohne = [
-            r
-            for r in einzeln
-            if not conn.execute(anfrage, {"objekt": recht.objekt, "recht": r}).fetchone()[0]
-        ]
+        if recht.art == "eigentuemer":
+            if not _hat(conn, "eigentuemer", recht.objekt, ""):
+                gefunden.append(Luecke(modus, recht))
+            continue
+        ohne = tuple(r for r in recht.rechte if not _hat(conn, recht.art, recht.objekt, _geprueft(recht, r)))
         if ohne:
-            teil = Recht(recht.art, recht.objekt, tuple(r for r in ohne if r), recht.wozu)
-            fehlt.append("Recht " + teil.text() if recht.art != "eigentuemer" else teil.text())
-    return fehlt
+            weiter = tuple(r for r in recht.weitergeben if r in ohne)
+            gefunden.append(
+                Luecke(modus, Recht(recht.art, recht.objekt, ohne, recht.wozu, weitergeben=weiter))
+            )
+    return gefunden
+
+
+def fehlende(conn: psycopg.Connection, modus: str) -> list[str]:
+    """Was der aktuellen Rolle für ``modus`` fehlt, je Eintrag ein Satz."""
+    return [luecke.text() for luecke in luecken(conn, modus)]
+
+
+def _gruppen(recht: Recht, *, alle_weitergeben: bool = False) -> list[tuple[tuple[str, ...], bool]]:
+    """Die Rechte je GRANT-Anweisung: (Rechte, mit Weitergabe) – die mit Weitergabe für sich."""
+    weiter = recht.rechte if alle_weitergeben else tuple(r for r in recht.rechte if r in recht.weitergeben)
+    schlicht = tuple(r for r in recht.rechte if r not in weiter)
+    return [(gruppe, mit) for gruppe, mit in ((weiter, True), (schlicht, False)) if gruppe]
+
+
+def _grants(recht: Recht, rolle: str, datenbank: str) -> list[sql.Composed]:
+    """GRANT-Anweisungen für ``recht`` an ``rolle`` (zum Ausführen)."""
+    if recht.art == "datenbank":
+        ziel = sql.SQL("database {}").format(sql.Identifier(datenbank))
+    else:
+        ziel = sql.SQL("{} {}").format(sql.SQL(_GRANT_ART[recht.art]), sql.Identifier(recht.objekt))
+    return [
+        sql.SQL("grant {} on {} to {}{}").format(
+            sql.SQL(", ").join(sql.SQL(r.lower()) for r in gruppe),
+            ziel,
+            sql.Identifier(rolle),
+            sql.SQL(" with grant option" if mit else ""),
+        )
+        for gruppe, mit in _gruppen(recht)
+    ]
+
+
+# Schlüsselwörter, die als Rollenname in Anführungszeichen müssen (die übrigen Namen der
+# Stufe und des Hauses sind schlichte Bezeichner).
+_VORBEHALTEN = {"all", "current_role", "current_user", "default", "group", "none", "role", "table", "user"}
+
+
+def _name(name: str) -> str:
+    """Ein Bezeichner für eine Anweisung zum Abtippen: schlicht, wo das geht."""
+    schlicht = name.isascii() and name.replace("_", "a").isalnum() and name[:1].islower()
+    if schlicht and name == name.lower() and name not in _VORBEHALTEN:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def grant_text(recht: Recht, rolle: str, datenbank: str, *, alle_weitergeben: bool = False) -> list[str]:
+    """Dieselben GRANT-Anweisungen als Text für Menschen (Doku, check_db.py, das Rezept)."""
+    ziel = (
+        f"database {_name(datenbank)}"
+        if recht.art == "datenbank"
+        else f"{_GRANT_ART[recht.art]} {_name(recht.objekt)}"
+    )
+    return [
+        f"grant {', '.join(r.lower() for r in gruppe)} on {ziel} to {_name(rolle)}"
+        + (" with grant option" if mit else "")
+        + ";"
+        for gruppe, mit in _gruppen(recht, alle_weitergeben=alle_weitergeben)
+    ]
 
 
 def vergeben(
@@ -217,80 +346,349 @@ def vergeben(
     Mit ``conn`` nur für Objekte, die es dort gibt.
     """
     anweisungen = []
-    ziel = sql.Identifier(rolle)
     for recht in MODI[modus].rechte:
         if conn is not None and not vorhanden(conn, recht):
             continue
-        rechte = sql.SQL(", ").join(map(sql.SQL, recht.rechte))
-        if recht.art == "datenbank":
-            vorlage = "grant {} on database {} to {}"
-            anweisungen.append(sql.SQL(vorlage).format(rechte, sql.Identifier(datenbank), ziel))
-        elif recht.art == "eigentuemer":
+        if recht.art == "eigentuemer":
+            art = "view" if recht.objekt in SICHTEN else "table"
             anweisungen.append(
-                sql.SQL("alter table {} owner to {}").format(sql.Identifier(recht.objekt), ziel)
-            )
-        else:
-            art = {"schema": "schema", "tabelle": "table", "sequenz": "sequence"}[recht.art]
-            anweisungen.append(
-                sql.SQL("grant {} on {} {} to {}").format(
-                    rechte, sql.SQL(art), sql.Identifier(recht.objekt), ziel
+                sql.SQL("alter {} {} owner to {}").format(
+                    sql.SQL(art), sql.Identifier(recht.objekt), sql.Identifier(rolle)
                 )
             )
+        else:
+            anweisungen += _grants(recht, rolle, datenbank)
     return anweisungen
+
+
+# --- Wer gibt was: Ingest dem Admin, der Admin der Betriebsrolle -----------------------------
+
+# Was Ingest – Eigentümer von raw_items und, als Eigentümer der Datenbank, des Schemas
+# public – dem Admin der Stufe gibt: die Rechte des Modus migrieren auf diese beiden.
+VON_INGEST = ("public", "raw_items")
+
+
+def ingest_gibt(admin: str) -> list[str]:
+    """Die GRANT-Anweisungen, die Ingest ausführt (docs/betrieb.md, Schritt 2), für ``admin``."""
+    return [
+        anweisung
+        for recht in MODI["migrieren"].rechte
+        if recht.objekt in VON_INGEST
+        for anweisung in grant_text(recht, admin, "")
+    ]
+
+
+def rezeptaufruf(admin: str, datenbank: str, rolle: str, variablen: tuple[str, ...] = ()) -> str:
+    """Der psql-Aufruf des Rezepts als Admin, im Klon (wie docs/betrieb.md, Schritt 4)."""
+    zusatz = "".join(f" -v {v}=1" for v in variablen)
+    return (
+        f"psql -X -v ON_ERROR_STOP=1 -U {_shell(admin)} -d {_shell(datenbank)} -v rolle={_shell(rolle)}"
+        f"{zusatz} -f rollen/aw-rolle-stufe.sql"
+    )
+
+
+def modus_des_aufrufs(params: dict) -> str | None:
+    """Die Betriebsart eines Aufrufs von auswahl.py (click-Parameter); None im Stapelbetrieb."""
+    if params.get("datei"):
+        return None
+    if params.get("einlesen"):
+        return "einlesen"
+    if params.get("extrahieren"):
+        return "extrahieren"
+    if params.get("trocken"):
+        return "trocken"
+    return "stichprobe" if params.get("stichprobe") else "lauf"
+
+
+def naechster_schritt(params: dict) -> str | None:
+    """Der Satz hinter „Der Rolle … fehlt ein Recht …“: prüfen mit check_db.py, vergeben mit dem Rezept."""
+    modus = modus_des_aufrufs(params)
+    if modus is None:
+        return None
+    variable = next((v for v, (m, _) in ZUSCHALTBAR.items() if m == modus), None)
+    rezept = "dem Rollenrezept" + (f" und -v {variable}=1" if variable else "")
+    return (
+        f"Für {modus} prüfen: .venv/bin/python check_db.py --modus {modus} – es nennt jedes fehlende Recht "
+        f"und wer es gibt; der Admin der Stufe gibt es mit {rezept} (docs/betrieb.md, Einrichtung, Schritt 4)."
+    )
+
+
+def _shell(wort: str) -> str:
+    return (
+        wort if wort.replace("_", "").isalnum() and wort.isascii() else "'" + wort.replace("'", "'\\''") + "'"
+    )
+
+
+def _eigentuemer(conn: psycopg.Connection, recht: Recht) -> str | None:
+    anfrage = SQL_EIGENTUEMER.get(recht.art, SQL_EIGENTUEMER["relation"])
+    zeile = conn.execute(anfrage, {"objekt": recht.objekt}).fetchone()
+    if (
+        zeile and zeile[0] == "pg_database_owner"
+    ):  # das Schema public gehört ab 15 dem Eigentümer der Datenbank
+        return _eigentuemer(conn, Recht("datenbank", ""))
+    return zeile[0] if zeile else None
+
+
+def abhilfe(conn: psycopg.Connection, gefunden: list[Luecke]) -> list[str]:
+    """Zu den Lücken: je Zeile, wer was ausführt – in der Reihenfolge, in der es zu tun ist.
+
+    Was der Rolle selbst fehlt, die migriert (Modus migrieren), gibt der Eigentümer des
+    Objekts ihr direkt (raw_items: Ingest). Was der Betriebsrolle fehlt, gibt ihr der Admin
+    der Stufe (Eigentümer von selected_extractor) mit dem Rezept; fehlt ihm selbst das
+    Recht mit Weitergabe (raw_items), gibt es ihm vorher der Eigentümer.
+    """
+    ich, datenbank = conn.execute(SQL_ICH).fetchone()
+    admin = _eigentuemer(conn, Recht("tabelle", "selected_extractor"))
+    zeilen: list[str] = []
+    variablen: list[str] = []
+    rezept = False
+    for luecke in gefunden:
+        recht = luecke.recht
+        if luecke.modus == "migrieren" and admin is not None and admin != ich:
+            # Die Tabellen der Stufe gehören schon einer anderen Rolle: die migriert, nicht diese.
+            zeilen.append(
+                f"Migrieren ist Sache von {admin} (Eigentümer der Tabellen der Stufe), nicht von {ich}: "
+                f"DATABASE_URL='user={admin} dbname={datenbank}' .venv/bin/python check_db.py --migrieren"
+            )
+            continue
+        if recht.art == "eigentuemer":  # gemischte Eigentümer: das kann nur ein Superuser richten
+            art = "view" if recht.objekt in SICHTEN else "table"
+            zeilen.append(
+                f"{recht.objekt} gehört {_eigentuemer(conn, recht)}, die Tabellen der Stufe gehören aber "
+                f"einer Rolle – als Superuser: alter {art} {_name(recht.objekt)} owner to {_name(ich)};"
+            )
+            continue
+        eigner = _eigentuemer(conn, recht) or "Eigentümer"
+        wer = f"als {eigner} (Eigentümer von {recht.objekt or datenbank})"
+        if luecke.modus == "migrieren" or admin is None or admin == ich:
+            zeilen += [f"{wer}: {anweisung}" for anweisung in grant_text(recht, ich, datenbank)]
+            continue
+        if eigner != admin:
+            dem_admin = tuple(
+                r
+                for r in recht.rechte
+                if not _hat(conn, recht.art, recht.objekt, f"{r} WITH GRANT OPTION", admin)
+            )
+            if dem_admin:
+                weiter = Recht(recht.art, recht.objekt, dem_admin)
+                zeilen += [
+                    f"{wer}: {anweisung}"
+                    for anweisung in grant_text(weiter, admin, datenbank, alle_weitergeben=True)
+                ]
+        rezept = True
+        variable = next((v for v, (m, _) in ZUSCHALTBAR.items() if m == luecke.modus), None)
+        if variable and variable not in variablen:
+            variablen.append(variable)
+    if rezept:
+        zeilen.append(
+            f"als {admin} (Eigentümer der Tabellen der Stufe), im Klon: "
+            + rezeptaufruf(admin, datenbank, ich, tuple(variablen))
+        )
+    return list(dict.fromkeys(zeilen))
 
 
 # --- Rollenrezept und Tabelle für die Doku ------------------------------------------------
 
 REZEPT_KOPF = """\
--- Rolle mit geringsten Rechten für den Betrieb der Stufe (wurzelwerk-auswahl).
+-- Rollen für den Betrieb der Stufe (wurzelwerk-auswahl): die Betriebsrolle und,
+-- auf Wunsch, eine Rolle, die nur die Sichten liest.
 --
 -- ERZEUGT aus auswahlstufe/lauf/rechte.py, im Klon mit
 --   .venv/bin/python -m auswahlstufe.lauf.rechte --rezept > rollen/aw-rolle-stufe.sql
 -- nicht von Hand ändern – ein Test vergleicht die Datei mit rechte.py.
 --
--- Die Rolle bekommt, was die Modi {betrieb} brauchen (Tabelle in
--- docs/betrieb.md): raw_items und extraktionen lesen, selected_extractor lesen
--- und schreiben, schema_migrationen lesen, CONNECT und TEMPORARY auf der
--- Datenbank, USAGE auf dem Schema, das Protokoll der Läufe (auswahl_laeufe)
--- lesen und schreiben – sonst nichts. Mit -v einlesen=1 zusätzlich, was
--- --einlesen braucht (extraktionen einfügen, ändern, löschen; seiten lesen,
--- einfügen, ändern); mit
--- -v extrahieren=1, was --extrahieren --backfill/--slot braucht (seiten lesen,
--- extraktionen einfügen und ändern). Die Advisory-Locks eines Laufs brauchen
--- kein Recht. Migrieren darf die Rolle nicht.
+-- Ausführen als Admin der Stufe – die Rolle, die migriert hat und den Tabellen der
+-- Stufe gehört, mit CREATEROLE, ohne Superuser (PostgreSQL 15 bis 18) –, im Klon
+-- (docs/betrieb.md, Einrichtung, Schritt 4):
 --
--- Ausführen als Eigentümer der Tabellen (der Rolle, die die Migrationen
--- angewandt hat) oder als Superuser, in der Datenbank der Stufe:
+--   psql -X -v ON_ERROR_STOP=1 -U aw_admin -d wurzelwerk \\
+--        -v rolle=aw_stufe -v passwort_datei="$HOME/.aw_stufe_passwort" \\
+--        -v einlesen=1 -v extrahieren=1 -f rollen/aw-rolle-stufe.sql
 --
---   psql "$ADMIN_URL" -X -v ON_ERROR_STOP=1 \\
---        -v rolle=aw_stufe -v passwort="$(cat ~/.aw_stufe_passwort)" \\
---        -f rollen/aw-rolle-stufe.sql
+-- Variablen (psql -v):
+--   rolle=NAME         die Rolle (Pflicht); gibt es sie nicht, legt das Rezept sie an
+--   passwort_datei=P   ihr Passwort: die erste Zeile der Datei P (steht so in keiner
+--                      Prozessliste); oder passwort=…; ohne beide bleibt das bisherige
+--   einlesen=1         dazu, was auswahl.py --einlesen braucht
+--   extrahieren=1      dazu, was auswahl.py --extrahieren braucht
+--   nur_blick=1        statt der Betriebsrechte nur lesen: die Sichten und
+--                      auswahl_laeufe (eine Rolle zur Überwachung)
 --
--- Mehrfach ausführbar: gibt es die Rolle schon, bekommt sie nur das Passwort
--- und die Rechte neu. Das Passwort geht als scram-sha-256-Hash zum Server
--- (password_encryption), steht aber als psql-Variable in der Kommandozeile –
--- wer das nicht will, lässt -v passwort weg und setzt es danach mit \\password.
--- Ohne CREATEROLE/Superuser scheitert das Anlegen der Rolle: dann legt ein
--- Admin sie an, und das Skript vergibt nur noch die Rechte.
+-- Die Rolle bekommt LOGIN und NOINHERIT, sonst kein Sonderrecht: nach dem Anlegen
+-- prüft das Rezept SUPERUSER, CREATEDB, CREATEROLE, REPLICATION und BYPASSRLS und
+-- bricht ab, wenn eines gesetzt ist (ein Nicht-Superuser darf diese Attribute ab
+-- PostgreSQL 15 nicht einmal verneinen). Die Rechte je Modus stehen in der Tabelle
+-- in docs/betrieb.md; die Betriebsrolle bekommt die von {betrieb}. Was der Admin nicht
+-- weitergeben kann (SELECT auf raw_items ohne Weitergabe von Ingest), nennt das Rezept
+-- mit der Anweisung, die der Eigentümer ausführt – dann ändert sich nichts.
+--
+-- Mehrfach ausführbar: gibt es die Rolle schon, bekommt sie die Rechte (und mit
+-- passwort_datei/passwort das Passwort) neu; genommen wird nichts. Ab PostgreSQL 16
+-- ändert der Admin nur Rollen, auf die er die ADMIN OPTION hat – die er selbst
+-- angelegt hat, hat er sie. Alles läuft in einer Transaktion: scheitert etwas,
+-- bleibt nichts. Das Passwort geht im Klartext in ALTER ROLE zum Server (mit
+-- log_statement = ddl stünde es im Serverlog; dann lieber \\password in psql).
 
 \\if :{{?rolle}}
 \\else
     -- ein Fehler statt \\quit: mit ON_ERROR_STOP endet psql dann mit Exit 3
     do $$ begin raise exception 'Rollenname fehlt: psql … -v rolle=aw_stufe -f rollen/aw-rolle-stufe.sql'; end $$;
 \\endif
+\\if :{{?passwort_datei}}
+\\set passwort `cat :'passwort_datei' 2>/dev/null`
+\\endif
+\\if :{{?passwort}}
+select :'passwort' = '' as aw_passwort_leer \\gset
+\\if :aw_passwort_leer
+    do $$ begin raise exception 'Das Passwort ist leer (oder passwort_datei ist nicht lesbar) – nichts geändert.'; end $$;
+\\endif
+\\endif
 
 begin;
 
--- Die Rolle: anmelden ja, sonst keine Sonderrechte; erbt nichts von Gruppen.
-select format('create role %I login', :'rolle')
+-- Was die Prüfungen unten brauchen (in $$ … $$ setzt psql keine Variablen ein).
+set local aw.rolle = :'rolle';
+set local aw.blick = 'ja';
+\\if :{{?nur_blick}}
+\\else
+set local aw.betrieb = 'ja';
+\\endif
+\\if :{{?einlesen}}
+set local aw.einlesen = 'ja';
+\\endif
+\\if :{{?extrahieren}}
+set local aw.extrahieren = 'ja';
+\\endif
+
+-- 1. Darf der Admin die Rolle anlegen oder ändern?
+do $$
+declare
+    rolle text := current_setting('aw.rolle');
+    ziel record;
+begin
+    if rolle = '' then
+        raise exception 'Rollenname ist leer: psql … -v rolle=aw_stufe';
+    end if;
+    if not (select rolsuper or rolcreaterole from pg_roles where rolname = current_user) then
+        raise exception '% darf keine Rollen anlegen (CREATEROLE fehlt). Ein Superuser gibt es: alter role % createrole;',
+            current_user, quote_ident(current_user);
+    end if;
+    select oid, rolsuper into ziel from pg_roles where rolname = rolle;
+    if found and ziel.rolsuper then
+        raise exception 'Die Rolle % ist Superuser – als Rolle der Stufe ungeeignet; einen anderen Namen wählen.', rolle;
+    end if;
+    if found and current_setting('server_version_num')::int >= 160000
+       and not (select rolsuper from pg_roles where rolname = current_user)
+       and not pg_has_role(current_user, ziel.oid, 'MEMBER WITH ADMIN OPTION') then
+        raise exception 'Die Rolle % gibt es schon, aber % darf sie nicht ändern: ab PostgreSQL 16 braucht das die ADMIN OPTION auf der Rolle. Ein Superuser gibt sie: grant % to % with admin option;',
+            rolle, current_user, quote_ident(rolle), quote_ident(current_user);
+    end if;
+end
+$$;
+
+-- 2. Die Rolle: anmelden ja, erbt nichts von Gruppen.
+select format('create role %I login noinherit', :'rolle')
 where not exists (select 1 from pg_roles where rolname = :'rolle') \\gexec
-alter role :"rolle" login nosuperuser nocreatedb nocreaterole noinherit noreplication nobypassrls;
+alter role :"rolle" login noinherit;
 \\if :{{?passwort}}
 alter role :"rolle" password :'passwort';
 \\endif
 
-select current_database() as datenbank \\gset
+-- 3. Kein Sonderrecht (prüfen statt verneinen: das darf nur ein Superuser).
+do $$
+declare
+    rolle text := current_setting('aw.rolle');
+    zu_viel text[];
+begin
+    select array_remove(array[
+        case when rolsuper then 'superuser' end,
+        case when rolcreatedb then 'createdb' end,
+        case when rolcreaterole then 'createrole' end,
+        case when rolreplication then 'replication' end,
+        case when rolbypassrls then 'bypassrls' end
+    ], null) into zu_viel
+    from pg_roles where rolname = rolle;
+    if cardinality(zu_viel) > 0 then
+        raise exception 'Die Rolle % hat Sonderrechte, die sie nicht braucht: %. Ein Superuser nimmt sie: alter role % %;',
+            rolle, upper(array_to_string(zu_viel, ', ')), quote_ident(rolle),
+            (select string_agg('no' || a, ' ') from unnest(zu_viel) as a);
+    end if;
+end
+$$;
+
+-- 4. Die Rechte (aus rechte.py): vergeben, was der Admin vergeben darf; was er nicht
+--    darf und die Rolle nicht schon hat (CONNECT, TEMPORARY, USAGE über PUBLIC), nennen.
+do $$
+declare
+    rolle text := current_setting('aw.rolle');
+    r record;
+    ziel text;
+    eigner text;
+    kann boolean;
+    hat boolean;
+    fehlt text[] := '{{}}';
+    abhilfe text[] := '{{}}';
+begin
+    for r in
+        select * from (values
+{werte}
+        ) as v(teil, art, objekt, recht, wenn_vorhanden)
+        where current_setting('aw.' || teil, true) = 'ja'
+    loop
+        if r.art = 'datenbank' then
+            ziel := format('database %I', current_database());
+            kann := has_database_privilege(current_database(), r.recht || ' with grant option');
+            hat := has_database_privilege(rolle, current_database(), r.recht);
+            select pg_get_userbyid(datdba) into eigner from pg_database where datname = current_database();
+        elsif r.art = 'schema' then
+            ziel := format('schema %I', r.objekt);
+            kann := has_schema_privilege(r.objekt, r.recht || ' with grant option');
+            hat := has_schema_privilege(rolle, r.objekt, r.recht);
+            select pg_get_userbyid(nspowner) into eigner from pg_namespace where nspname = r.objekt;
+        elsif to_regclass(r.objekt) is null then
+            if not r.wenn_vorhanden and not r.objekt = any(fehlt) then
+                fehlt := fehlt || r.objekt;
+                abhilfe := abhilfe || format('%s fehlt – erst migrieren (DATABASE_URL=''user=%s dbname=%s'' .venv/bin/python check_db.py --migrieren).',
+                    r.objekt, current_user, current_database());
+            end if;
+            continue;
+        else
+            ziel := format('table %I', r.objekt);
+            kann := has_table_privilege(r.objekt, r.recht || ' with grant option');
+            hat := has_table_privilege(rolle, r.objekt, r.recht);
+            select pg_get_userbyid(relowner) into eigner from pg_class where oid = to_regclass(r.objekt);
+        end if;
+        if kann then
+            execute format('grant %s on %s to %I', r.recht, ziel, rolle);
+        elsif not hat then
+            fehlt := fehlt || format('%s auf %s', upper(r.recht), coalesce(nullif(r.objekt, ''), current_database()));
+            abhilfe := abhilfe || format('als %s: grant %s on %s to %I with grant option;',
+                eigner, r.recht, ziel, current_user);
+        end if;
+    end loop;
+    if cardinality(fehlt) > 0 then
+        raise exception '% kann % nicht alles geben, was sie braucht – es fehlt: %. So zu beheben: % Danach dieses Rezept erneut; nichts geändert.',
+            current_user, rolle, array_to_string(fehlt, ', '),
+            array_to_string(array(select distinct a from unnest(abhilfe) as a order by 1), ' ');
+    end if;
+end
+$$;
+
+commit;
 """
+
+
+def _teile() -> list[tuple[str, Recht]]:
+    """(Teil, Recht) für das Rezept: Betrieb, Blick, dann die zuschaltbaren Modi (nur, was dazukommt)."""
+    betrieb = _vereinigt(tuple(m for m in BETRIEB if m != "blick"))
+    teile = [("betrieb", r) for r in betrieb] + [("blick", r) for r in _vereinigt(("blick",))]
+    schon = {(r.art, r.objekt, x) for r in betrieb for x in r.rechte}
+    for variable, (modus, _aufruf) in ZUSCHALTBAR.items():
+        for recht in _vereinigt((modus,)):
+            dazu = tuple(x for x in recht.rechte if (recht.art, recht.objekt, x) not in schon)
+            if dazu:
+                teile.append((variable, Recht(recht.art, recht.objekt, dazu, "", recht.wenn_vorhanden)))
+    return teile
 
 
 def _vereinigt(modi: tuple[str, ...]) -> list[Recht]:
@@ -303,35 +701,15 @@ def _vereinigt(modi: tuple[str, ...]) -> list[Recht]:
     return [Recht(art, objekt, tuple(rechte), "", wenn) for (art, objekt, wenn), rechte in je_objekt.items()]
 
 
-def _psql_grant(recht: Recht) -> str:
-    rechte = ", ".join(r.lower() for r in recht.rechte)
-    if recht.art == "datenbank":
-        return f'grant {rechte} on database :"datenbank" to :"rolle";'
-    art = {"schema": "schema", "tabelle": "table", "sequenz": "sequence"}[recht.art]
-    if recht.wenn_vorhanden:
-        return (
-            f"select format('grant {rechte} on {art} %I to %I', '{recht.objekt}', :'rolle')\n"
-            f"where to_regclass('{recht.objekt}') is not null \\gexec"
-        )
-    return f'grant {rechte} on {art} {recht.objekt} to :"rolle";'
-
-
 def rezept() -> str:
     """Der Text von rollen/aw-rolle-stufe.sql."""
-    teile = [REZEPT_KOPF.format(betrieb=", ".join(BETRIEB))]
-    teile.append("-- Betrieb: " + ", ".join(BETRIEB))
-    teile += [_psql_grant(r) for r in _vereinigt(BETRIEB)]
-    schon = {(r.art, r.objekt, x) for r in _vereinigt(BETRIEB) for x in r.rechte}
-    for variable, (modus, aufruf) in ZUSCHALTBAR.items():
-        teile.append(f"\n-- Zusätzlich für {aufruf} (nur mit -v {variable}=1)")
-        teile.append(f"\\if :{{?{variable}}}")
-        for recht in _vereinigt((modus,)):
-            dazu = tuple(x for x in recht.rechte if (recht.art, recht.objekt, x) not in schon)
-            if dazu:
-                teile.append(_psql_grant(Recht(recht.art, recht.objekt, dazu, "", recht.wenn_vorhanden)))
-        teile.append("\\endif")
-    teile.append("\ncommit;\n")
-    return "\n".join(teile)
+    werte = ",\n".join(
+        f"            ('{teil}', '{recht.art}', '{recht.objekt}', '{einzeln.lower()}', "
+        f"{'true' if recht.wenn_vorhanden else 'false'})"
+        for teil, recht in _teile()
+        for einzeln in recht.rechte
+    )
+    return REZEPT_KOPF.format(betrieb=", ".join(BETRIEB), werte=werte)
 
 
 def tabelle() -> str:

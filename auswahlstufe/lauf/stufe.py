@@ -378,4 +378,4 @@ def _berichten(bilanz: Bilanz, trocken: bool, auswahl, version: str) -> None:
         click.echo(bilanz.zeile())
     if auswahl is not None:
         pfad = stichprobe_modul.schreiben(auswahl, version, zaehlung=bilanz.zaehlung())
-        click.echo(f"Stichprobe: {pfad}")
+        click.echo(stichprobe_modul.zeile(pfad))

@@ -3,13 +3,15 @@
 Welche Fälle es sind, hält ``auslese.Stichprobe`` (ohne Ein- und Ausgabe, in den
 Workern); ``schreiben`` legt die CSV-Datei im aktuellen Verzeichnis an und gibt
 ihren Pfad zurück; daneben, mit demselben Stamm, die Prüfseite zum Lesen und
-Beurteilen im Browser (``pruefseite.seite``).
+Beurteilen im Browser (``pruefseite.seite``). Beide enthalten volle Texte und sind
+nur für den Eigentümer lesbar (0600, gleich welche umask) – wie ``.env``.
 """
 
 from __future__ import annotations
 
 import csv
 import itertools
+import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +24,23 @@ from version import PRIORITAET
 
 ANFANG_ZEICHEN = 200  # so viel Text je Kandidat in der CSV
 
-__all__ = ["Fall", "Stichprobe", "schreiben", "schreiben_csv"]
+__all__ = ["Fall", "Stichprobe", "schreiben", "schreiben_csv", "zeile"]
+# Die Dateien tragen volle Texte: nur der Eigentümer liest sie.
+MODUS = 0o600
+
+
+def zeile(csv_pfad: Path) -> str:
+    """Die Zeile für die Ausgabe: beide Dateien, die CSV und die Prüfseite daneben."""
+    return f"Stichprobe: {csv_pfad} und {csv_pfad.with_suffix('.html')}"
+
+
+def _neu_anlegen(pfad: Path) -> None:
+    """Legt ``pfad`` leer an, exklusiv (FileExistsError, wenn es ihn gibt), mit MODUS."""
+    fd = os.open(pfad, os.O_WRONLY | os.O_CREAT | os.O_EXCL, MODUS)
+    try:
+        os.fchmod(fd, MODUS)  # die umask nimmt beim Anlegen nur weg; so gilt MODUS genau
+    finally:
+        os.close(fd)
 
 
 def dateiname(
@@ -38,7 +56,7 @@ def dateiname(
 def _freie_namen(
     verzeichnis: Path, coder_version: str, zeitpunkt: datetime, praefix: str
 ) -> tuple[Path, Path]:
-    """Legt CSV und Seite leer an (exklusiv, ``x``) unter dem ersten freien Stamm.
+    """Legt CSV und Seite leer an (exklusiv, 0600) unter dem ersten freien Stamm.
 
     Zwei Läufe in derselben Sekunde – auch gleichzeitig – bekommen so
     verschiedene Dateien; keiner überschreibt den anderen.
@@ -47,11 +65,11 @@ def _freie_namen(
         csv_pfad = verzeichnis / dateiname(coder_version, zeitpunkt, "csv", nummer, praefix)
         html_pfad = csv_pfad.with_suffix(".html")
         try:
-            csv_pfad.open("x").close()
+            _neu_anlegen(csv_pfad)
         except FileExistsError:
             continue
         try:
-            html_pfad.open("x").close()
+            _neu_anlegen(html_pfad)
         except FileExistsError:
             csv_pfad.unlink()
             continue
