@@ -227,4 +227,3 @@ def test_fehler_der_umgebung_und_urteile_des_extraktors(fehler, voruebergehend):
     versucht es wieder, extraktion.stufe); eine Ausnahme der Bibliothek, die Rekursionsgrenze
     und eine Seite, die kein HTML ist, sagen etwas über die Seite und bleiben."""
     assert extraktion.voruebergehend(fehler) is voruebergehend
-
