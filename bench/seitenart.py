@@ -62,7 +62,9 @@ def ordner_messen(ordner: Path) -> None:
 
 
 def binaer_messen() -> None:
-    click.echo("\nKeine HTML-Seiten (referenz.binaer); rechts ohne die ersten 64 Bytes, also ohne magische Zahl")
+    click.echo(
+        "\nKeine HTML-Seiten (referenz.binaer); rechts ohne die ersten 64 Bytes, also ohne magische Zahl"
+    )
     for name, (erzeugen, _) in binaer.DATEIEN.items():
         roh = erzeugen()
         befund, _, _ = pruefen(roh)
