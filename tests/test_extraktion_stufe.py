@@ -324,7 +324,7 @@ def protokoll(daten) -> list[dict]:
 
 def test_getoeteter_worker_und_zeitlimit_der_naechste_lauf_extrahiert_die_seiten(db_url, daten, tmp_path):
     """Die schlechte Nacht: im ersten Lauf stirbt ein Worker (SIGKILL von außen, wie der
-    OOM-Killer) mitten in einer Seite, und Aufrufe laufen ins Zeitlimit (0,5 s – so eng wie
+    OOM-Killer) mitten in einer Seite, und Aufrufe laufen ins Zeitlimit (1 s – so eng wie
     eine überlastete Maschine). Die Fehler sind vorläufig; der nächste Lauf, mit Luft,
     extrahiert genau diese Kandidaten und bekommt Text. Vorher blieben sie für immer."""
     for item_id, mb in ((1, 4), (2, 2)):
@@ -339,7 +339,7 @@ def test_getoeteter_worker_und_zeitlimit_der_naechste_lauf_extrahiert_die_seiten
         "--prozesse",
         "1",
         "--extraktion-zeitlimit",
-        "0.5",
+        "1",
         cwd=tmp_path,
     )
     os.kill(worker_mit_seite(erster, 4 * 2**20), signal.SIGKILL)  # an Seite 1, ihrem ersten Aufruf
@@ -349,7 +349,7 @@ def test_getoeteter_worker_und_zeitlimit_der_naechste_lauf_extrahiert_die_seiten
     assert len(nach_dem_ersten) == 6
     fehler = [z[1] for z in nach_dem_ersten.values() if z[1] is not None]
     assert sum("Worker abgestürzt (Signal SIGKILL" in f for f in fehler) == 1, fehler
-    assert any(f.startswith("Zeitlimit 0,5 s überschritten") for f in fehler), fehler
+    assert any(f.startswith("Zeitlimit 1 s überschritten") for f in fehler), fehler
     for text, f, versuche, vorlaeufig, _ in nach_dem_ersten.values():
         if f is None:
             assert text and (versuche, vorlaeufig) == (0, False)
