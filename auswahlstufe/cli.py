@@ -113,6 +113,15 @@ def _naechster_schritt(params: dict) -> str | None:
     show_default=True,
     help="So lange darf ein Worker an einem Stapel rechnen; danach endet der Lauf mit Exit 8.",
 )
+@click.option(
+    "--extraktion-zeitlimit",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SEKUNDEN",
+    default=30,
+    show_default=True,
+    help="Nur mit --extrahieren: so lange darf ein Extraktor an einer Seite rechnen; danach bekommt er "
+    "einen Fehler, den ein späterer Lauf wiederholt (docs/extraktion.md).",
+)
 @click.version_option(
     CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
 )
@@ -131,6 +140,7 @@ def cli(
     variante,
     prozesse,
     stapel_zeitlimit,
+    extraktion_zeitlimit,
 ):
     """Wählt je Item den Volltext eines Extraktors: newspaper4k, readability
     oder trafilatura – deterministisch, über 5-Token-Shingles und ihren Konsens.
@@ -188,6 +198,8 @@ def cli(
             "--variante gilt nur mit --backfill oder --slot (für eine Datei: "
             "vergleich.py oder bewertung.py --variante)."
         )
+    if not extrahieren and _gesetzt("extraktion_zeitlimit"):
+        raise Aufruffehler("--extraktion-zeitlimit gilt nur mit --extrahieren.")
     if extrahieren:
         # Extraktion vor der Auswahl: extraktion/stapel.py (DATEI), extraktion/stufe.py (Datenbank)
         if einlesen:
@@ -207,7 +219,9 @@ def cli(
     if datei and extrahieren:
         from auswahlstufe.extraktion import stapel as extraktion_stapel
 
-        extraktion_stapel.stapel_extrahieren(datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse)
+        extraktion_stapel.stapel_extrahieren(
+            datei, ausgabe, stichprobe=stichprobe, prozesse=prozesse, zeitlimit_s=extraktion_zeitlimit
+        )
     elif datei:
         from auswahlstufe import stapel
 
@@ -223,7 +237,9 @@ def cli(
         if extrahieren:  # erst extrahieren, dann im selben Lauf wählen (unter seiner Sperre)
             from auswahlstufe.extraktion import stufe as extraktion_stufe
 
-            vorlauf = functools.partial(extraktion_stufe.extrahieren, slot, trocken, teil, prozesse)
+            vorlauf = functools.partial(
+                extraktion_stufe.extrahieren, slot, trocken, teil, prozesse, zeitlimit_s=extraktion_zeitlimit
+            )
         stufe.lauf(
             slot=slot,
             trocken=trocken,
@@ -234,6 +250,11 @@ def cli(
             variante=variante,
             vorlauf=vorlauf,
         )
+
+
+def _gesetzt(name: str) -> bool:
+    """Kam die Option ``name`` von der Kommandozeile (nicht aus ihrer Voreinstellung)?"""
+    return click.get_current_context().get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
 def _ist_ordner(datei: str) -> bool:

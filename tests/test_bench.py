@@ -165,3 +165,23 @@ def test_teile_der_stufe_rauchtest():
     for teil in ("UTF-8 dekodieren", "waehle", "bereinigen der Wahl", "Metriken als JSON", "COPY-Zeile"):
         assert f"| {teil} |" in lauf.stdout
     assert "| `stapel_kodieren` ganz |" in lauf.stdout
+
+
+def test_seitenart_misst_was_extraktion_md_sagt():
+    """bench.seitenart: keine der 181 Seiten abgelehnt (auch mit verirrten Steuerbytes), jede
+    erzeugte Nicht-Seite mit und ohne magische Zahl erkannt – und die Höchstwerte, die
+    docs/extraktion.md nennt, sind die, die der Befehl ausgibt. Zeiten werden nicht geprüft."""
+    lauf = subprocess.run(
+        [sys.executable, "-m", "bench.seitenart"], cwd=PROJEKT, capture_output=True, text=True, timeout=300
+    )
+    assert lauf.returncode == 0 and "NICHT abgelehnt" not in lauf.stderr, lauf.stdout + lauf.stderr
+    zeilen = [z for z in lauf.stdout.splitlines() if "abgelehnt" in z]
+    assert len(zeilen) == 3 and all("abgelehnt   0" in z for z in zeilen), lauf.stdout
+    assert lauf.stdout.count("durchgelassen") == 0, lauf.stdout
+    doku = (PROJEKT / "docs" / "extraktion.md").read_text(encoding="utf-8")
+    for name, steuer in (("wie sie sind", "0,000 %"), ("5 verirrten", "0,024 %"), ("mit 50", "0,235 %")):
+        (zeile,) = [z for z in zeilen if name in z]
+        assert f"Steuerzeichen höchstens {steuer:>9}" in zeile, zeile
+        assert f"| {steuer} |" in doku, steuer
+    for anteil in ("9,2 %", "86,9 %", "49,2 %", "80,7 %"):
+        assert anteil in lauf.stdout and anteil in doku, anteil

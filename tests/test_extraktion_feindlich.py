@@ -103,6 +103,14 @@ def test_falscher_zeichensatz_wird_trotzdem_gelesen(lauf):
     assert "Grüße aus Köln, schöne Äpfel." in kandidaten["readability"]["text"]
 
 
+def test_binaeres_und_pdf_sind_keine_html_seiten(lauf):
+    """Vor Issue 20 gab readability aus beiden zehntausende Zeichen Zeichensalat."""
+    namen, ergebnisse, *_ = lauf
+    for name, grund in (("binaerer_muell", "Binärdaten"), ("kein_html", "PDF")):
+        for ergebnis in ergebnisse[namen.index(name)][1].values():
+            assert ergebnis["text"] is None and ergebnis["error"].startswith(f"keine HTML-Seite: {grund}")
+
+
 def test_leere_und_skriptseiten_geben_keinen_text(lauf):
     namen, ergebnisse, *_ = lauf
     for name in ("leer", "nur_skripte"):
@@ -117,6 +125,7 @@ def test_speichergrenze_gibt_einen_fehler_und_der_lauf_geht_weiter():
         (_, gross), (_, danach) = ex.seiten(seiten)
     assert all(gueltig(e) for e in gross.values())
     assert any("Speichergrenze 64 MB" in (e["error"] or "") for e in gross.values()), gross
+    assert all(extraktion.voruebergehend(e["error"]) for e in gross.values() if e["error"]), gross
     assert danach == erwartet
 
 
@@ -147,6 +156,7 @@ def test_ein_getoeteter_worker_wird_ersetzt():
     gross = ergebnisse[0][1]
     assert all(gueltig(e) for e in gross.values())
     assert any("Worker abgestürzt (Signal SIGKILL" in (e["error"] or "") for e in gross.values()), gross
+    assert all(extraktion.voruebergehend(e["error"]) for e in gross.values() if e["error"]), gross
     assert ergebnisse[1][1] == erwartet and ergebnisse[2][1] == erwartet
 
 
@@ -194,3 +204,26 @@ def test_ein_getoeteter_forkserver_kommt_wieder_mit_blockierten_abbruchsignalen(
         neuer_forkserver = int(Path(f"/proc/{neuer}/stat").read_text().rsplit(")", 1)[1].split()[1])
         assert neuer_forkserver != forkserver
         assert {signal.SIGINT, signal.SIGTERM} <= _maske(neuer_forkserver, "SigBlk")
+
+
+@pytest.mark.parametrize(
+    ("fehler", "voruebergehend"),
+    [
+        ("Zeitlimit 30 s überschritten", True),
+        (
+            "Worker abgestürzt (Signal SIGKILL; auch eine überschrittene Speichergrenze von 2048 MB kann so enden)",
+            True,
+        ),
+        ("Worker unerwartet beendet (Exit-Code 1)", True),
+        (extraktion.speicher_fehler(2048), True),
+        ("Extraktor scheiterte: ValueError: Document is empty", False),
+        ("Seite zu tief verschachtelt (Rekursionsgrenze)", False),
+        ("keine HTML-Seite: PDF", False),
+        (None, False),
+    ],
+)
+def test_fehler_der_umgebung_und_urteile_des_extraktors(fehler, voruebergehend):
+    """Zeitlimit, Absturz und Speichergrenze sagen etwas über die Nacht (ein späterer Lauf
+    versucht es wieder, extraktion.stufe); eine Ausnahme der Bibliothek, die Rekursionsgrenze
+    und eine Seite, die kein HTML ist, sagen etwas über die Seite und bleiben."""
+    assert extraktion.voruebergehend(fehler) is voruebergehend

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from auswahlstufe.fehler import EXIT_AUFRUF, EXIT_EINGABE
+from auswahlstufe.referenz import binaer
 from auswahlstufe.regeln import waehle
-from tests.testhilfen import ohne_leserechte
+from tests.testhilfen import ende, ohne_leserechte, worker_mit_seite
 
 HIER = Path(__file__).resolve().parents[1]
 AEB = HIER / "bench" / "aeb"
@@ -255,3 +258,81 @@ def test_beispielseiten_geben_den_artikeltext_ohne_beiwerk(tmp_path):
         for beiwerk in ("Cookies", "Impressum", "Newsletter"):
             assert beiwerk not in gewaehlt["text"]
     assert not (HIER / "beispiele" / "seiten_selected.json").exists()
+
+
+# --- Issue 20: keine HTML-Seiten, und ein zweiter Versuch gleich im Stapel -----------------
+
+
+def test_pdf_bild_und_archiv_im_ordner_sind_fehler_die_verirrten_steuerbytes_nicht(tmp_path, veroeffentlicht):
+    """Im Ordner wie in der Datenbank: die Bytes entscheiden, alle drei Kandidaten bekommen
+    denselben Fehler, die Wahl fällt nach den Regeln zurück; die echte Seite mit fünf
+    verirrten Steuerbytes gibt die veröffentlichten Kandidaten."""
+    ordner = tmp_path / "s"
+    ordner.mkdir()
+    normal = ORDNER_IDS[0]
+    (ordner / "pdf.html").write_bytes(binaer.pdf())
+    (ordner / "png.html").write_bytes(binaer.png())
+    (ordner / "docx.html").write_bytes(binaer.docx())
+    roh = gzip.decompress((AEB / "html" / f"{normal}.html.gz").read_bytes())
+    (ordner / f"{normal}.html").write_bytes(binaer.verirrte_steuerzeichen(roh, 5))
+    ergebnis = auswahl("--extrahieren", "s", "-o", "-", "--prozesse", "2", cwd=tmp_path)
+    assert ergebnis.returncode == 0, ergebnis.stderr
+    ausgabe = {a["id"]: a for a in json.loads(ergebnis.stdout)}
+    for name, grund in (("pdf", "PDF"), ("png", "PNG-Bild"), ("docx", "ZIP-Archiv")):
+        kandidaten = ausgabe[name]["extractions"]
+        assert {k["text"] for k in kandidaten.values()} == {None}
+        assert all(k["error"].startswith(f"keine HTML-Seite: {grund}") for k in kandidaten.values()), (
+            kandidaten
+        )
+        assert waehle(kandidaten).regel == "rueckfall"
+    assert ausgabe[normal]["extractions"] == veroeffentlicht[normal]["extractions"]
+    assert "3 Seiten sind keine HTML-Seiten" in ergebnis.stderr, ergebnis.stderr
+
+
+def grosse_seite(mb: float) -> bytes:
+    absatz = b"<p>" + b"Ein ganz gewoehnlicher Satz mit ein paar Woertern darin. " * 20 + b"</p>\n"
+    return b"<html><body><article>" + absatz * (int(mb * 2**20) // len(absatz)) + b"</article></body></html>"
+
+
+def test_stapel_versucht_einen_getoeteten_worker_gleich_noch_einmal(tmp_path):
+    """Den nächsten Lauf gibt es im Stapel nicht: was an der Umgebung scheiterte, kommt am
+    Ende noch einmal dran, nur dieser Extraktor – und bekommt jetzt Text."""
+    ordner = tmp_path / "s"
+    ordner.mkdir()
+    (ordner / "gross.html").write_bytes(grosse_seite(4))
+    prozess = subprocess.Popen(
+        [sys.executable, str(HIER / "auswahl.py"), "--extrahieren", "s", "-o", "aus.json", "--prozesse", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    os.kill(worker_mit_seite(prozess, 4 * 2**20), signal.SIGKILL)
+    code, _, err = ende(prozess)
+    assert code == 0, err
+    (artikel,) = json.loads((tmp_path / "aus.json").read_text(encoding="utf-8"))
+    # newspaper4k gibt auf dieser Seite leeren Text – sein Urteil, kein Fehler
+    assert all(k["error"] is None and isinstance(k["text"], str) for k in artikel["extractions"].values())
+    assert "Worker abgestürzt 1×" in err and "1 Kandidaten gleich noch einmal versucht, davon 0 " in err, err
+
+
+def test_stapel_gibt_nach_zwei_versuchen_auf(tmp_path):
+    ordner = tmp_path / "s"
+    ordner.mkdir()
+    (ordner / "gross.html").write_bytes(grosse_seite(2))
+    ergebnis = auswahl(
+        "--extrahieren", "s", "-o", "-", "--prozesse", "1", "--extraktion-zeitlimit", "0.02", cwd=tmp_path
+    )
+    assert ergebnis.returncode == 0, ergebnis.stderr
+    (artikel,) = json.loads(ergebnis.stdout)
+    assert {k["error"] for k in artikel["extractions"].values()} == {
+        "Zeitlimit 0,02 s überschritten – nach 2 Versuchen aufgegeben"
+    }
+    assert "3 Kandidaten gleich noch einmal versucht, davon 3 nach 2 Versuchen aufgegeben" in ergebnis.stderr
+
+
+def test_extraktion_zeitlimit_nur_mit_extrahieren(tmp_path):
+    ergebnis = auswahl("beispiele/artikel.json", "-o", "-", "--extraktion-zeitlimit", "5", cwd=HIER)
+    assert ergebnis.returncode == EXIT_AUFRUF
+    assert "--extraktion-zeitlimit gilt nur mit --extrahieren." in ergebnis.stderr

@@ -18,8 +18,9 @@ import pytest
 from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
-from auswahlstufe.lauf import sperren
-from tests.testhilfen import ende, im_hintergrund, nachfahren, sperrname
+from auswahlstufe.lauf import migrationen, sperren
+from auswahlstufe.referenz import binaer
+from tests.testhilfen import ende, im_hintergrund, nachfahren, sperrname, worker_mit_seite
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -61,16 +62,13 @@ def bestand(daten, veroeffentlicht):
         roh = gzip.decompress((AEB / "html" / f"{seiten_id}.html.gz").read_bytes())
         seite(daten, item_id, roh, veroeffentlicht[seiten_id]["url"], "text/html; charset=utf-8")
     daten.item(3, SLOT_B)
-    seite(daten, 3, bytes(range(256)) * 100, None)  # binärer Müll
+    seite(daten, 3, bytes(range(256)) * 100, None)  # binärer Müll: keine HTML-Seite
     return daten
 
 
 def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
     lauf = cli("--extrahieren", "--backfill", "--prozesse", "2")
     assert lauf.code == 0, lauf.err
-    assert (
-        "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen in extraktionen geändert" in lauf.err
-    )
     zeilen = extraktionen(bestand)
     assert len(zeilen) == 9
     for item_id, seiten_id in enumerate(IDS, start=1):
@@ -79,10 +77,30 @@ def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
             assert (text, fehler) == (erwartet["text"], erwartet["error"])
             assert fassung.startswith(f"{name} ") and "Zeichensatz" in fassung
             assert len(sha) == 32
+    for name in ("trafilatura", "newspaper4k", "readability"):
+        text, fehler, *_ = zeilen[(3, name)]
+        assert text is None and fehler == "keine HTML-Seite: Binärdaten (10,5 % Steuerzeichen)"
+    assert (
+        "3 extrahiert (davon 1 keine HTML-Seite), 9 Zeilen in extraktionen geändert, 3 Kandidaten mit Fehler, "
+        in lauf.err
+    ), lauf.err
     gewaehlt = bestand.conn.execute(
-        "select item_id from selected_extractor where coder_version = %s order by 1", (CODER_VERSION,)
+        "select item_id, regel from selected_extractor where coder_version = %s order by 1", (CODER_VERSION,)
     ).fetchall()
-    assert gewaehlt == [(1,), (2,), (3,)]
+    assert gewaehlt[2] == (3, "rueckfall")  # ohne Kandidaten mit Text fällt die Wahl nach den Regeln zurück
+    assert [i for i, _ in gewaehlt] == [1, 2, 3]
+    assert protokoll(bestand) == [
+        {
+            "veraltet": 3,
+            "extrahiert": 3,
+            "geschrieben": 9,
+            "fehler": 3,
+            "vorlaeufig": 0,
+            "aufgegeben": 0,
+            "wiederholt": 0,
+            "keine_html": 1,
+        }
+    ]
 
 
 def test_zweiter_lauf_ohne_aenderung_extrahiert_nichts(cli, bestand):
@@ -280,3 +298,226 @@ def test_extraktion_steht_im_protokoll_des_laufs(db_url, bestand, cli):
         "select modus, exit_code, beendet_am is not null from auswahl_laeufe"
     ).fetchall()
     assert zeilen == [("slot", EXIT_OK, True)]
+
+
+# --- Eine schlechte Nacht wird kein bleibendes Ergebnis (Issue 20, Abschnitt 3) --------------
+
+
+def grosse_seite(mb: float) -> bytes:
+    """Eine Seite, an der newspaper4k je 2 MB etwa 1,7 s rechnet, readability 0,6 s (ruhige Maschine)."""
+    absatz = b"<p>" + b"Ein ganz gewoehnlicher Satz mit ein paar Woertern darin. " * 20 + b"</p>\n"
+    return b"<html><body><article>" + absatz * (int(mb * 2**20) // len(absatz)) + b"</article></body></html>"
+
+
+def zeilen_mit_versuchen(daten) -> dict[tuple[int, str], tuple]:
+    """(item_id, extraktor) → (text?, fehler, versuche, vorlaeufig, xmin)."""
+    zeilen = daten.conn.execute(
+        "select item_id, extraktor, text is not null, fehler, versuche, vorlaeufig, xmin::text "
+        "from extraktionen order by 1, 2"
+    ).fetchall()
+    return {(z[0], z[1]): z[2:] for z in zeilen}
+
+
+def protokoll(daten) -> list[dict]:
+    return [z[0] for z in daten.conn.execute("select extraktion from auswahl_laeufe order by id").fetchall()]
+
+
+def test_getoeteter_worker_und_zeitlimit_der_naechste_lauf_extrahiert_die_seiten(db_url, daten, tmp_path):
+    """Die schlechte Nacht: im ersten Lauf stirbt ein Worker (SIGKILL von außen, wie der
+    OOM-Killer) mitten in einer Seite, und Aufrufe laufen ins Zeitlimit (1 s – so eng wie
+    eine überlastete Maschine). Die Fehler sind vorläufig; der nächste Lauf, mit Luft,
+    extrahiert genau diese Kandidaten und bekommt Text. Vorher blieben sie für immer."""
+    for item_id, mb in ((1, 4), (2, 2)):
+        daten.item(item_id, SLOT_A)
+        seite(daten, item_id, grosse_seite(mb), f"https://example.org/{item_id}")
+    slot = SLOT_A.isoformat()
+    erster = im_hintergrund(
+        db_url,
+        "--extrahieren",
+        "--slot",
+        slot,
+        "--prozesse",
+        "1",
+        "--extraktion-zeitlimit",
+        "1",
+        cwd=tmp_path,
+    )
+    os.kill(worker_mit_seite(erster, 4 * 2**20), signal.SIGKILL)  # an Seite 1, ihrem ersten Aufruf
+    code, out, err = ende(erster)
+    assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
+    nach_dem_ersten = zeilen_mit_versuchen(daten)
+    assert len(nach_dem_ersten) == 6
+    fehler = [z[1] for z in nach_dem_ersten.values() if z[1] is not None]
+    assert sum("Worker abgestürzt (Signal SIGKILL" in f for f in fehler) == 1, fehler
+    assert any(f.startswith("Zeitlimit 1 s überschritten") for f in fehler), fehler
+    for text, f, versuche, vorlaeufig, _ in nach_dem_ersten.values():
+        if f is None:
+            assert text and (versuche, vorlaeufig) == (0, False)
+        else:
+            assert not text and (versuche, vorlaeufig) == (1, True)
+            assert f.endswith(" – Versuch 1 von 3, der nächste Lauf versucht es wieder"), f
+    vorlaeufig = len(fehler)
+    erwartet = (
+        f"{vorlaeufig} Kandidaten mit Fehler (davon {vorlaeufig} vorläufig: Zeitlimit, Absturz oder "
+        "Speicher, der nächste Lauf versucht es wieder)"
+    )
+    assert erwartet in err, err
+    assert protokoll(daten)[0] == {
+        "veraltet": 2,
+        "extrahiert": 2,
+        "geschrieben": 6,
+        "fehler": vorlaeufig,
+        "vorlaeufig": vorlaeufig,
+        "aufgegeben": 0,
+        "wiederholt": 0,
+        "keine_html": 0,
+    }
+
+    zweiter = im_hintergrund(
+        db_url,
+        "--extrahieren",
+        "--slot",
+        slot,
+        "--prozesse",
+        "1",
+        "--extraktion-zeitlimit",
+        "300",
+        cwd=tmp_path,
+    )
+    code, out, err = ende(zweiter)
+    assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
+    betroffen = {item for (item, _), z in nach_dem_ersten.items() if z[1] is not None}
+    assert f"Extraktion: {len(betroffen)} Seiten neu oder veraltet, {len(betroffen)} extrahiert, " in err, err
+    assert f"0 Kandidaten mit Fehler, {vorlaeufig} Kandidaten wiederholt" in err, err
+    nach_dem_zweiten = zeilen_mit_versuchen(daten)
+    for schluessel, (text, f, versuche, vorlaeufig_jetzt, xmin) in nach_dem_zweiten.items():
+        assert text and f is None and not vorlaeufig_jetzt, (schluessel, f)
+        if nach_dem_ersten[schluessel][1] is None:
+            assert xmin == nach_dem_ersten[schluessel][4]  # was schon Text war, blieb unberührt
+        else:
+            assert versuche == 1  # ein gescheiterter Versuch, vermerkt
+    assert protokoll(daten)[1]["wiederholt"] == vorlaeufig
+    assert "geändert" in out and "geändert 0," not in out, out  # die Wahl kennt jetzt alle drei
+
+
+def test_nach_drei_laeufen_an_der_umgebung_bleibt_der_fehler(cli, daten):
+    """Eine Seite, an der jeder Extraktor jedes Mal ins Zeitlimit läuft, wird dreimal versucht,
+    dann bleibt der Fehler mit Grund; ein vierter Lauf extrahiert nichts mehr."""
+    daten.item(1, SLOT_A)
+    seite(daten, 1, grosse_seite(2), None)
+    for lauf_nr in (1, 2, 3):
+        lauf = cli("--extrahieren", "--backfill", "--prozesse", "1", "--extraktion-zeitlimit", "0.02")
+        assert lauf.code == EXIT_OK, str(lauf)
+        zeilen = zeilen_mit_versuchen(daten)
+        assert [z[2:4] for z in zeilen.values()] == [(lauf_nr, lauf_nr < 3)] * 3, zeilen
+        for _, fehler, *_ in zeilen.values():
+            assert fehler.startswith("Zeitlimit 0,02 s überschritten – "), fehler
+            if lauf_nr < 3:
+                assert fehler.endswith(f"Versuch {lauf_nr} von 3, der nächste Lauf versucht es wieder")
+            else:
+                assert fehler.endswith("nach 3 Versuchen aufgegeben")
+        davon = "3 vorläufig" if lauf_nr < 3 else "3 nach 3 Versuchen aufgegeben"
+        assert f"3 Kandidaten mit Fehler (davon {davon}" in lauf.err, lauf.err
+    assert [(p["vorlaeufig"], p["aufgegeben"], p["wiederholt"]) for p in protokoll(daten)] == [
+        (3, 0, 0),
+        (3, 0, 3),
+        (0, 3, 3),
+    ]
+    vorher = zeilen_mit_versuchen(daten)
+    lauf = cli("--extrahieren", "--backfill", "--prozesse", "1")
+    assert lauf.code == EXIT_OK, str(lauf)
+    assert "Extraktion: 0 Seiten neu oder veraltet" in lauf.err, lauf.err
+    assert zeilen_mit_versuchen(daten) == vorher
+
+
+def test_ein_leerer_text_bleibt_endgueltig(cli, daten):
+    """Das Urteil des Extraktors über die Seite – hier ein leerer Text, ebenso eine Ausnahme
+    der Bibliothek (``test_fehler_der_umgebung_und_urteile_des_extraktors``) – ist kein
+    Fehler der Umgebung: kein zweiter Versuch."""
+    daten.item(1, SLOT_A)
+    seite(daten, 1, b"<html><head><script>var a = 1;</script></head><body></body></html>", None)
+    assert cli("--extrahieren", "--backfill").code == EXIT_OK
+    zeilen = zeilen_mit_versuchen(daten)
+    assert {(z[2], z[3]) for z in zeilen.values()} == {(0, False)}
+    lauf = cli("--extrahieren", "--backfill")
+    assert "Extraktion: 0 Seiten neu oder veraltet" in lauf.err, lauf.err
+
+
+# --- Eine Seite, die kein HTML ist, ist kein Artikel (Issue 20, Abschnitt 4) -----------------
+
+
+def test_pdf_bild_und_zufall_in_seiten_werden_fehler_eine_echte_seite_mit_steuerbytes_nicht(
+    cli, daten, veroeffentlicht
+):
+    """Wie der Abholer sie speichert, mit dem Content-Type, den der Server nannte: die Bytes
+    entscheiden. Die echte Seite mit fünf verirrten Steuerbytes gibt die veröffentlichten
+    Kandidaten. Vorher wählte die Stufe beim PDF den Zeichensalat von readability."""
+    seiten_id = IDS[1]
+    roh = gzip.decompress((AEB / "html" / f"{seiten_id}.html.gz").read_bytes())
+    faelle = {
+        1: (binaer.pdf(), "application/pdf", "keine HTML-Seite: PDF"),
+        2: (binaer.png(), "text/html", "keine HTML-Seite: PNG-Bild"),
+        3: (binaer.zufall(), None, "keine HTML-Seite: Binärdaten (10,5 % Steuerzeichen)"),
+        4: (binaer.verirrte_steuerzeichen(roh, 5), "text/html; charset=utf-8", None),
+    }
+    for item_id, (html, content_type, _) in faelle.items():
+        daten.item(item_id, SLOT_A)
+        seite(daten, item_id, html, veroeffentlicht[seiten_id]["url"], content_type)
+    lauf = cli("--extrahieren", "--backfill", "--prozesse", "2")
+    assert lauf.code == EXIT_OK, str(lauf)
+    zeilen = extraktionen(daten)
+    for item_id, (_, _, fehler) in faelle.items():
+        for name in ("trafilatura", "newspaper4k", "readability"):
+            text, gespeichert, *_ = zeilen[(item_id, name)]
+            if fehler is None:
+                erwartet = veroeffentlicht[seiten_id]["extractions"][name]
+                assert (text, gespeichert) == (erwartet["text"], erwartet["error"])
+            else:
+                assert (text, gespeichert) == (None, fehler)
+    assert "4 extrahiert (davon 3 keine HTML-Seiten)" in lauf.err, lauf.err
+    assert protokoll(daten)[0]["keine_html"] == 3
+    regeln = dict(daten.abfrage("select item_id, regel from selected_extractor"))
+    assert [regeln[i] for i in (1, 2, 3)] == ["rueckfall"] * 3 and regeln[4] != "rueckfall"
+    # endgültig: ein zweiter Lauf sieht nichts zu tun
+    assert "Extraktion: 0 Seiten neu oder veraltet" in cli("--extrahieren", "--backfill").err
+
+
+# --- aw-009: was vorher als endgültig gespeichert war ----------------------------------------
+
+
+def test_aw009_macht_alte_fehler_der_umgebung_vorlaeufig(db_url, daten, cli):
+    """Vor aw-009 stand ein Zeitlimit oder Absturz für immer in extraktionen. Die Migration
+    macht solche Zeilen zu einem ersten Versuch: der nächste Lauf extrahiert sie wieder."""
+    daten.item(1, SLOT_A)
+    seite(
+        daten,
+        1,
+        b"<html><body><article><p>" + b"Ein Satz mit Inhalt. " * 40 + b"</p></article></body></html>",
+        None,
+    )
+    assert cli("--extrahieren", "--backfill").code == EXIT_OK
+    # zurück auf den Stand vor aw-009, mit einem alten Absturz und einem alten Urteil
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("delete from schema_migrationen where name = 'aw-009-extraktion-versuche'")
+        conn.execute("alter table extraktionen drop column versuche, drop column vorlaeufig")
+        conn.execute("alter table auswahl_laeufe drop column extraktion")
+        conn.execute(
+            "update extraktionen set text = null, fehler = case extraktor "
+            "when 'trafilatura' then 'Worker abgestürzt (Signal SIGKILL; auch eine überschrittene "
+            "Speichergrenze von 2048 MB kann so enden)' "
+            "when 'readability' then 'Extraktor scheiterte: ValueError: kaputt' end "
+            "where extraktor in ('trafilatura', 'readability')"
+        )
+    assert migrationen.migrieren(db_url, ausgabe=lambda _: None) == ["aw-009-extraktion-versuche"]
+    zeilen = zeilen_mit_versuchen(daten)
+    assert {name: z[2:4] for (_, name), z in zeilen.items()} == {
+        "newspaper4k": (0, False),
+        "readability": (0, False),
+        "trafilatura": (1, True),
+    }
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == EXIT_OK, str(lauf)
+    assert "1 extrahiert" in lauf.err and "1 Kandidaten wiederholt" in lauf.err, lauf.err
+    nachher = zeilen_mit_versuchen(daten)
+    assert nachher[(1, "trafilatura")][:4] == (True, None, 1, False)
+    assert nachher[(1, "readability")][1] == "Extraktor scheiterte: ValueError: kaputt"

@@ -684,3 +684,44 @@ def psql_verzeichnis() -> Path:
     if "/" not in pfad:
         pfad = shutil.which(pfad) or "/usr/bin/psql"
     return Path(pfad).parent
+
+
+def extraktionsworker(pid: int) -> list[int]:
+    """Die Worker der Extraktion im Prozess ``pid``: die Kinder seines forkservers
+    (der Hauptprozess startet ihn; seine Kommandozeile nennt ``multiprocessing.forkserver``)."""
+    baum = _eltern()
+    for kind in baum.get(pid, []):
+        try:
+            kommandozeile = Path(f"/proc/{kind}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"multiprocessing.forkserver" in kommandozeile:
+            return sorted(baum.get(kind, []))
+    return []
+
+
+def gelesene_bytes(pid: int) -> int:
+    """Wie viele Bytes der Prozess ``pid`` bisher las (``rchar`` in /proc/PID/io); 0 ohne ihn."""
+    try:
+        zeilen = Path(f"/proc/{pid}/io").read_text().splitlines()
+    except OSError:
+        return 0
+    return next(int(z.split()[1]) for z in zeilen if z.startswith("rchar:"))
+
+
+def worker_mit_seite(prozess: subprocess.Popen, mindestens: int, frist_s: float = 300) -> int:
+    """Wartet, bis ein Worker der Extraktion im Lauf ``prozess`` mindestens ``mindestens``
+    Bytes gelesen hat, und gibt seine Nummer zurück. Ein neuer Worker liest beim Start etwa
+    1,7 MB (Module, Daten); mit einer Seite von 4 MB und ``mindestens`` = 4 MB hat er dann
+    seinen ersten Auftrag: ein Signal trifft ihn, während er an der Seite rechnet, nie beim
+    Start. Endet der Lauf vorher oder nach ``frist_s``, scheitert der Test."""
+    frist = time.monotonic() + frist_s
+    while time.monotonic() < frist:
+        if prozess.poll() is not None:
+            pytest.fail(f"der Lauf endete, bevor ein Worker eine Seite las: {prozess.communicate()}")
+        for pid in extraktionsworker(prozess.pid):
+            if gelesene_bytes(pid) >= mindestens:
+                return pid
+        time.sleep(0.005)
+    ende(prozess, timeout=1)
+    pytest.fail(f"nach {frist_s} s hat kein Worker eine Seite gelesen")

@@ -13,6 +13,8 @@ mit denen die veröffentlichten Kandidaten des Benchmarks entstanden
   (``readability_text``).
 
 Zeichensatz: eine Regel für alle drei, in ``zeichensatz.py`` (``dekodieren``, ``lesbar``).
+Keine HTML-Seite (PDF, Bild, Archiv, Binärdaten; ``art.py``): alle drei Kandidaten
+bekommen denselben Fehler, ohne dass ein Extraktor sie sieht.
 
 Isolation (``Extraktion``): jeder Extraktor-Aufruf läuft in einem Worker-Prozess
 mit Zeitlimit je Seite und Speichergrenze (``RLIMIT_AS``) und ohne Netz. Hängt
@@ -38,7 +40,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from auswahlstufe.anzeige import kurz
-from auswahlstufe.extraktion.zeichensatz import dekodieren, lesbar
+from auswahlstufe.extraktion import art
+from auswahlstufe.extraktion.zeichensatz import dekodieren_roh, lesbar
 from auswahlstufe.fehler import VoraussetzungFehlt
 
 # Reihenfolge der Kandidaten in einer Ausgabe (wie in bench/aeb/candidates.json).
@@ -54,7 +57,8 @@ EINSTELLUNGEN = {
     "readability": "Document(html).summary(), Text mit Absatzgrenzen; Fassung 1",
 }
 ZEICHENSATZREGEL = (
-    "bom>http>meta(geprueft)>utf-8>charset_normalizer(64k)>utf-8-ersatz, dann lesbar(); Fassung 1"
+    "bom>http>meta(geprueft)>utf-8>charset_normalizer(64k)>utf-8-ersatz, dann lesbar(); Fassung 1; "
+    "Seitenart (art.keine_html) Fassung 1"
 )
 
 # Lädt der forkserver einmal; jeder Worker erbt sie fertig geladen.
@@ -254,9 +258,31 @@ def _bedienen(verbindung, speichergrenze_mb: int) -> None:
         except RecursionError:
             ergebnis = (nr, None, "Seite zu tief verschachtelt (Rekursionsgrenze)")
         except Exception as e:  # ein Extraktor darf an einer Seite scheitern
-            ergebnis = (nr, None, f"Extraktor scheiterte: {type(e).__name__}: {str(e)[:300]}")
+            beschreibung = f"{type(e).__name__}: {str(e)[:300]}"
+            if _speichermangel(e):  # libxml2 meldet fehlenden Speicher als eigene Ausnahme
+                ergebnis = (nr, None, f"{speicher_fehler(speichergrenze_mb)} ({extraktor}: {beschreibung})")
+            else:
+                ergebnis = (nr, None, f"Extraktor scheiterte: {beschreibung}")
         del html
         verbindung.send(ergebnis)
+
+
+# So nennt libxml2 (über lxml) fehlenden Speicher; an der Speichergrenze kommt er so statt als
+# MemoryError – readability etwa meldet „Unparseable: unknown error (<string>, line 0)“ (tests/test_extraktion_feindlich.py).
+_SPEICHERMANGEL = re.compile(r"out of memory|memory allocation failed|^unknown error\b", re.IGNORECASE)
+
+
+def _speichermangel(fehler: BaseException | None) -> bool:
+    """Scheiterte der Aufruf am Speicher, auch wenn die Ausnahme anders heißt? Dann ist es ein
+    Fehler der Umgebung, kein Urteil über die Seite (im Zweifel kostet das höchstens zwei
+    weitere Versuche, ``extraktion.stufe.GRENZE``)."""
+    for _ in range(10):  # die Kette aus __cause__/__context__, nicht endlos
+        if fehler is None:
+            return False
+        if isinstance(fehler, MemoryError) or _SPEICHERMANGEL.search(str(fehler)):
+            return True
+        fehler = fehler.__cause__ or fehler.__context__
+    return False
 
 
 # --- Isolation und Verteilung ------------------------------------------------------------
@@ -264,12 +290,16 @@ def _bedienen(verbindung, speichergrenze_mb: int) -> None:
 
 @dataclass
 class Seite:
-    """Eine Seite zum Extrahieren: HTML als Bytes (nach der Zeichensatzregel) oder Text."""
+    """Eine Seite zum Extrahieren: HTML als Bytes (nach der Zeichensatzregel) oder Text.
+
+    ``extraktoren``: nur diese (etwa die, deren letzter Versuch scheiterte); None: alle.
+    """
 
     html: bytes | str
     url: str | None = None
     schluessel: str = ""
     content_type: str | None = None
+    extraktoren: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -287,6 +317,7 @@ class Statistik:
     zeitlimits: int = 0
     abstuerze: int = 0
     ersetzt: int = 0
+    keine_html: int = 0  # Seiten, die keiner sah (art.keine_html)
     zeichensaetze: dict[str, int] = field(default_factory=dict)
 
 
@@ -395,6 +426,7 @@ class Extraktion:
         offen: deque[tuple[int, str]] = deque()  # Aufrufe, die auf einen Worker warten
         texte: dict[int, tuple[str, str]] = {}  # seitennr → (html, url), solange Aufrufe offen
         fertig: dict[int, dict[str, dict]] = {}
+        namen: dict[int, tuple[str, ...]] = {}  # seitennr → ihre Extraktoren, bis sie hinaus ist
         naechste = 0  # die nächste Seite, die hinaus darf
         erschoepft = False
         vorrat = 2 * self.prozesse  # so viele Seiten höchstens gleichzeitig in Arbeit
@@ -406,29 +438,40 @@ class Extraktion:
                 except StopIteration:
                     erschoepft = True
                     break
-                texte[nr] = self._vorbereiten(seite, nr)
+                namen[nr] = seite.extraktoren or self.extraktoren
+                html, url, grund = self._vorbereiten(seite, nr)
+                if grund is not None:  # keine HTML-Seite: kein Extraktor sieht sie
+                    fertig[nr] = {name: {"text": None, "error": art.fehler(grund)} for name in namen[nr]}
+                    continue
+                texte[nr] = html, url
                 fertig[nr] = {}
-                offen.extend((nr, name) for name in self.extraktoren)
-            while naechste in fertig and len(fertig[naechste]) == len(self.extraktoren):
+                offen.extend((nr, name) for name in namen[nr])
+            while naechste in fertig and len(fertig[naechste]) == len(namen[naechste]):
                 kandidaten = fertig.pop(naechste)
-                yield naechste, {name: kandidaten[name] for name in self.extraktoren}
+                yield naechste, {name: kandidaten[name] for name in namen.pop(naechste)}
                 naechste += 1
             if erschoepft and not fertig:
                 return
             for platz in self._plaetze:
                 if platz.auftrag is None and offen:
                     self._senden(platz, offen.popleft(), texte)
-            self._warten(texte, fertig)
+            self._warten(texte, fertig, namen)
 
-    def _vorbereiten(self, seite: Seite, nr: int) -> tuple[str, str]:
+    def _vorbereiten(self, seite: Seite, nr: int) -> tuple[str, str, str | None]:
+        """(Text für die Extraktoren, URL, None – oder warum es keine HTML-Seite ist)."""
         if isinstance(seite.html, bytes):
-            html, herkunft = dekodieren(seite.html, seite.content_type)
-            art = herkunft.split(" ", 1)[1]
-            self.statistik.zeichensaetze[art] = self.statistik.zeichensaetze.get(art, 0) + 1
+            html, herkunft = dekodieren_roh(seite.html, seite.content_type)
+            zeichensatz, weg = herkunft.split(" ", 1)
+            self.statistik.zeichensaetze[weg] = self.statistik.zeichensaetze.get(weg, 0) + 1
+            grund = art.keine_html(html, seite.html, zeichensatz)
         else:
-            html = lesbar(seite.html)
+            html = seite.html
+            grund = art.keine_html(html)
+        if grund is not None:
+            self.statistik.keine_html += 1
+            return "", "", grund
         url = seite.url or ERSATZ_URL.format(schluessel=seite.schluessel or nr)
-        return html, url
+        return lesbar(html), url, None
 
     def _senden(self, platz: _Platz, auftrag: tuple[int, str], texte: dict) -> None:
         nr, name = auftrag
@@ -441,7 +484,7 @@ class Extraktion:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             platz.verbindung.send((nr, name, html, url))
 
-    def _warten(self, texte: dict, fertig: dict) -> None:
+    def _warten(self, texte: dict, fertig: dict, namen: dict) -> None:
         belegt = [p for p in self._plaetze if p.auftrag is not None]
         if not belegt:
             return
@@ -461,8 +504,8 @@ class Extraktion:
                     _, text, fehler = platz.verbindung.recv()
                     ergebnis = {"text": text, "error": fehler}
                     # nach einem MemoryError ist der Speicher des Workers zerstückelt: ersetzen
-                    ersetzen = platz.aufrufe >= self.aufrufe_je_worker or fehler == speicher_fehler(
-                        self.speichergrenze_mb
+                    ersetzen = platz.aufrufe >= self.aufrufe_je_worker or (fehler or "").startswith(
+                        speicher_fehler(self.speichergrenze_mb)
                     )
                     hart = False
                 except (EOFError, OSError):
@@ -478,7 +521,7 @@ class Extraktion:
                 continue
             fertig[nr][name] = ergebnis
             platz.auftrag = None
-            if len(fertig[nr]) == len(self.extraktoren):
+            if len(fertig[nr]) == len(namen[nr]):
                 del texte[nr]
             if ersetzen:
                 self._ersetzen(index, hart=hart)
@@ -529,6 +572,15 @@ def _forkserver_ohne_abbruchsignale() -> None:
 
 # So beginnt der Fehler eines Aufrufs, dessen Worker starb (``Extraktion._todesursache``).
 WORKER_TOT = ("Worker abgestürzt", "Worker unerwartet beendet")
+# So beginnen die Fehler, die nichts über die Seite sagen, sondern über die Nacht: Zeitlimit,
+# Absturz des Workers, Speichergrenze. Ein Fehler des Extraktors selbst („Extraktor scheiterte:
+# …“, Rekursionsgrenze) oder ein leerer Text ist sein Urteil über die Seite und bleibt.
+VORUEBERGEHEND = ("Zeitlimit ", *WORKER_TOT, "Speichergrenze ")
+
+
+def voruebergehend(fehler: str | None) -> bool:
+    """Ist ``fehler`` ein Fehler der Umgebung, den ein späterer Versuch vielleicht nicht hat?"""
+    return fehler is not None and fehler.startswith(VORUEBERGEHEND)
 
 
 def speicher_fehler(grenze_mb: int) -> str:

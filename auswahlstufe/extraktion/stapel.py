@@ -14,15 +14,22 @@ Bytes der Datei (den Zeichensatz bestimmt ``zeichensatz.dekodieren``). Gelesen
 wird jede Datei erst, wenn sie an der Reihe ist; in die Ausgabe
 (Voreinstellung ``<ordner>_selected.json`` neben dem Ordner) kommen ``id``,
 ``extractions`` und ``selected_extractor``, nicht das HTML.
+
+Einen späteren Lauf, der Fehler der Umgebung wiederholt (Zeitlimit, Absturz des
+Workers, Speichergrenze; ``extraktion.stufe``), gibt es hier nicht: solche
+Kandidaten versucht der Stapel gleich noch einmal, am Ende, auf frischen Workern
+und nur mit den gescheiterten Extraktoren; scheitert auch das, steht im Fehler
+„… nach 2 Versuchen aufgegeben“.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import time
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -38,6 +45,7 @@ from auswahlstufe.pruefung import stichprobe as stichprobe_modul
 HTML = "html"
 EXTRACTIONS = "extractions"
 ENDUNGEN = (".html.gz", ".html")  # die längere zuerst: „a.html.gz“ hat die id „a“
+VERSUCHE = 2  # je Extraktor und Seite, wenn er an der Umgebung scheitert: der erste und einer am Ende
 
 
 def ordner_dateien(ordner: Path) -> list[tuple[str, Path]]:
@@ -81,9 +89,14 @@ def seite_lesen(pfad: Path) -> bytes:
         raise EingabeFehler(f"{pfad}: kein gültiges gzip; nichts geschrieben.") from None
 
 
-def ordner_seiten(dateien: list[tuple[str, Path]]) -> Iterator[extraktion.Seite]:
-    for seiten_id, pfad in dateien:
-        yield extraktion.Seite(seite_lesen(pfad), None, seiten_id)
+def ordner_seite(dateien: list[tuple[str, Path]]) -> Callable[[int], extraktion.Seite]:
+    """Die Seite des i-ten Artikels aus dem Ordner, erst gelesen, wenn sie dran ist."""
+
+    def seite(index: int) -> extraktion.Seite:
+        seiten_id, pfad = dateien[index]
+        return extraktion.Seite(seite_lesen(pfad), None, seiten_id)
+
+    return seite
 
 
 def pruefen(artikel: list[dict], name: str) -> None:
@@ -105,31 +118,57 @@ def extrahieren(
     artikel: list[dict],
     prozesse: int | None,
     bilanz: Counter,
-    seiten: Iterator[extraktion.Seite] | None = None,
+    seite: Callable[[int], extraktion.Seite] | None = None,
+    *,
+    zeitlimit_s: float = extraktion.ZEITLIMIT_S,
 ) -> None:
     """Füllt ``extractions`` je Artikel, parallel auf Worker-Prozessen.
 
-    ``seiten``: die Seiten in der Reihenfolge der Artikel; ohne sie gilt das Feld ``html``.
+    ``seite(index)``: die Seite des Artikels; ohne sie gilt das Feld ``html``.
+    Kandidaten mit einem Fehler der Umgebung (``seiten.voruebergehend``) kommen am
+    Ende ein zweites Mal dran, nur mit ihren Extraktoren.
     """
-    if seiten is None:
-        seiten = (
-            extraktion.Seite(eintrag[HTML], eintrag.get("url"), stapel.schluessel(eintrag, index))
-            for index, eintrag in enumerate(artikel)
-        )
+    if seite is None:
+
+        def seite(index: int) -> extraktion.Seite:
+            eintrag = artikel[index]
+            return extraktion.Seite(eintrag[HTML], eintrag.get("url"), stapel.schluessel(eintrag, index))
+
+    nochmal: dict[int, tuple[str, ...]] = {}  # Artikel → Extraktoren, die an der Umgebung scheiterten
     with (
-        extraktion.Extraktion(prozesse) as ex,
+        extraktion.Extraktion(prozesse, zeitlimit_s=zeitlimit_s) as ex,
         fortschritt(len(artikel), "Extraktion", einheit="Seiten") as weiter,
     ):
-        for index, kandidaten in ex.seiten(seiten):
+        for index, kandidaten in ex.seiten(seite(i) for i in range(len(artikel))):
             artikel[index][EXTRACTIONS] = kandidaten
-            bilanz["fehler"] += sum(k["error"] is not None for k in kandidaten.values())
+            namen = tuple(n for n, k in kandidaten.items() if extraktion.voruebergehend(k["error"]))
+            if namen:
+                nochmal[index] = namen
             weiter(1)
+        wieder = list(nochmal)
+        zweite = (dataclasses.replace(seite(index), extraktoren=nochmal[index]) for index in wieder)
+        for nr, kandidaten in ex.seiten(zweite):
+            for name, ergebnis in kandidaten.items():
+                bilanz["wiederholt"] += 1
+                if extraktion.voruebergehend(ergebnis["error"]):
+                    bilanz["aufgegeben"] += 1
+                    fehler = f"{ergebnis['error']} – nach {VERSUCHE} Versuchen aufgegeben"
+                    ergebnis = {"text": None, "error": fehler}
+                artikel[wieder[nr]][EXTRACTIONS][name] = ergebnis
         bilanz["zeitlimits"] = ex.statistik.zeitlimits
         bilanz["abstuerze"] = ex.statistik.abstuerze
+        bilanz["keine_html"] = ex.statistik.keine_html
+    for eintrag in artikel:
+        bilanz["fehler"] += sum(k["error"] is not None for k in eintrag[EXTRACTIONS].values())
 
 
 def stapel_extrahieren(
-    datei: str, ausgabe: str | None, *, stichprobe: int | None = None, prozesse: int | None = None
+    datei: str,
+    ausgabe: str | None,
+    *,
+    stichprobe: int | None = None,
+    prozesse: int | None = None,
+    zeitlimit_s: float = extraktion.ZEITLIMIT_S,
 ) -> stapel.Bilanz:
     """Liest ``datei``, extrahiert, entscheidet und schreibt die Ausgabe atomar."""
     start = time.perf_counter()
@@ -144,20 +183,31 @@ def stapel_extrahieren(
             dateien = ordner_dateien(ordner)
             artikel = [{"id": seiten_id} for seiten_id, _ in dateien]
             groesse = 0  # kein Balken für das Entscheiden: die Ausgabe ist klein
-            extrahieren(artikel, prozesse, extraktionsbilanz, ordner_seiten(dateien))
+            extrahieren(artikel, prozesse, extraktionsbilanz, ordner_seite(dateien), zeitlimit_s=zeitlimit_s)
         else:
             artikel, groesse = jsoneingabe.laden(datei)
             pruefen(artikel, jsoneingabe.anzeigename(datei))
-            extrahieren(artikel, prozesse, extraktionsbilanz)
+            extrahieren(artikel, prozesse, extraktionsbilanz, zeitlimit_s=zeitlimit_s)
         auswahl = stichprobe_modul.Stichprobe(stichprobe) if stichprobe else None
         stapel.entscheiden(artikel, bilanz, auswahl, groesse >= BALKEN_AB_BYTES)
         stapel.ausgeben(bilanz, artikel, auswahl)
     bilanz.sekunden = time.perf_counter() - start
-    click.echo(
-        f"Extrahiert: {bilanz.artikel} Seiten, {extraktionsbilanz['fehler']} Kandidaten mit Fehler "
-        f"(davon Zeitlimit {extraktionsbilanz['zeitlimits']}, Worker abgestürzt "
-        f"{extraktionsbilanz['abstuerze']})",
-        err=True,
-    )
+    click.echo(f"Extrahiert: {bilanz.artikel} Seiten, {zeile(extraktionsbilanz)}", err=True)
     click.echo(stapel.zusammenfassung(bilanz), err=True)
     return bilanz
+
+
+def zeile(extraktionsbilanz: Counter) -> str:
+    """Die Kandidaten mit Fehler und was die Umgebung dazu tat, für die Bilanzzeile."""
+    teile = [
+        f"{extraktionsbilanz['fehler']} Kandidaten mit Fehler (Zeitlimit {extraktionsbilanz['zeitlimits']}×, "
+        f"Worker abgestürzt {extraktionsbilanz['abstuerze']}×)"
+    ]
+    if extraktionsbilanz["wiederholt"]:
+        teile.append(
+            f"{extraktionsbilanz['wiederholt']} Kandidaten gleich noch einmal versucht, davon "
+            f"{extraktionsbilanz['aufgegeben']} nach {VERSUCHE} Versuchen aufgegeben"
+        )
+    if extraktionsbilanz["keine_html"]:
+        teile.append(f"{extraktionsbilanz['keine_html']} Seiten sind keine HTML-Seiten")
+    return ", ".join(teile)

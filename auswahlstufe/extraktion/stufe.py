@@ -16,6 +16,14 @@ und in seinem Protokoll (``auswahl_laeufe``), mit seiner Behandlung von
 SIGINT/SIGTERM. Danach wählt der Lauf für die betroffenen Items (die Auswahl
 erkennt geänderte Kandidaten an ihren Prüfsummen). Ein zweiter Lauf ohne
 Änderung extrahiert nichts.
+
+Eine schlechte Nacht wird kein bleibendes Ergebnis (Migration aw-009): scheitert
+ein Extraktor an der Umgebung – Zeitlimit, Absturz des Workers, Speichergrenze
+(``seiten.voruebergehend``) –, ist seine Zeile vorläufig (``vorlaeufig``,
+``versuche``), und der nächste Lauf über die Seite extrahiert ihn wieder, nur ihn.
+Nach ``GRENZE`` solchen Versuchen bleibt der Fehler mit „… nach 3 Versuchen
+aufgegeben“. Ein Fehler des Extraktors selbst (eine Ausnahme der Bibliothek) und
+ein leerer Text sind sein Urteil über die Seite und bleiben wie bisher.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from psycopg import sql
 
 import db
 from auswahlstufe.anzeige import zahl
+from auswahlstufe.extraktion import art
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
 from auswahlstufe.fortschritt import fortschritt
@@ -37,26 +46,34 @@ from auswahlstufe.lauf import bereich, lesen
 from auswahlstufe.lauf.abbruch import Abbruch
 
 STAPEL = 50  # Seiten je Schreibtransaktion
+# So oft versucht die Stufe einen Extraktor an einer Seite, der an der Umgebung scheitert
+# (Zeitlimit, Absturz, Speichergrenze), in verschiedenen Läufen: eine überlastete Nacht, ein
+# OOM-Kill des Kernels ist selten zweimal hintereinander dieselbe Seite; wer dreimal scheitert,
+# scheitert an der Seite selbst – und kostet dann nicht jeden Lauf bis zu 3 × 30 s.
+GRENZE = 3
 LESESEITE = 20  # Seiten je Leseabfrage (HTML im Speicher: höchstens diese plus die in Arbeit)
 
 SQL_GIBT_ES_SEITEN = "select to_regclass('seiten') is not null"
 
-# Je Seite: gibt es einen Extraktor ohne Zeile derselben Fassung zu derselben Seite?
+# Je Seite die Extraktoren, die (wieder) dran sind: ohne Zeile derselben Fassung zu derselben
+# Seite, oder mit einer vorläufigen (Fehler der Umgebung, aw-009) – und deren Versuche bisher.
 SQL_VERALTET = """
-select s.item_id, s.html, s.url, s.content_type, k.sha256
+select s.item_id, s.html, s.url, s.content_type, k.sha256, a.namen, a.versuche
 from seiten s
 join raw_items r on r.id = s.item_id
 cross join lateral (
     select sha256(s.html_sha256 || convert_to(coalesce(s.content_type, ''), 'UTF8')) as sha256
 ) k
-where {bedingung} and s.item_id >= %(ab)s and exists (
-    select 1 from unnest(%(namen)s::text[], %(fassungen)s::text[]) as f (extraktor, fassung)
-    where not exists (
-        select 1 from extraktionen e
-        where e.item_id = s.item_id and e.extraktor = f.extraktor
-          and e.extraktor_fassung = f.fassung and e.seite_sha256 = k.sha256
-    )
-)
+cross join lateral (
+    select array_agg(f.extraktor order by f.nr) as namen,
+           array_agg(coalesce(e.versuche, 0) order by f.nr) as versuche
+    from unnest(%(namen)s::text[], %(fassungen)s::text[]) with ordinality as f (extraktor, fassung, nr)
+    left join extraktionen e
+        on e.item_id = s.item_id and e.extraktor = f.extraktor
+       and e.extraktor_fassung = f.fassung and e.seite_sha256 = k.sha256
+    where e.item_id is null or e.vorlaeufig
+) a
+where {bedingung} and s.item_id >= %(ab)s and a.namen is not null
 order by s.item_id
 limit %(seite)s
 """
@@ -65,16 +82,21 @@ SQL_ZAHL_VERALTET = "select count(*) from ({abfrage}) v"
 
 # Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
 SQL_SCHREIBEN = """
-insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256)
-values (%s, %s, %s, %s, %s, %s)
+insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256,
+    versuche, vorlaeufig)
+values (%s, %s, %s, %s, %s, %s, %s, %s)
 on conflict (item_id, extraktor) do update set
     text = excluded.text,
     fehler = excluded.fehler,
     extraktor_fassung = excluded.extraktor_fassung,
     seite_sha256 = excluded.seite_sha256,
+    versuche = excluded.versuche,
+    vorlaeufig = excluded.vorlaeufig,
     extrahiert_am = now()
-where (extraktionen.text, extraktionen.fehler, extraktionen.extraktor_fassung, extraktionen.seite_sha256)
-    is distinct from (excluded.text, excluded.fehler, excluded.extraktor_fassung, excluded.seite_sha256)
+where (extraktionen.text, extraktionen.fehler, extraktionen.extraktor_fassung, extraktionen.seite_sha256,
+       extraktionen.versuche, extraktionen.vorlaeufig)
+    is distinct from (excluded.text, excluded.fehler, excluded.extraktor_fassung, excluded.seite_sha256,
+       excluded.versuche, excluded.vorlaeufig)
 """
 
 
@@ -98,20 +120,42 @@ def _abfrage(slot: str | None, teil: str | None) -> tuple[sql.Composed, dict]:
     return sql.SQL(SQL_VERALTET).format(bedingung=sql.SQL(" and ").join(bedingungen)), params
 
 
+# Die Zählung eines Laufs (Bilanzzeile, auswahl_laeufe.extraktion): Seiten veraltet und
+# extrahiert, Zeilen geschrieben, Kandidaten mit Fehler, davon vorläufig (der nächste Lauf
+# versucht es wieder) und aufgegeben (nach GRENZE Versuchen), Kandidaten wiederholt (ihr
+# letzter Versuch war vorläufig), Seiten, die keine HTML-Seiten sind.
+ZAEHLUNG = (
+    *("veraltet", "extrahiert", "geschrieben", "fehler"),
+    *("vorlaeufig", "aufgegeben", "wiederholt", "keine_html"),
+)
+
+
 def extrahieren(
-    slot: str | None, trocken: bool, teil: str | None, prozesse: int | None, abbruch: Abbruch | None = None
+    slot: str | None,
+    trocken: bool,
+    teil: str | None,
+    prozesse: int | None,
+    abbruch: Abbruch | None = None,
+    zaehlung: dict[str, int] | None = None,
+    *,
+    zeitlimit_s: float = extraktion.ZEITLIMIT_S,
 ) -> dict[str, int]:
     """Extrahiert die veralteten Seiten und schreibt ``extraktionen``; gibt die Zählung zurück.
 
     ``stufe.lauf`` ruft das als Vorlauf auf: nach der Sperre und dem Eintrag ins
-    Protokoll, vor der Auswahl. Nach SIGINT/SIGTERM (``abbruch``) hört die
-    Extraktion nach der laufenden Seite auf, schreibt die fertigen Seiten und
-    endet mit ``Abgebrochen`` (Exit 130); die Auswahl läuft dann nicht.
+    Protokoll, vor der Auswahl, und gibt ``zaehlung`` mit – ein Verzeichnis, das
+    hier gefüllt wird und auch nach einem Fehler zeigt, wie weit es kam. Nach
+    SIGINT/SIGTERM (``abbruch``) hört die Extraktion nach der laufenden Seite auf,
+    schreibt die fertigen Seiten und endet mit ``Abgebrochen`` (Exit 130); die
+    Auswahl läuft dann nicht. ``zeitlimit_s``: je Seite und Extraktor
+    (``--extraktion-zeitlimit``).
     """
     start = time.perf_counter()
+    if zaehlung is None:
+        zaehlung = {}
+    zaehlung.update(dict.fromkeys(ZAEHLUNG, 0))
     abfrage, params = _abfrage(slot, teil)
     fassung = dict(zip(params["namen"], params["fassungen"], strict=True))
-    zaehlung = {"veraltet": 0, "extrahiert": 0, "geschrieben": 0, "fehler": 0}
     url = db.datenbank_url()
     # Beide Verbindungen im Autocommit: jede Leseseite und jeder Schreibstapel ist eine
     # eigene kurze Transaktion, zwischen ihnen – während die Extraktoren rechnen – keine.
@@ -127,7 +171,9 @@ def extrahieren(
         if not trocken and zaehlung["veraltet"]:
             with db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber:
                 try:
-                    _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch)
+                    _extrahieren(
+                        leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch, zeitlimit_s
+                    )
                 except (psycopg.Error, StufenFehler, db.Fehler):
                     if zaehlung["extrahiert"]:
                         click.echo(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}", err=True)
@@ -147,10 +193,27 @@ def extrahieren(
 
 def _bilanz(zaehlung: dict[str, int], start: float) -> str:
     dauer = zahl(time.perf_counter() - start)
+    keine_html = (
+        f" (davon {zaehlung['keine_html']} keine HTML-Seite{'n' if zaehlung['keine_html'] > 1 else ''})"
+        if zaehlung["keine_html"]
+        else ""
+    )
+    davon = [
+        f"{zaehlung[schluessel]} {text}"
+        for schluessel, text in (
+            (
+                "vorlaeufig",
+                "vorläufig: Zeitlimit, Absturz oder Speicher, der nächste Lauf versucht es wieder",
+            ),
+            ("aufgegeben", f"nach {GRENZE} Versuchen aufgegeben"),
+        )
+        if zaehlung[schluessel]
+    ]
+    wiederholt = f", {zaehlung['wiederholt']} Kandidaten wiederholt" if zaehlung["wiederholt"] else ""
     return (
-        f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert, "
+        f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert{keine_html}, "
         f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
-        f"mit Fehler, {dauer} s"
+        f"mit Fehler{' (davon ' + ' und '.join(davon) + ')' if davon else ''}{wiederholt}, {dauer} s"
     )
 
 
@@ -165,36 +228,43 @@ def _seiten_lesen(leser, abfrage: sql.Composed, params: dict) -> Iterator[tuple]
         ab = zeilen[-1][0] + 1
 
 
-def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch) -> None:
-    summen: dict[int, tuple[int, bytes]] = {}  # Seitennummer → (item_id, sha256)
+def _extrahieren(
+    leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch, zeitlimit_s
+) -> None:
+    summen: dict[int, tuple[int, bytes, dict[str, int]]] = {}  # Seitennummer → (item_id, sha256, versuche)
 
     def abgebrochen() -> bool:
         return abbruch is not None and abbruch.signal is not None
 
     def seiten():
-        for nr, (item_id, html, url, content_type, sha) in enumerate(_seiten_lesen(leser, abfrage, params)):
+        for nr, (item_id, html, url, content_type, sha, namen, versuche) in enumerate(
+            _seiten_lesen(leser, abfrage, params)
+        ):
             if abgebrochen():  # nach einem Signal keine neuen Seiten mehr lesen
                 return
-            summen[nr] = (item_id, sha)
-            yield extraktion.Seite(bytes(html), url, str(item_id), content_type)
+            summen[nr] = (item_id, sha, dict(zip(namen, versuche, strict=True)))
+            yield extraktion.Seite(bytes(html), url, str(item_id), content_type, tuple(namen))
 
     zeilen: list[tuple] = []
     try:
         with (
-            extraktion.Extraktion(prozesse) as ex,
+            extraktion.Extraktion(prozesse, zeitlimit_s=zeitlimit_s) as ex,
             fortschritt(zaehlung["veraltet"], "Extrahieren", einheit="Seiten") as weiter,
         ):
             for nr, kandidaten in ex.seiten(seiten()):
-                item_id, sha = summen.pop(nr)
+                item_id, sha, bisher = summen.pop(nr)
                 if abgebrochen() and any(_abgestuerzt(e["error"]) for e in kandidaten.values()):
                     # Starb ein Worker im Abbruch mit, ist das kein Befund über die Seite:
                     # nicht schreiben, der nächste Lauf extrahiert sie.
                     break
                 zaehlung["extrahiert"] += 1
+                zaehlung["keine_html"] += any(art.ist_keine_html(e["error"]) for e in kandidaten.values())
                 for name, ergebnis in kandidaten.items():
-                    zaehlung["fehler"] += ergebnis["error"] is not None
-                    zeilen.append((item_id, name, ergebnis["text"], ergebnis["error"], fassung[name], sha))
-                if len(zeilen) >= STAPEL * len(kandidaten):
+                    fehler, versuche, vorlaeufig = _versuch(ergebnis["error"], bisher[name], zaehlung)
+                    zeilen.append(
+                        (item_id, name, ergebnis["text"], fehler, fassung[name], sha, versuche, vorlaeufig)
+                    )
+                if len(zeilen) >= STAPEL * len(extraktion.EXTRAKTOREN):
                     zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
                     zeilen = []
                 weiter(1)
@@ -213,6 +283,21 @@ def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung,
 
 def _abgestuerzt(fehler: str | None) -> bool:
     return fehler is not None and fehler.startswith(extraktion.WORKER_TOT)
+
+
+def _versuch(fehler: str | None, bisher: int, zaehlung: dict[str, int]) -> tuple[str | None, int, bool]:
+    """(Fehler, Versuche, vorläufig) für die Zeile eines Kandidaten, dessen Extraktor schon
+    ``bisher``-mal an der Umgebung scheiterte; zählt mit."""
+    zaehlung["wiederholt"] += bisher > 0
+    zaehlung["fehler"] += fehler is not None
+    if not extraktion.voruebergehend(fehler):
+        return fehler, bisher, False  # Text oder Urteil des Extraktors: endgültig
+    versuche = bisher + 1
+    if versuche >= GRENZE:
+        zaehlung["aufgegeben"] += 1
+        return f"{fehler} – nach {versuche} Versuchen aufgegeben", versuche, False
+    zaehlung["vorlaeufig"] += 1
+    return f"{fehler} – Versuch {versuche} von {GRENZE}, der nächste Lauf versucht es wieder", versuche, True
 
 
 def _schreiben(schreiber, zeilen: list[tuple]) -> int:

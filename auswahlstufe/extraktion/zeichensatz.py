@@ -75,26 +75,33 @@ def _streng(roh: bytes, codec: str | None) -> str | None:
 
 def dekodieren(roh: bytes, content_type: str | None = None) -> tuple[str, str]:
     """Bytes einer Seite → (Text, wie der Zeichensatz bestimmt wurde), nach der Regel oben."""
+    text, herkunft = dekodieren_roh(roh, content_type)
+    return lesbar(text), herkunft
+
+
+def dekodieren_roh(roh: bytes, content_type: str | None = None) -> tuple[str, str]:
+    """Wie ``dekodieren``, aber ohne ``lesbar``: die Steuerzeichen stehen noch im Text
+    (``art.keine_html`` zählt sie)."""
     for bom, codec in _BOMS:
         if roh.startswith(bom):
-            return lesbar(roh[len(bom) :].decode(codec, "replace")), f"{codec} (BOM)"
+            return roh[len(bom) :].decode(codec, "replace"), f"{codec} (BOM)"
     if content_type:
         treffer = _CHARSET.search(content_type.encode("latin-1", "replace"))
         codec = _codec(treffer.group(1)) if treffer else None
         text = _streng(roh, codec)
         if text is not None:
-            return lesbar(text), f"{codec} (HTTP)"
+            return text, f"{codec} (HTTP)"
     codec = deklariert_im_dokument(roh)
     text = _streng(roh, codec)
     if text is not None:
-        return lesbar(text), f"{codec} (Dokument)"
+        return text, f"{codec} (Dokument)"
     text = _streng(roh, "utf-8")
     if text is not None:
-        return lesbar(text), "utf-8 (gültig)"
+        return text, "utf-8 (gültig)"
     codec = _erkennen(roh[:ERKENNUNG_BYTES])
     if codec is not None:
-        return lesbar(roh.decode(codec, "replace")), f"{codec} (erkannt)"
-    return lesbar(roh.decode("utf-8", "replace")), "utf-8 (mit Ersatzzeichen)"
+        return roh.decode(codec, "replace"), f"{codec} (erkannt)"
+    return roh.decode("utf-8", "replace"), "utf-8 (mit Ersatzzeichen)"
 
 
 def _erkennen(probe: bytes) -> str | None:

@@ -15,6 +15,7 @@ from datetime import datetime
 
 import click
 import psycopg
+from psycopg.types.json import Jsonb
 
 SQL_BEGINN = """
 insert into auswahl_laeufe (modus, slot, teil, coder_version, prozesse, stichprobe, rechner, pid)
@@ -26,7 +27,7 @@ update auswahl_laeufe set
     beendet_am = clock_timestamp(),
     neu = %(neu)s, geaendert = %(geaendert)s, unveraendert = %(unveraendert)s, entfernt = %(entfernt)s,
     ohne_kandidaten = %(ohne_kandidaten)s, nachgetragen = %(nachgetragen)s,
-    exit_code = %(exit_code)s, meldung = %(meldung)s
+    exit_code = %(exit_code)s, meldung = %(meldung)s, extraktion = %(extraktion)s
 where id = %(id)s
 """
 
@@ -76,5 +77,7 @@ def beenden(conn: psycopg.Connection, lauf_id: int, bilanz, exit_code: int, meld
             "nachgetragen": bilanz.nachgetragen,
             "exit_code": exit_code,
             "meldung": meldung,
+            # die Zählung der Extraktion davor (--extrahieren, aw-009), sonst NULL
+            "extraktion": Jsonb(bilanz.extraktion) if bilanz.extraktion is not None else None,
         },
     )

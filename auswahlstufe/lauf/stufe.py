@@ -76,6 +76,7 @@ class Bilanz:
     unbekannte_zeilen: Counter = field(default_factory=Counter)
     stapel: int = 0
     sekunden: float = 0.0
+    extraktion: dict[str, int] | None = None  # die Zählung des Vorlaufs (--extrahieren), fürs Protokoll
 
     def zaehlung(self) -> dict[str, int]:
         """Die Zählung des Laufs für den Kopf der Stichprobenseite."""
@@ -128,13 +129,14 @@ def lauf(
     prozesse: int | None,
     stapel_zeitlimit: float = ZEITLIMIT,
     variante: Variante | None = None,
-    vorlauf: Callable[[Abbruch], object] | None = None,
+    vorlauf: Callable[..., object] | None = None,
 ) -> Bilanz:
     """Ein Lauf: ``slot=None`` heißt --backfill.
 
-    ``vorlauf(abbruch)`` läuft vor der Auswahl, unter der Sperre und im Protokoll
-    des Laufs (``--extrahieren``: ``extraktion_stufe.extrahieren``); sein Fehler
-    oder Abbruch ist der des Laufs.
+    ``vorlauf(abbruch, zaehlung)`` läuft vor der Auswahl, unter der Sperre und im
+    Protokoll des Laufs (``--extrahieren``: ``extraktion_stufe.extrahieren``); sein
+    Fehler oder Abbruch ist der des Laufs, seine Zählung (ein Verzeichnis, das er
+    füllt) steht im Protokoll (``auswahl_laeufe.extraktion``).
 
     Mit ``variante`` (``--variante``) kodiert der Lauf unter ihrer eigenen
     coder_version und mit ihren Parametern für ``waehle``: Sperre, Bestand,
@@ -228,7 +230,8 @@ def _protokolliert(dieser: _Lauf, url: str, leser, arbeiter, abbruch: Abbruch, v
                 sperren(schreiber, dieser.version, dieser.teil)
                 schreiber.execute(SQL_TEMP)
                 if vorlauf is not None:
-                    vorlauf(abbruch)
+                    dieser.bilanz.extraktion = {}
+                    vorlauf(abbruch, dieser.bilanz.extraktion)
                     dieser.start = time.perf_counter()  # die Bilanz zählt die Auswahl allein
                 _ablauf(dieser, leser, schreiber, arbeiter, abbruch)
         except (StufenFehler, db.Fehler) as fehler:
