@@ -11,7 +11,7 @@
 -- lesen und schreiben – sonst nichts. Mit -v einlesen=1 zusätzlich, was
 -- --einlesen braucht (extraktionen einfügen, ändern, löschen; seiten lesen,
 -- einfügen, ändern); mit
--- -v extrahieren=1, was --extrahieren --backfill/--slot braucht (seiten lesen,
+-- -v extrahieren=1, was --extrahieren --backfill/--slot/--nachholen braucht (seiten lesen,
 -- extraktionen einfügen und ändern). Die Advisory-Locks eines Laufs brauchen
 -- kein Recht. Migrieren darf die Rolle nicht.
 --

@@ -19,7 +19,7 @@ from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.lauf import sperren
-from tests.testhilfen import ende, im_hintergrund, nachfahren, sperrname
+from tests.testhilfen import bilanz, ende, im_hintergrund, nachfahren, sperrname
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -69,7 +69,7 @@ def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
     lauf = cli("--extrahieren", "--backfill", "--prozesse", "2")
     assert lauf.code == 0, lauf.err
     assert (
-        "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen in extraktionen geändert" in lauf.err
+        "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen in extraktionen geändert" in lauf.out
     )
     zeilen = extraktionen(bestand)
     assert len(zeilen) == 9
@@ -90,7 +90,7 @@ def test_zweiter_lauf_ohne_aenderung_extrahiert_nichts(cli, bestand):
     vorher = extraktionen(bestand)
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert, 0 Zeilen" in lauf.err
+    assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert, 0 Zeilen" in lauf.out
     assert extraktionen(bestand) == vorher  # auch xmin: keine Zeile angefasst
 
 
@@ -101,7 +101,7 @@ def test_geaenderte_seite_wird_neu_extrahiert_nur_geaenderte_zeilen(cli, bestand
     seite(bestand, 3, bytes(range(256)) * 100, None, "text/html; charset=windows-1252")
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in lauf.err
+    assert "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in lauf.out
     nachher = extraktionen(bestand)
     for (item_id, name), zeile in vorher.items():
         if item_id != 3:
@@ -119,7 +119,7 @@ def test_slot_extrahiert_nur_seine_seiten(cli, bestand):
 def test_trocken_schreibt_nichts(cli, bestand):
     lauf = cli("--extrahieren", "--backfill", "--trocken")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion (trocken): 3 Seiten würden extrahiert." in lauf.err
+    assert "Extraktion (trocken): 3 Seiten würden extrahiert." in lauf.out
     assert extraktionen(bestand) == {}
 
 
@@ -130,7 +130,7 @@ def test_teil_extrahiert_nur_seine_items(cli, bestand):
 
 
 def test_ohne_migration_aw_006_exit_4(cli, daten):
-    daten.conn.execute("drop table seiten")
+    daten.conn.execute("drop table seiten cascade")  # mit der Sicht auswahl_slots_ohne_lauf (aw-007)
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 4
     assert "Die Tabelle seiten fehlt" in lauf.err
@@ -223,7 +223,7 @@ def test_keine_transaktion_bleibt_offen_waehrend_die_extraktoren_rechnen(
     assert schon < 3 * VIELE, "die Extraktion war schon fertig: kein Beweis"
     assert offen == 0
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
-    assert f"Extraktion: {VIELE} Seiten neu oder veraltet, {VIELE} extrahiert" in err
+    assert f"Extraktion: {VIELE} Seiten neu oder veraltet, {VIELE} extrahiert" in out
 
 
 @pytest.mark.parametrize(
@@ -245,7 +245,8 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
     code, out, err = ende(prozess)
     assert code == EXIT_ABGEBROCHEN, f"exit {code}\n{out}\n{err}"
     assert f"Abgebrochen ({signal.Signals(sig).name}) während der Extraktion" in err, err
-    assert "Traceback" not in err and out == ""
+    # auf stdout die Bilanz der Extraktion (Protokoll), keine der Auswahl: sie lief nicht
+    assert "Traceback" not in err and out.startswith("Extraktion: ") and "\nneu " not in out, out
     with psycopg.connect(db_url, autocommit=True) as conn:
         # die Sperre ist frei, und der Lauf steht mit Exit 130 im Protokoll
         assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
@@ -258,8 +259,8 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
     weiter = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
     code, out, err = ende(weiter)
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
-    assert f"{VIELE - len(je_item)} extrahiert" in err
-    assert out.startswith(f"neu {VIELE}, "), out
+    assert f"{VIELE - len(je_item)} extrahiert" in out
+    assert bilanz(out).startswith(f"neu {VIELE}, "), out
 
 
 def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):
@@ -270,7 +271,7 @@ def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):
         conn.execute("select pg_advisory_unlock_all()")
     assert lauf.code == EXIT_GESPERRT, str(lauf)
     assert extraktionen(bestand) == {}
-    assert "Extraktion:" not in lauf.err
+    assert "Extraktion:" not in lauf.err + lauf.out
 
 
 def test_extraktion_steht_im_protokoll_des_laufs(db_url, bestand, cli):

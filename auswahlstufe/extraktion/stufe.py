@@ -33,7 +33,7 @@ from auswahlstufe.anzeige import zahl
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
 from auswahlstufe.fortschritt import fortschritt
-from auswahlstufe.lauf import bereich, lesen
+from auswahlstufe.lauf import ausgabe, bereich, lesen, wache
 from auswahlstufe.lauf.abbruch import Abbruch
 
 STAPEL = 50  # Seiten je Schreibtransaktion
@@ -62,6 +62,12 @@ limit %(seite)s
 """
 
 SQL_ZAHL_VERALTET = "select count(*) from ({abfrage}) v"
+# Items eines Schreibstapels, die Ingest inzwischen löschte (ihre Zeilen scheiterten am
+# Fremdschlüssel): sie entfallen, der Rest des Stapels wird geschrieben.
+SQL_VERSCHWUNDENE = """
+select i from unnest(%s::bigint[]) as i
+where not exists (select 1 from raw_items r where r.id = i)
+"""
 
 # Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
 SQL_SCHREIBEN = """
@@ -111,11 +117,17 @@ def extrahieren(
     start = time.perf_counter()
     abfrage, params = _abfrage(slot, teil)
     fassung = dict(zip(params["namen"], params["fassungen"], strict=True))
-    zaehlung = {"veraltet": 0, "extrahiert": 0, "geschrieben": 0, "fehler": 0}
+    zaehlung = {"veraltet": 0, "extrahiert": 0, "geschrieben": 0, "fehler": 0, "entfallen": 0}
     url = db.datenbank_url()
     # Beide Verbindungen im Autocommit: jede Leseseite und jeder Schreibstapel ist eine
     # eigene kurze Transaktion, zwischen ihnen – während die Extraktoren rechnen – keine.
-    with db.fehler_uebersetzen(url), db.verbinden(url, "extraktion lesen", autocommit=True) as leser:
+    # Beide melden sich bei der Wache des Laufs an (lauf.wache): sie hält sie in dieser Zeit
+    # wach, und vor jedem Schreibstapel prüft sie, dass der Lauf seine Sperre noch hält.
+    with (
+        db.fehler_uebersetzen(url),
+        db.verbinden(url, "extraktion lesen", autocommit=True) as leser,
+        wache.angemeldet(leser),
+    ):
         if not leser.execute(SQL_GIBT_ES_SEITEN).fetchone()[0]:
             raise VoraussetzungFehlt(
                 "Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (python check_db.py --migrieren)."
@@ -125,17 +137,21 @@ def extrahieren(
             {**params, "ab": lesen.KLEINSTE_ID, "seite": None},
         ).fetchone()[0]
         if not trocken and zaehlung["veraltet"]:
-            with db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber:
+            with (
+                db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber,
+                wache.angemeldet(schreiber),
+            ):
                 try:
                     _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch)
                 except (psycopg.Error, StufenFehler, db.Fehler):
                     if zaehlung["extrahiert"]:
                         click.echo(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}", err=True)
                     raise
+    # Die Bilanz ist Protokoll (stdout; lauf.ausgabe), nur ein Fehler geht nach stderr.
     if trocken:
-        click.echo(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.", err=True)
+        click.echo(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.")
     else:
-        click.echo(f"Extraktion: {_bilanz(zaehlung, start)}", err=True)
+        click.echo(f"Extraktion: {_bilanz(zaehlung, start)}")
     if abbruch is not None and abbruch.signal is not None:
         raise Abgebrochen(
             f"Abgebrochen ({signal.Signals(abbruch.signal).name}) während der Extraktion nach "
@@ -147,10 +163,11 @@ def extrahieren(
 
 def _bilanz(zaehlung: dict[str, int], start: float) -> str:
     dauer = zahl(time.perf_counter() - start)
+    entfallen = f", entfallen {zaehlung['entfallen']}" if zaehlung.get("entfallen") else ""
     return (
         f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert, "
         f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
-        f"mit Fehler, {dauer} s"
+        f"mit Fehler{entfallen}, {dauer} s"
     )
 
 
@@ -158,7 +175,8 @@ def _seiten_lesen(leser, abfrage: sql.Composed, params: dict) -> Iterator[tuple]
     """Die veralteten Seiten in Keyset-Seiten zu LESESEITE, jede Abfrage eine eigene Transaktion."""
     ab = lesen.KLEINSTE_ID
     while True:
-        zeilen = leser.execute(abfrage, {**params, "ab": ab, "seite": LESESEITE}).fetchall()
+        with wache.benutzt(leser):
+            zeilen = leser.execute(abfrage, {**params, "ab": ab, "seite": LESESEITE}).fetchall()
         yield from zeilen
         if len(zeilen) < LESESEITE or zeilen[-1][0] == lesen.GROESSTE_ID:
             return
@@ -182,7 +200,7 @@ def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung,
     try:
         with (
             extraktion.Extraktion(prozesse) as ex,
-            fortschritt(zaehlung["veraltet"], "Extrahieren") as weiter,
+            fortschritt(zaehlung["veraltet"], "Extrahieren", ausgabe.fortschritt_datei()) as weiter,
         ):
             for nr, kandidaten in ex.seiten(seiten()):
                 item_id, sha = summen.pop(nr)
@@ -195,7 +213,7 @@ def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung,
                     zaehlung["fehler"] += ergebnis["error"] is not None
                     zeilen.append((item_id, name, ergebnis["text"], ergebnis["error"], fassung[name], sha))
                 if len(zeilen) >= STAPEL * len(kandidaten):
-                    zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+                    _schreiben(schreiber, zeilen, zaehlung)
                     zeilen = []
                 weiter(1)
                 if abgebrochen():
@@ -203,19 +221,36 @@ def _extrahieren(leser, schreiber, abfrage, params, fassung, prozesse, zaehlung,
     except StufenFehler:
         # Etwa ein Ersatz-Worker, der nicht startet: die fertigen Seiten bleiben nicht liegen.
         if zeilen:
-            zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+            _schreiben(schreiber, zeilen, zaehlung)
         if abgebrochen():
             return  # nach SIGINT/SIGTERM eine Folge des Abbruchs: extrahieren meldet Exit 130
         raise
     if zeilen:
-        zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+        _schreiben(schreiber, zeilen, zaehlung)
 
 
 def _abgestuerzt(fehler: str | None) -> bool:
     return fehler is not None and fehler.startswith(extraktion.WORKER_TOT)
 
 
-def _schreiben(schreiber, zeilen: list[tuple]) -> int:
-    with schreiber.transaction(), schreiber.cursor() as cur:
-        cur.executemany(SQL_SCHREIBEN, zeilen)
-        return cur.rowcount
+def _schreiben(schreiber, zeilen: list[tuple], zaehlung: dict[str, int]) -> None:
+    """Ein Schreibstapel in einer Transaktion (vorher: hält der Lauf seine Sperre noch?).
+
+    Löschte Ingest inzwischen ein Item, scheitert der Stapel am Fremdschlüssel; dann
+    entfallen die verschwundenen Items (gezählt), und der Rest wird geschrieben."""
+    wache.sperre_pruefen()
+    with wache.benutzt(schreiber):
+        while True:
+            try:
+                with schreiber.transaction(), schreiber.cursor() as cur:
+                    cur.executemany(SQL_SCHREIBEN, zeilen)
+                    zaehlung["geschrieben"] += cur.rowcount
+                    return
+            except psycopg.errors.ForeignKeyViolation:
+                weg = {i for (i,) in schreiber.execute(SQL_VERSCHWUNDENE, ([z[0] for z in zeilen],))}
+                if not weg:
+                    raise
+                zaehlung["entfallen"] += len(weg)
+                zeilen = [z for z in zeilen if z[0] not in weg]
+                if not zeilen:
+                    return

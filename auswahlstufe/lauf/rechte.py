@@ -66,10 +66,10 @@ LAUF = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL)
 MODI: dict[str, Modus] = {
     m.name: m
     for m in (
-        Modus("lauf", "auswahl.py --backfill oder --slot … [--teil K/N]", LAUF),
+        Modus("lauf", "auswahl.py --backfill, --slot … oder --nachholen [--teil K/N]", LAUF),
         Modus(
             "trocken",
-            "auswahl.py --backfill oder --slot … --trocken [--stichprobe N]",
+            "auswahl.py --backfill, --slot … oder --nachholen --trocken [--stichprobe N]",
             (
                 *GRUND,
                 ITEMS,
@@ -107,7 +107,7 @@ MODI: dict[str, Modus] = {
         # und wählt danach im selben Lauf wie ein Lauf (mit --trocken: nur lesend).
         Modus(
             "extrahieren",
-            "auswahl.py --extrahieren --backfill oder --slot … [--teil K/N]",
+            "auswahl.py --extrahieren --backfill, --slot … oder --nachholen [--teil K/N]",
             (
                 *GRUND,
                 ITEMS,
@@ -161,6 +161,7 @@ MODI: dict[str, Modus] = {
                 Recht("eigentuemer", "auswahl_letzter_slot", wenn_vorhanden=True),
                 Recht("eigentuemer", "auswahl_slots_ohne_lauf", wenn_vorhanden=True),
                 Recht("eigentuemer", "seiten", wenn_vorhanden=True),
+                Recht("eigentuemer", "auswahl_offene_laeufe", wenn_vorhanden=True),
             ),
         ),
     )
@@ -255,7 +256,7 @@ REZEPT_KOPF = """\
 -- lesen und schreiben – sonst nichts. Mit -v einlesen=1 zusätzlich, was
 -- --einlesen braucht (extraktionen einfügen, ändern, löschen; seiten lesen,
 -- einfügen, ändern); mit
--- -v extrahieren=1, was --extrahieren --backfill/--slot braucht (seiten lesen,
+-- -v extrahieren=1, was --extrahieren --backfill/--slot/--nachholen braucht (seiten lesen,
 -- extraktionen einfügen und ändern). Die Advisory-Locks eines Laufs brauchen
 -- kein Recht. Migrieren darf die Rolle nicht.
 --
