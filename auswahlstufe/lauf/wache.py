@@ -58,6 +58,7 @@ class _Eintrag:
     sperre: threading.RLock = field(default_factory=threading.RLock)
     zuletzt: float = field(default_factory=time.monotonic)
     tot: bool = False
+    fehler: psycopg.Error | None = None  # woran ein Lebenszeichen scheiterte: der wahre Grund
 
 
 class Wache:
@@ -151,7 +152,11 @@ class Wache:
                 pass
         except (db.Fehler, psycopg.Error):
             raise fehler from None
-        grund = _GRUENDE.get(fehler.sqlstate or "", "die Verbindung riss ab")
+        # Schickte die Wache ihr zuletzt ein Lebenszeichen, sah sie den Grund (der Server sagt ihn
+        # nur einmal); die Anfrage danach sieht nur noch eine geschlossene Verbindung.
+        eintrag = self._eintraege.get(id(conn))
+        erster = eintrag.fehler if eintrag is not None and eintrag.fehler is not None else fehler
+        grund = _GRUENDE.get(erster.sqlstate or "", "die Verbindung riss ab")
         raise LaufGesperrt(
             f"Die Verbindung, die die Sperre des Laufs hielt, ist weg: {grund}. Ein anderer Lauf kann "
             "die Sperre inzwischen haben; dieser hört auf, bevor er weiter schreibt. Was geschrieben ist, "
@@ -169,8 +174,8 @@ class Wache:
                     conn = eintrag.conn
                     if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
                         conn.execute(SQL_LEBENSZEICHEN)
-                except psycopg.Error:
-                    eintrag.tot = True  # das merkt, wer sie als Nächstes benutzt
+                except psycopg.Error as fehler:
+                    eintrag.tot, eintrag.fehler = True, fehler  # das merkt, wer sie als Nächstes benutzt
                 finally:
                     eintrag.zuletzt = time.monotonic()
                     eintrag.sperre.release()
