@@ -578,3 +578,44 @@ def test_zeilenkopf_mit_unbekanntem_wert_ist_ein_konfigurationsfehler(db_url, cl
         e.err == "Fehler: AUSWAHL_ZEILENKOPF='immer' ist keiner der Werte auto, an, aus (auto: Zeilenkopf, "
         "wenn die Ausgabe kein Terminal ist).\n"
     ), e.err
+
+
+BETRIEB_LAUF = PROJEKT / "docs" / "betrieb-lauf.md"
+
+
+def test_die_cron_zeile_aus_der_doku_mailt_nur_was_ein_mensch_sehen_muss(db_url, tmp_path):
+    """Die Zeile aus docs/betrieb-lauf.md („Was im cron-Log steht“), wörtlich bis auf Pfade und
+    Python, unter ``sh -c`` wie cron sie ausführt: was cron mailen würde (stdout und stderr der
+    Shell), ist leer, solange kein Mensch etwas tun muss; das Log hat je Zeile den Zeilenkopf."""
+    abschnitt = BETRIEB_LAUF.read_text(encoding="utf-8").split("\n## Was im cron-Log steht\n", 1)[1]
+    block = re.search(r"^```crontab\n(.*?)^```", abschnitt, re.S | re.M).group(1)
+    (zeile,) = [z for z in block.splitlines() if z.startswith("*/15 ")]
+    befehl = zeile.split(None, 5)[5]
+    log = tmp_path / "auswahl.log"
+    befehl = (
+        befehl.replace("/srv/wurzelwerk-auswahl", str(PROJEKT))
+        .replace(".venv/bin/python", sys.executable)
+        .replace("/var/log/wurzelwerk-auswahl/auswahl.log", str(log))
+    )
+    assert str(log) in befehl and str(PROJEKT) in befehl, befehl
+    umgebung = {k: v for k, v in os.environ.items() if k != "AUSWAHL_ZEILENKOPF"}  # wie im Betrieb
+    umgebung["DATABASE_URL"] = db_url
+
+    def cron() -> str:
+        lauf = subprocess.run(["sh", "-c", befehl], env=umgebung, capture_output=True, text=True, timeout=600)
+        return lauf.stdout + lauf.stderr  # was cron mailen würde
+
+    bestand(db_url, 5, 2)
+    assert cron() == ""
+    erste = koepfe(log.read_text())
+    assert [z["text"].split(" in ")[0] for z in erste if z["text"].startswith("neu ")] == [
+        "neu 5, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0"
+    ] * 2
+    assert {z["modus"] for z in erste} == {"nachholen+extrahieren"}
+    assert cron() == "" and koepfe(log.read_text()) == erste  # nichts offen: keine Zeile
+    halter = sperre_halten(db_url)  # eine Sitzung von Hand hält die Sperre: das soll jemand sehen
+    try:
+        (mail,) = koepfe(cron())
+    finally:
+        halter.close()
+    assert mail["text"].startswith("Fehler: Ein anderer Lauf von"), mail

@@ -67,10 +67,15 @@ _SEITEN = sql.SQL("""
 )""")
 
 
+def anfrage(*, mit_seiten: bool) -> sql.Composed:
+    """``SQL_OFFENE_SLOTS``, mit ``--extrahieren`` samt Seiten; Parameter: version, hoechstens."""
+    return sql.SQL(SQL_OFFENE_SLOTS).format(seiten=_SEITEN if mit_seiten else sql.SQL(""))
+
+
 def offene_slots(
     conn: psycopg.Connection, version: str, hoechstens: int, *, mit_seiten: bool
 ) -> tuple[list[datetime], int]:
     """Die offenen Slots (der älteste zuerst, höchstens ``hoechstens``) und wie viele es insgesamt sind."""
-    anfrage = sql.SQL(SQL_OFFENE_SLOTS).format(seiten=_SEITEN if mit_seiten else sql.SQL(""))
-    zeilen = conn.execute(anfrage, {"version": version, "hoechstens": hoechstens}).fetchall()
+    params = {"version": version, "hoechstens": hoechstens}
+    zeilen = conn.execute(anfrage(mit_seiten=mit_seiten), params).fetchall()
     return [slot for slot, _ in zeilen], (zeilen[0][1] if zeilen else 0)
