@@ -65,7 +65,7 @@ create index auswahl_laeufe_offen on auswahl_laeufe (id) where beendet_am is nul
 -- Daten, nicht aus den Läufen: ein Lauf über einen leeren Slot („lief, 0 Items“) zählt
 -- nicht, ein Backfill schon. Dazu der letzte erfolgreiche ganze Lauf dieses Slots (falls
 -- ihn ein Slot-Lauf kodierte; ein Backfill steht dort nicht). Mit einem Index auf
--- raw_items (slot) liest die Sicht nur die jüngsten Slots.
+-- der Spalte slot von raw_items liest die Sicht nur die jüngsten Slots.
 drop view auswahl_letzter_slot;
 create view auswahl_letzter_slot as
 with aktuell as (
@@ -110,22 +110,34 @@ drop view auswahl_slots_ohne_lauf;
 create view auswahl_slots_ohne_lauf as
 with aktuell as (
     select a.coder_version from auswahl_laeufe a where a.variante is null order by a.id desc limit 1
+), ohne_entscheidung as (
+    -- vor dem ersten Lauf gibt es keine aktuelle Version: dann fehlt jedem Item die Entscheidung
+    select r.slot, count(*) as n
+    from raw_items r
+    where exists (select 1 from extraktionen e where e.item_id = r.id)
+      and not exists (
+          select 1 from selected_extractor s
+          where s.item_id = r.id and s.coder_version = (select coder_version from aktuell)
+      )
+    group by r.slot
+), seite_ohne_kandidaten as (
+    select r.slot, count(*) as n
+    from raw_items r
+    join seiten p on p.item_id = r.id
+    where not exists (select 1 from extraktionen e where e.item_id = r.id)
+    group by r.slot
+), offen as (
+    select slot from ohne_entscheidung
+    union
+    select slot from seite_ohne_kandidaten
 )
-select r.slot, a.coder_version, count(*) as items,
-       count(*) filter (where k.kandidaten and not k.kodiert) as ohne_entscheidung,
-       count(*) filter (where k.seite and not k.kandidaten) as seite_ohne_kandidaten
-from raw_items r
-left join aktuell a on true  -- vor dem ersten Lauf: keine Version, jeder Slot mit Arbeit ist offen
-cross join lateral (
-    select exists (select 1 from extraktionen e where e.item_id = r.id) as kandidaten,
-           exists (
-               select 1 from selected_extractor s where s.item_id = r.id and s.coder_version = a.coder_version
-           ) as kodiert,
-           exists (select 1 from seiten p where p.item_id = r.id) as seite
-) k
-group by r.slot, a.coder_version
-having count(*) filter (where (k.kandidaten and not k.kodiert) or (k.seite and not k.kandidaten)) > 0
-order by r.slot;
+select o.slot, (select coder_version from aktuell) as coder_version, i.n as items,
+       coalesce(oe.n, 0) as ohne_entscheidung, coalesce(sk.n, 0) as seite_ohne_kandidaten
+from offen o
+join (select r.slot, count(*) as n from raw_items r group by r.slot) i on i.slot = o.slot
+left join ohne_entscheidung oe on oe.slot = o.slot
+left join seite_ohne_kandidaten sk on sk.slot = o.slot
+order by o.slot;
 
 comment on view auswahl_slots_ohne_lauf is
     'Slots, in denen Items der aktuellen coder_version noch eine Entscheidung oder Kandidaten fehlen (wurzelwerk-auswahl).';

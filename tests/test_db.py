@@ -37,7 +37,7 @@ from tests.testhilfen import (
     SLOT,
     SLOT_TEXT,
     bestand_anlegen,
-    bilanz,
+    bilanzzeile,
     raw_items_anlegen,
     sql_konstanten,
     starten,
@@ -545,7 +545,7 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
     bestand_anlegen(pg15_url, 50)
     zustand_setzen(pg15_url, 50, "A")
     e = starten("auswahl.py", "--backfill", url=pg15_url, cwd=tmp_path)
-    assert e.code == 0 and bilanz(e.out).startswith("neu 50, "), str(e)
+    assert e.code == 0 and bilanzzeile(e.out).startswith("neu 50, "), str(e)
     # Jede Betriebsart mit eigenem SQL einmal auf 15: Einlesen, Slot, Trockenlauf mit Stichprobe.
     e = starten(
         "auswahl.py", "--einlesen", str(PROJEKT / "beispiele" / "artikel.json"), url=pg15_url, cwd=tmp_path
@@ -670,7 +670,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
             "update extraktionen set text = 'a\\\\b \\x41 ä' where item_id = 7 and extraktor = 'readability'"
         )
     e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
-    assert e.code == 0 and bilanz(e.out).startswith("neu 60, "), str(e)
+    assert e.code == 0 and bilanzzeile(e.out).startswith("neu 60, "), str(e)
     alles_lesen = sql.SQL(lesen.SQL_LESEN).format(bedingung=lesen.BEDINGUNG_ALLE)
     params = {
         "version": CODER_VERSION,
@@ -707,7 +707,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
         zu_rechnen = [z[0] for z in conn.execute(alles_lesen, params) if z[6] is not None]
         assert zu_rechnen == []
     e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
-    assert e.code == 0 and bilanz(e.out).startswith("neu 0, geändert 0, unverändert 60, "), str(e)
+    assert e.code == 0 and bilanzzeile(e.out).startswith("neu 0, geändert 0, unverändert 60, "), str(e)
     with psycopg.connect(db_url) as conn:
         assert conn.execute(abfrage).fetchall() == vorher  # auch kodiert_am
 

@@ -19,7 +19,7 @@ from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.lauf import sperren
-from tests.testhilfen import bilanz, ende, im_hintergrund, nachfahren, sperrname
+from tests.testhilfen import bilanzzeile, ende, im_hintergrund, nachfahren, sperrname
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -260,7 +260,7 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
     code, out, err = ende(weiter)
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
     assert f"{VIELE - len(je_item)} extrahiert" in out
-    assert bilanz(out).startswith(f"neu {VIELE}, "), out
+    assert bilanzzeile(out).startswith(f"neu {VIELE}, "), out
 
 
 def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):

@@ -18,7 +18,7 @@ from auswahlstufe.fehler import EingabeFehler, LaufGesperrt
 from auswahlstufe.lauf import bereich, kodierung, schreiben, sperren, stufe
 from auswahlstufe.regeln import waehle
 from normalisierung import bereinigen
-from tests.testhilfen import SLOT, auswahl_starten, bilanz, raw_items_anlegen
+from tests.testhilfen import SLOT, auswahl_starten, bilanzzeile, raw_items_anlegen
 from version import CODER_VERSION
 
 BEISPIEL = Path(__file__).resolve().parents[1] / "beispiele" / "artikel.json"
@@ -77,7 +77,7 @@ def test_backfill_schreibt_die_entscheidung_von_waehle(daten, lauf, capsys):
     assert zahlen(bilanz) == (7, 0, 0, 0, 1)
     assert bilanz.unbekannte_zeilen == {"Trafilatura": 1}
     captured = capsys.readouterr()
-    assert bilanz(captured.out).startswith(
+    assert bilanzzeile(captured.out).startswith(
         "neu 7, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 1 in "
     )
     # eine Auskunft über die Eingabe, kein Befund für einen Menschen: ins Protokoll (stdout)
@@ -276,7 +276,11 @@ def test_slot_berliner_zeit_und_offset(daten, lauf, capsys):
     assert zahlen(lauf("2026-09-07T06:00")) == (0, 0, 0, 0, 0)
     # kein Befund für einen Menschen: ins Protokoll (stdout), nach der Bilanz; stderr bleibt leer
     ausgabe = capsys.readouterr()
-    assert bilanz(ausgabe.out).startswith("neu 0, ") and "hat keine Items" in ausgabe.out and not ausgabe.err
+    assert (
+        bilanzzeile(ausgabe.out).startswith("neu 0, ")
+        and "hat keine Items" in ausgabe.out
+        and not ausgabe.err
+    )
 
 
 def test_slot_zaehlt_items_ohne_kandidaten(daten, lauf):
@@ -536,7 +540,7 @@ def test_mehrere_prozesse_wie_einer_ueber_die_kommandozeile(db_url, daten, cli):
         daten.kandidaten(n, drei(n))
     eins = cli("--backfill", "--prozesse", "1")
     assert eins.code == 0, str(eins)
-    assert bilanz(eins.out).startswith(
+    assert bilanzzeile(eins.out).startswith(
         "neu 449, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0 in "
     )
     erwartet = daten.kodierungen()
@@ -546,7 +550,7 @@ def test_mehrere_prozesse_wie_einer_ueber_die_kommandozeile(db_url, daten, cli):
     assert daten.kodierungen() == erwartet
     assert alt == stufe.STAPEL
     wieder = cli("--backfill")
-    assert bilanz(wieder.out).startswith(
+    assert bilanzzeile(wieder.out).startswith(
         "neu 0, geändert 0, unverändert 449, entfernt 0, ohne Kandidaten 0 in "
     )
 
@@ -570,7 +574,9 @@ def test_kommandozeile_schlechte_eingaben(db_url, cli, pg, passwort_rolle, db_na
 
     ergebnis = cli("--slot", "2099-01-01T08:00")  # weit in der Zukunft: nichts zu tun, Erfolg
     assert ergebnis.code == 0 and "hat keine Items" in ergebnis.out and not ergebnis.err
-    assert bilanz(ergebnis.out).startswith("neu 0, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0")
+    assert bilanzzeile(ergebnis.out).startswith(
+        "neu 0, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0"
+    )
     for e in (ergebnis,):
         assert "Traceback" not in e.err
 

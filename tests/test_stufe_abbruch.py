@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from auswahlstufe.lauf import stufe
-from tests.testhilfen import PROJEKT, auswahl_starten, bilanz
+from tests.testhilfen import PROJEKT, auswahl_starten, bilanzzeile
 
 pytestmark = pytest.mark.datenbank
 
@@ -54,7 +54,7 @@ def zweiter_lauf_macht_den_rest(url: str, cwd, geschrieben: int) -> None:
     """Nach dem Abbruch schreibt ein zweiter Lauf genau die fehlenden Zeilen."""
     zweiter = auswahl_starten("--backfill", url=url, cwd=cwd)
     assert zweiter.code == 0, zweiter.err
-    assert bilanz(zweiter.out).startswith(
+    assert bilanzzeile(zweiter.out).startswith(
         f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},"
     )
 
@@ -69,7 +69,7 @@ def test_signal_stoppt_nach_dem_stapel_und_zweiter_lauf_vollendet(sig, db_url, d
     geschrieben = daten.abfrage("select count(*) from selected_extractor")[0][0]
     assert prozess.returncode == 130, out + err
     assert "Abgebrochen" in err and sig.name in err and "Traceback" not in err
-    assert bilanz(out).startswith(f"neu {geschrieben}, geändert 0, "), (
+    assert bilanzzeile(out).startswith(f"neu {geschrieben}, geändert 0, "), (
         out
     )  # die Bilanz sagt, was geschrieben ist
     assert 0 < geschrieben < ITEMS

@@ -22,7 +22,7 @@ from psycopg import sql
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
 from auswahlstufe.lauf import laeufe as protokoll
 from auswahlstufe.lauf.stufe import Bilanz
-from tests.testhilfen import SLOT, SLOT_TEXT, bilanz, ende, im_hintergrund, kinder, warten_bis_getrennt
+from tests.testhilfen import SLOT, SLOT_TEXT, bilanzzeile, ende, im_hintergrund, kinder, warten_bis_getrennt
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -75,7 +75,7 @@ def zweiter_lauf_macht_den_rest(url: str, cwd: Path, schon: int) -> None:
     zweiter = im_hintergrund(url, "--backfill", cwd=cwd)
     code, out, err = ende(zweiter, timeout=120)
     assert code == EXIT_OK, err  # die Sperre ist frei
-    assert bilanz(out).startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
+    assert bilanzzeile(out).startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
 
 
 # --- Ein Worker stirbt ----------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_signal_wirkt_auch_beim_warten_auf_worker(sig, db_url, tmp_path):
     schon = geschrieben(db_url)
     assert code == EXIT_ABGEBROCHEN, f"exit {code}\n{out}\n{err}"
     assert "Abgebrochen" in err and "Traceback" not in err, err
-    assert bilanz(out).startswith(f"neu {schon}, "), out
+    assert bilanzzeile(out).startswith(f"neu {schon}, "), out
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
 
 
@@ -176,7 +176,7 @@ def test_keine_transaktion_bleibt_offen_waehrend_die_worker_rechnen(pg, db_name,
     code, out, err = ende(prozess, timeout=120)
     assert offen == 0
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
-    assert bilanz(out).startswith(f"neu {ITEMS}, "), out
+    assert bilanzzeile(out).startswith(f"neu {ITEMS}, "), out
 
 
 # --- Protokoll der Läufe --------------------------------------------------------------------
@@ -205,13 +205,16 @@ def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
     assert items == [(300,), (150,), (0,)]
     assert letzter == teil[1] != leer[1]
     assert ohne == []
-    # Ein Item kommt dazu: der Slot ist wieder offen, bis ein ganzer Lauf ihn kodiert (ein Teil nicht).
+    # Ein Item mit Kandidaten kommt dazu: der Slot ist offen, bis ein Lauf es kodiert.
     with psycopg.connect(db_url, autocommit=True) as conn:
         conn.execute("insert into raw_items (id, slot) values (301, %s)", (teil[1],))
-        assert conn.execute("select slot, grund from auswahl_slots_ohne_lauf").fetchall() == [
-            (teil[1], "neue Items")
+        conn.execute(
+            "insert into extraktionen (item_id, extraktor, text) values (301, 'readability', 'Neu.')"
+        )
+        assert conn.execute("select slot, ohne_entscheidung from auswahl_slots_ohne_lauf").fetchall() == [
+            (teil[1], 1)
         ]
-    assert cli("--slot", "2026-09-07T08:00", "--teil", "1/2").code == EXIT_OK
+    assert cli("--slot", "2026-09-07T08:00", "--teil", "1/2").code == EXIT_OK  # 301 ist in Teil 2/2
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select count(*) from auswahl_slots_ohne_lauf").fetchone()[0] == 1
     assert cli("--slot", "2026-09-07T08:00").code == EXIT_OK
@@ -240,13 +243,18 @@ def test_ein_getoeteter_lauf_zaehlt_nicht_und_der_naechste_schliesst_ihn(db_url,
     (getoetet,) = laeufe(db_url)
     assert getoetet[8:11] == (None, None, False), getoetet  # kein Exit-Code, keine Meldung, kein Ende
     with psycopg.connect(db_url) as conn:
-        assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == [(SLOT,)]
-        assert conn.execute("select count(*) from auswahl_letzter_slot").fetchone()[0] == 0
+        assert conn.execute("select slot, ohne_entscheidung from auswahl_slots_ohne_lauf").fetchall() == [
+            (SLOT, ITEMS - schon)
+        ]
+        # Der letzte Slot mit kodierten Items ist dieser – halb, und ohne erfolgreichen Lauf.
+        assert conn.execute("select slot, items, kodiert, lauf_id from auswahl_letzter_slot").fetchall() == [
+            (SLOT, ITEMS, schon, None)
+        ]
 
     zweiter = im_hintergrund(db_url, "--slot", SLOT_TEXT, cwd=tmp_path)
     code, out, err = ende(zweiter, timeout=120)
     assert code == EXIT_OK, err
-    assert bilanz(out).startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
+    assert bilanzzeile(out).startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
     erster, danach = laeufe(db_url)
     assert erster[:8] == getoetet[:8]  # die Bilanz bleibt, wie er starb: unbekannt
     assert erster[8] is None and erster[10], erster  # kein Exit-Code, aber geschlossen

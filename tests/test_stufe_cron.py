@@ -39,7 +39,7 @@ from tests.testhilfen import (
     PROJEKT,
     SLOT,
     SLOT_TEXT,
-    bilanz,
+    bilanzzeile,
     ende,
     im_hintergrund,
     kinder,
@@ -163,7 +163,7 @@ def test_nach_einem_backfill_ist_nichts_offen_nur_was_dazukommt(db_url, cli):
     ein Item mit Kandidaten (Ingest) oder kommen Kandidaten zu einem Item (späte Extraktion),
     ist sein Slot offen, nur er; ein Item ohne Kandidaten macht keine Arbeit, ein gelöschtes auch nicht."""
     eins, zwei, drei = bestand(db_url, 20, 3)
-    assert bilanz(cli("--backfill").out).startswith("neu 60, ")
+    assert bilanzzeile(cli("--backfill").out).startswith("neu 60, ")
     assert cli("--nachholen").out == ""
 
     with psycopg.connect(db_url, autocommit=True) as conn:
@@ -383,7 +383,7 @@ def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_n
         err
     )
     assert err.rstrip().endswith("endete nie; jetzt als abgebrochen geschlossen."), err
-    assert bilanz(out).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, "), out
+    assert bilanzzeile(out).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, "), out
     toter = abfrage(
         db_url, "select zustand, exit_code, meldung from auswahl_laeufe where id = %s", (lauf_id,)
     )[0]

@@ -30,7 +30,7 @@ from tests.testhilfen import (
     PROJEKT,
     SLOT,
     SLOT_TEXT,
-    bilanz,
+    bilanzzeile,
     ende,
     im_hintergrund,
     kinder,
@@ -124,7 +124,7 @@ def test_ingest_loescht_fuegt_ein_und_aendert_waehrend_des_laufs(db_url, tmp_pat
     code, out, err = ende(prozess)
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
     assert err == "", err
-    assert bilanz(out).startswith(
+    assert bilanzzeile(out).startswith(
         "neu 998, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0, entfallen 3 in "
     ), out
     laeufe = abfrage(db_url, "select modus, items, neu, entfallen, exit_code from auswahl_laeufe order by id")
@@ -138,7 +138,7 @@ def test_ingest_loescht_fuegt_ein_und_aendert_waehrend_des_laufs(db_url, tmp_pat
     # Der nächste Lauf macht den Rest: Item 0 und die neue Entscheidung für Item 100.
     weiter = ende(im_hintergrund(db_url, *modus, cwd=tmp_path))
     assert weiter[0] == EXIT_OK, weiter
-    assert bilanz(weiter[1]).startswith(
+    assert bilanzzeile(weiter[1]).startswith(
         "neu 1, geändert 1, unverändert 997, entfernt 0, ohne Kandidaten 0 in "
     )
     assert abfrage(db_url, "select text like 'Ganz anders%' from selected_extractor where item_id = 100") == [
@@ -185,7 +185,9 @@ def test_ingest_loescht_waehrend_der_extraktion(db_url, tmp_path):
     assert code == EXIT_OK and err == "", f"exit {code}\n{out}\n{err}"
     assert "Extraktion: 6 Seiten neu oder veraltet, 6 extrahiert, 12 Zeilen in extraktionen geändert, " in out
     assert ", entfallen 2, " in out, out
-    assert bilanz(out).startswith("neu 4, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0 in "), out
+    assert bilanzzeile(out).startswith(
+        "neu 4, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0 in "
+    ), out
     assert abfrage(db_url, "select distinct item_id from extraktionen order by 1") == [
         (i,) for i in range(3, 7)
     ]
@@ -254,7 +256,7 @@ def test_idle_session_timeout_trifft_keine_verbindung_des_laufs(pg, db_name, db_
             os.kill(pid, signal.SIGCONT)
     code, out, err = ende(prozess)
     assert code == EXIT_OK and err == "", f"exit {code}\n{out}\n{err}"
-    assert bilanz(out).startswith("neu 5000, "), out
+    assert bilanzzeile(out).startswith("neu 5000, "), out
 
 
 def test_idle_session_timeout_waehrend_die_extraktoren_rechnen(pg, db_name, db_url, tmp_path):
@@ -297,7 +299,7 @@ def test_idle_session_timeout_waehrend_die_extraktoren_rechnen(pg, db_name, db_u
     code, out, err = ende(prozess)
     assert code == EXIT_OK and err == "", f"exit {code}\n{out}\n{err}"
     assert "Extraktion: 6 Seiten neu oder veraltet, 6 extrahiert" in out, out
-    assert bilanz(out).startswith("neu 6, "), out
+    assert bilanzzeile(out).startswith("neu 6, "), out
 
 
 def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_rest(db_url, tmp_path):
@@ -333,7 +335,7 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
         schon = abfrage(db_url, "select count(*) from selected_extractor")[0][0]
         zweiter = ende(im_hintergrund(db_url, "--backfill", cwd=tmp_path))
         assert zweiter[0] == EXIT_OK, zweiter
-        assert bilanz(zweiter[1]).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, ")
+        assert bilanzzeile(zweiter[1]).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, ")
     finally:
         for pid in worker:
             os.kill(pid, signal.SIGCONT)
@@ -350,4 +352,4 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
     # trug danach sein wirkliches Ende ein.
     assert abfrage(db_url, "select count(*) from selected_extractor") == [(5000,)]
     dritter = ende(im_hintergrund(db_url, "--backfill", cwd=tmp_path))
-    assert bilanz(dritter[1]).startswith("neu 0, geändert 0, unverändert 5000, "), dritter
+    assert bilanzzeile(dritter[1]).startswith("neu 0, geändert 0, unverändert 5000, "), dritter

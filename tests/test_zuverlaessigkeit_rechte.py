@@ -37,7 +37,7 @@ from tests.testhilfen import (
     auswahl_starten,
     basistext,
     bestand_anlegen,
-    bilanz,
+    bilanzzeile,
     check_db_starten,
     fingerabdruck,
     psql_pfad,
@@ -114,7 +114,7 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
     abdruck = fingerabdruck(db_url)
 
     e = laufen(stufen_url, "--backfill")
-    assert e.code == EXIT_OK and bilanz(e.out).startswith(f"neu {n}, "), str(e)
+    assert e.code == EXIT_OK and bilanzzeile(e.out).startswith(f"neu {n}, "), str(e)
     for args in (
         ["--slot", "2026-09-07T08:00"],
         ["--backfill", "--teil", "1/2"],
@@ -333,7 +333,7 @@ def test_frische_rolle_mit_genau_den_rechten_des_modus_faehrt_ihn(
         assert (
             e.code == EXIT_OK and "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen" in e.out
         ), str(e)
-        assert bilanz(e.out).startswith("neu 41, "), str(e)
+        assert bilanzzeile(e.out).startswith("neu 41, "), str(e)
         # eine Seite ändert sich: nur sie wird neu extrahiert und ihre Zeilen geändert
         with psycopg.connect(db_url) as conn:
             conn.execute("update seiten set html = html || '<p>Nachtrag</p>'::bytea where item_id = 2")

@@ -303,7 +303,7 @@ def nachfahren(pid: int) -> list[int]:
     return sorted(alle)
 
 
-def bilanz(ausgabe: str) -> str:
+def bilanzzeile(ausgabe: str) -> str:
     """Die Bilanzzeile der Auswahl aus stdout (``neu …`` oder ``trocken, nichts geschrieben – …``).
 
     stdout ist das Protokoll eines Laufs (lauf.ausgabe): davor können die Bilanz der Extraktion

@@ -45,26 +45,32 @@ from psycopg import sql
 # ohne --backfill in Betrieb geht (dann ist jeder Slot offen, der älteste zuerst).
 HOECHSTENS = 48
 
-# Die offenen Slots einer coder_version, der älteste zuerst, mit der Zahl aller offenen.
+# Die offenen Slots einer coder_version, der älteste zuerst, mit der Zahl aller offenen. Die
+# Gründe stehen getrennt (union all), nicht als „… or …“ in einem where: so verbindet der Planer
+# raw_items mit extraktionen, selected_extractor und seiten je in einem Hash-Join, statt für
+# jedes Item vier Indexsuchen zu machen (1.000.000 Items: bench.nachholen, docs/messungen.md).
 SQL_OFFENE_SLOTS = """
-select r.slot, count(*) over () as offen
-from raw_items r
-where (
-    exists (select 1 from extraktionen e where e.item_id = r.id)
-    and not exists (
-        select 1 from selected_extractor s where s.item_id = r.id and s.coder_version = %(version)s
-    )
-){seiten}
-group by r.slot
-order by r.slot
+with offen as (
+    select r.slot
+    from raw_items r
+    where exists (select 1 from extraktionen e where e.item_id = r.id)
+      and not exists (
+          select 1 from selected_extractor s where s.item_id = r.id and s.coder_version = %(version)s
+      ){seiten}
+)
+select slot, count(*) over () as offen
+from offen
+group by slot
+order by slot
 limit %(hoechstens)s
 """
 # Mit --extrahieren: auch eine Seite ohne Kandidaten macht den Slot offen.
 _SEITEN = sql.SQL("""
-   or (
-    exists (select 1 from seiten p where p.item_id = r.id)
-    and not exists (select 1 from extraktionen e where e.item_id = r.id)
-)""")
+    union all
+    select r.slot
+    from raw_items r
+    join seiten p on p.item_id = r.id
+    where not exists (select 1 from extraktionen e where e.item_id = r.id)""")
 
 
 def anfrage(*, mit_seiten: bool) -> sql.Composed:
