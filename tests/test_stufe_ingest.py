@@ -24,6 +24,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+import db
 from auswahlstufe.fehler import EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.lauf import wache
 from tests.testhilfen import (
@@ -194,6 +195,19 @@ def test_ingest_loescht_waehrend_der_extraktion(db_url, tmp_path):
 
 
 # --- Ruhende Verbindungen ----------------------------------------------------------------------------
+
+
+def test_jede_verbindung_hat_tcp_keepalives_was_die_url_setzt_gilt(db_url):
+    """Gegen ein NAT, das eine ruhende TCP-Verbindung vergisst: libpq schickt Keepalives
+    (db.KEEPALIVES); was DATABASE_URL selbst setzt, bleibt."""
+    with db.verbinden(db_url, "test", autocommit=True) as conn:
+        assert {k: v for k, v in conn.info.get_parameters().items() if k.startswith("keepalives")} == {
+            name: str(wert) for name, wert in db.KEEPALIVES.items()
+        }
+    eigene = psycopg.conninfo.make_conninfo(db_url, keepalives_idle="5")
+    with db.verbinden(eigene, "test", autocommit=True) as conn:
+        assert conn.info.get_parameters()["keepalives_idle"] == "5"
+
 
 SQL_LEBENSZEICHEN = """
 select application_name, query_start from pg_stat_activity
