@@ -33,7 +33,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 
-from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_KONFIGURATION, EXIT_OK
+from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_KONFIGURATION, EXIT_OK, EXIT_ZEITLIMIT
 from auswahlstufe.lauf import laeufe, nachholen, rechte, stufe
 from tests.testhilfen import (
     PROJEKT,
@@ -281,6 +281,24 @@ def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arb
     finally:
         halter.close()
     assert code == EXIT_GESPERRT and out == "" and "Datenbanksitzung mit PID" in err, err
+
+
+def test_ein_fehler_in_einem_nachgeholten_slot_steht_mit_seinem_exit_code_im_protokoll(db_url, cli):
+    """Scheitert ein Slot (hier: statement_timeout, während Ingest ein Item sperrt), endet der Aufruf
+    mit dem Exit-Code des Fehlers, der Slot-Lauf und der Aufruf stehen mit ihm im Protokoll, und
+    der nächste Aufruf holt beide Slots nach."""
+    erster, _ = bestand(db_url, 20, 2)
+    with psycopg.connect(db_url) as halter:
+        halter.execute("select 1 from raw_items where id = 1 for update")
+        e = cli("--nachholen", env={"AUSWAHL_STATEMENT_TIMEOUT": "300ms", "AUSWAHL_LOCK_TIMEOUT": "0"})
+        halter.rollback()
+    assert e.code == EXIT_ZEITLIMIT and "Zeitlimit der Datenbank überschritten" in e.err, str(e)
+    assert abfrage(db_url, "select modus, slot, exit_code, zustand from auswahl_laeufe order by id") == [
+        ("nachholen", None, EXIT_ZEITLIMIT, "fehler"),
+        ("slot", erster, EXIT_ZEITLIMIT, "fehler"),
+    ]
+    e = cli("--nachholen")
+    assert e.code == EXIT_OK and len(bilanzen(e.out)) == 2, str(e)
 
 
 # --- Sicht und --nachholen sagen dasselbe ------------------------------------------------------

@@ -393,7 +393,8 @@ def _nachholen(s: _Sitzung, hoechstens: int) -> Bilanz:
                         aufruf=aufruf,
                     )
                 try:
-                    with _protokolliert_als(s, lauf_id, dieser.bilanz):
+                    # übersetzt, bevor der Slot-Lauf sein Ende einträgt: dort der Exit-Code des Fehlers
+                    with _protokolliert_als(s, lauf_id, dieser.bilanz), db.fehler_uebersetzen(s.url):
                         _einheit(s, dieser)
                 finally:
                     summe.dazu(dieser.bilanz)
