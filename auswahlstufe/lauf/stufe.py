@@ -33,9 +33,9 @@ zuerst, alle unter einer Sperre und in einem Aufruf (``modus = 'nachholen'``).
 
 Was ein Lauf über Items weiß, die sich während des Laufs ändern: ein Item, das
 Ingest löscht, nachdem der Lauf es las, entfällt (gezählt, nicht geschrieben).
-Ein Item, das Ingest einfügt, sieht der Lauf, wenn seine id noch vor der
-Leseposition liegt; sonst der nächste Lauf (``--nachholen`` merkt es an der
-Zahl der Items des Slots). Ändern sich Kandidaten, nachdem der Lauf sie las,
+Ein Item, das Ingest einfügt, sieht der Lauf, wenn seine id hinter der
+Leseposition liegt (größer als die zuletzt gelesene); sonst der nächste Lauf (``--nachholen`` findet den Slot
+offen: ein Item mit Kandidaten ohne Entscheidung). Ändern sich Kandidaten, nachdem der Lauf sie las,
 schreibt er die Entscheidung über das Gelesene und dessen Eingabe-Summe; der
 nächste Lauf sieht die neue Summe und rechnet das Item neu.
 """
