@@ -558,8 +558,19 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
         "trocken, nichts geschrieben – würde: neu 0, geändert 0, unverändert 50,"
     ), str(e)
     assert "Stichprobe: " in e.out, str(e)
+    # --nachholen (Issue 19, auf 15 gefunden): ein Item mit Kandidaten kommt dazu, nur es wird kodiert.
+    with psycopg.connect(pg15_url, autocommit=True) as conn:
+        conn.execute("insert into raw_items (id, slot) values (51, %s)", (SLOT,))
+        conn.execute("insert into extraktionen (item_id, extraktor, text) values (51, 'readability', 'Neu.')")
+        assert conn.execute("select slot, ohne_entscheidung from auswahl_slots_ohne_lauf").fetchall() == [
+            (SLOT, 1)
+        ]
+    e = starten("auswahl.py", "--nachholen", url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and bilanzzeile(e.out).startswith("neu 1, geändert 0, unverändert 50,"), str(e)
     with psycopg.connect(pg15_url) as conn:
         assert conn.execute("select slot from auswahl_letzter_slot").fetchone()[0] == SLOT
+        assert conn.execute("select count(*) from auswahl_slots_ohne_lauf").fetchone()[0] == 0
+        assert conn.execute("select count(*) from auswahl_offene_laeufe").fetchone()[0] == 0
         speicher = conn.execute(
             "select attstorage from pg_attribute where attrelid = 'selected_extractor'::regclass "
             "and attname = 'text'"
