@@ -74,6 +74,11 @@ ANWENDUNG = "wurzelwerk-auswahl"
 STATEMENT_TIMEOUT = "120s"
 LOCK_TIMEOUT = "10s"
 CONNECT_TIMEOUT = 10  # Sekunden bis „Server nicht erreichbar“
+# TCP-Keepalives (libpq): eine Verbindung, die ein langer Lauf minutenlang ruhen lässt
+# (die Schreibverbindung mit der Sperre, während die Extraktion rechnet), behält so ihren
+# Eintrag in NAT und Firewall, und eine tote Gegenstelle fällt nach etwa 90 s auf statt nie.
+# Was DATABASE_URL selbst setzt, gilt.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 6}
 # Ein Migrationslauf: kein statement_timeout (ein alter table auf einer großen
 # Tabelle darf dauern), aber nicht endlos hinter einem Lauf der Stufe warten.
 MIGRATION_GRENZEN = {"statement_timeout": "0", "lock_timeout": "60s"}
@@ -314,6 +319,7 @@ def verbinden(
             client_encoding="UTF8",
             options=optionen(grenzen, teile.get("options")),
             connect_timeout=CONNECT_TIMEOUT,
+            **{name: wert for name, wert in KEEPALIVES.items() if name not in teile},
         )
     try:
         server_version_pruefen(conn.info.server_version)

@@ -1,7 +1,8 @@
 """Kommandozeile von auswahl.py: ein Befehl, vier Betriebsarten.
 
 Dieses Modul prüft nur, welche Optionen zusammenpassen, und reicht weiter:
-Stapelbetrieb an stapel.py, --einlesen an einlesen.py, die Läufe an stufe.py. Die schweren Importe
+Stapelbetrieb an stapel.py, --einlesen an einlesen.py, die Läufe (--backfill,
+--slot, --nachholen) an stufe.py. Die schweren Importe
 (psycopg) geschehen erst dort, damit der Stapelbetrieb ohne Datenbank startet.
 """
 
@@ -68,6 +69,20 @@ def _naechster_schritt(params: dict) -> str | None:
     help="Die Items eines Poll-Slots kodieren, z. B. 2026-09-07T08:00 (ohne Offset: Europe/Berlin).",
 )
 @click.option(
+    "--nachholen",
+    is_flag=True,
+    help="Jeden Slot mit Items kodieren, den noch kein erfolgreicher ganzer Lauf dieser coder_version "
+    "kodierte oder zu dem seitdem Items, Kandidaten oder Seiten kamen – der älteste zuerst, jeder als "
+    "eigener Slot-Lauf (für cron: holt nach, was ein gesperrter, gestoppter oder toter Lauf liegen ließ).",
+)
+@click.option(
+    "--hoechstens",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Mit --nachholen: höchstens N Slots je Aufruf (Voreinstellung: 48); der nächste Aufruf macht "
+    "weiter.",
+)
+@click.option(
     "--einlesen",
     metavar="DATEI.json",
     type=click.Path(dir_okay=False, allow_dash=True, readable=False),
@@ -132,6 +147,8 @@ def cli(
     streng,
     backfill,
     slot,
+    nachholen,
+    hoechstens,
     einlesen,
     trocken,
     stichprobe,
@@ -154,16 +171,27 @@ def cli(
       wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
                          [--variante k4:0.03]
       wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
+      wurzelwerk-auswahl --nachholen [--hoechstens 48] [--trocken]  (für cron)
       wurzelwerk-auswahl --einlesen DATEI.json
-      wurzelwerk-auswahl --extrahieren --backfill|--slot …  (erst extrahieren, dann wählen)
+      wurzelwerk-auswahl --extrahieren --backfill|--slot|--nachholen …
+                         (erst extrahieren, dann wählen)
 
     wurzelwerk-auswahl ist der installierte Befehl (pip install -e .);
     python auswahl.py ist derselbe Befehl ohne Installation.
 
+    --nachholen ist der Aufruf für cron: er kodiert jeden offenen Slot (nie
+    ganz kodiert, oder seitdem kamen Items, Kandidaten oder Seiten dazu), der
+    älteste zuerst, höchstens --hoechstens je Aufruf. Ist nichts offen, endet
+    er still mit 0; hält ein anderer Lauf die Sperre, mit 5 und einem Hinweis
+    auf stdout – der nächste Aufruf holt nach. Ohne Terminal trägt jede Zeile
+    Zeit, Modus, Slot und coder_version (AUSWAHL_ZEILENKOPF=auto|an|aus);
+    stdout ist das Protokoll, stderr nur, was ein Mensch sehen muss.
+
     Exit-Codes: 0 Erfolg, 1 Eingabefehler, 2 Aufruffehler, 3 Datenbank nicht
-    erreichbar, 4 Voraussetzung fehlt, 5 anderer Lauf hält die Sperre,
-    6 Zeitlimit der Datenbank, 7 Konfiguration (DATABASE_URL, Option),
-    8 Worker gestorben oder Stapel-Zeitlimit, 130 abgebrochen.
+    erreichbar, 4 Voraussetzung fehlt, 5 anderer Lauf hält die Sperre (oder
+    sie ging verloren), 6 Zeitlimit der Datenbank, 7 Konfiguration
+    (DATABASE_URL, Option), 8 Worker gestorben oder Stapel-Zeitlimit,
+    130 abgebrochen.
 
     Alle Optionen, das Stapelformat und die Warnungen: docs/kommandozeile.md.
     """
@@ -173,14 +201,22 @@ def cli(
             ("DATEI", datei),
             ("--backfill", backfill),
             ("--slot", slot),
+            ("--nachholen", nachholen),
             ("--einlesen", einlesen),
         )
         if gesetzt
     ]
     if len(modi) != 1:
         raise Aufruffehler(
-            "Genau eine Betriebsart angeben: DATEI, --backfill, --slot oder --einlesen"
+            "Genau eine Betriebsart angeben: DATEI, --backfill, --slot, --nachholen oder --einlesen"
             + (f" (angegeben: {', '.join(modi)})." if modi else ".")
+        )
+    if hoechstens is not None and not nachholen:
+        raise Aufruffehler("--hoechstens gilt nur mit --nachholen.")
+    if nachholen and (teil or stichprobe):
+        raise Aufruffehler(
+            "--teil und --stichprobe gelten nicht mit --nachholen (es kodiert ganze Slots, einen nach "
+            "dem anderen)."
         )
     if datei and not extrahieren and _ist_ordner(datei):
         raise Aufruffehler(
@@ -193,9 +229,10 @@ def cli(
         raise Aufruffehler("--streng gilt nur im Stapelbetrieb mit DATEI.")
     if mit_entscheidung and not datei:
         raise Aufruffehler("--mit-entscheidung gilt nur im Stapelbetrieb mit DATEI.")
-    if variante is not None and not (backfill or slot):
+    datenbanklauf = backfill or slot or nachholen
+    if variante is not None and not datenbanklauf:
         raise Aufruffehler(
-            "--variante gilt nur mit --backfill oder --slot (für eine Datei: "
+            "--variante gilt nur mit --backfill, --slot oder --nachholen (für eine Datei: "
             "vergleich.py oder bewertung.py --variante)."
         )
     if not extrahieren and _gesetzt("extraktion_zeitlimit"):
@@ -203,7 +240,7 @@ def cli(
     if extrahieren:
         # Extraktion vor der Auswahl: extraktion/stapel.py (DATEI), extraktion/stufe.py (Datenbank)
         if einlesen:
-            raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill oder --slot.")
+            raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill, --slot oder --nachholen.")
         if datei and (trocken or teil):
             raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
         if datei and (streng or mit_entscheidung):
@@ -211,8 +248,10 @@ def cli(
                 "--streng und --mit-entscheidung gelten nicht mit --extrahieren (die Kandidaten "
                 "entstehen hier; die Entscheidung zeigt: auswahl.py --mit-entscheidung AUSGABE.json)."
             )
-    elif (trocken or teil or prozesse) and not (backfill or slot):
-        raise Aufruffehler("--trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.")
+    elif (trocken or teil or prozesse) and not datenbanklauf:
+        raise Aufruffehler(
+            "--trocken, --teil und --prozesse gelten nur mit --backfill, --slot oder --nachholen."
+        )
     if stichprobe and einlesen:
         raise Aufruffehler("--stichprobe gilt nicht mit --einlesen.")
 
@@ -231,14 +270,27 @@ def cli(
 
         einlesen_modul.einlesen(einlesen)
     else:
+        from auswahlstufe.lauf import ausgabe as lauf_ausgabe
+        from auswahlstufe.lauf import nachholen as nachholen_modul
         from auswahlstufe.lauf import stufe
+        from version import Variante
 
+        # Ab hier trägt jede Zeile (auch die letzte Fehlermeldung) ohne Terminal den Zeilenkopf.
+        modus = "nachholen" if nachholen else "slot" if slot else "backfill"
+        modus += "+extrahieren" if extrahieren else ""
+        modus += f"+teil-{teil}" if teil else ""
+        modus += "+trocken" if trocken else ""
+        lauf_ausgabe.einrichten(modus, (variante or Variante()).coder_version)
         vorlauf = None
         if extrahieren:  # erst extrahieren, dann im selben Lauf wählen (unter seiner Sperre)
             from auswahlstufe.extraktion import stufe as extraktion_stufe
 
             vorlauf = functools.partial(
-                extraktion_stufe.extrahieren, slot, trocken, teil, prozesse, zeitlimit_s=extraktion_zeitlimit
+                extraktion_stufe.extrahieren,
+                trocken=trocken,
+                teil=teil,
+                prozesse=prozesse,
+                zeitlimit_s=extraktion_zeitlimit,
             )
         stufe.lauf(
             slot=slot,
@@ -249,6 +301,7 @@ def cli(
             stapel_zeitlimit=stapel_zeitlimit,
             variante=variante,
             vorlauf=vorlauf,
+            nachholen_hoechstens=(hoechstens or nachholen_modul.HOECHSTENS) if nachholen else None,
         )
 
 

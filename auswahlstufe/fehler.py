@@ -64,6 +64,14 @@ class LaufGesperrt(StufenFehler):
     exit_code = EXIT_GESPERRT
 
 
+class LaufGesperrtLeise(LaufGesperrt):
+    """Exit 5 ohne Mail: ``--nachholen`` fand einen anderen Lauf bei der Arbeit – der nächste
+    Aufruf holt nach. Die Meldung geht als Hinweis ins Protokoll (stdout), nicht auf stderr."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"Hinweis: {self.format_message()}", file=file or sys.stdout)
+
+
 class Zeitlimit(StufenFehler):
     exit_code = EXIT_ZEITLIMIT
 

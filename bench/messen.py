@@ -49,12 +49,15 @@ def bereinigen_der_wahl(extraktionen: object) -> str:
 
 
 def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
-    """(Sekunden, größter RSS in MB, erste Zeile von stdout) eines Laufs von auswahl.py.
+    """(Sekunden, größter RSS in MB, Bilanzzeile) eines Laufs von auswahl.py.
 
     Der RSS kommt aus wait4 für genau diesen Prozess; er umfasst seine
-    Worker, denn die hat er selbst abgewartet (das Maximum über alle).
+    Worker, denn die hat er selbst abgewartet (das Maximum über alle). stdout ist
+    das Protokoll des Laufs (Fortschritt, Bilanz der Extraktion, Bilanz): zurück
+    kommt die Bilanz der Auswahl (die erste Zeile ``neu …``/``trocken, …``, sonst die
+    erste Zeile), ohne Zeilenkopf.
     """
-    umgebung = {**os.environ, "DATABASE_URL": url}
+    umgebung = {**os.environ, "DATABASE_URL": url, "AUSWAHL_ZEILENKOPF": "aus"}
     with tempfile.TemporaryFile("w+") as fehler:
         start = time.perf_counter()
         prozess = subprocess.Popen(
@@ -75,4 +78,6 @@ def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
             raise click.ClickException(
                 f"auswahl.py {' '.join(args)}: Exit {prozess.returncode}: {fehler.read().strip()}"
             )
-    return sekunden, verbrauch.ru_maxrss / 1024, out.strip().splitlines()[0] if out.strip() else ""
+    zeilen = out.strip().splitlines()
+    bilanz = [z for z in zeilen if z.startswith(("neu ", "trocken, nichts geschrieben"))]
+    return sekunden, verbrauch.ru_maxrss / 1024, (bilanz or zeilen or [""])[0]

@@ -157,6 +157,7 @@ begin
             ('blick', 'sicht', 'auswahl_uebersicht', 'select', false),
             ('blick', 'sicht', 'auswahl_letzter_slot', 'select', false),
             ('blick', 'sicht', 'auswahl_slots_ohne_lauf', 'select', false),
+            ('blick', 'sicht', 'auswahl_offene_laeufe', 'select', false),
             ('blick', 'tabelle', 'auswahl_laeufe', 'select', false),
             ('einlesen', 'tabelle', 'extraktionen', 'insert', false),
             ('einlesen', 'tabelle', 'extraktionen', 'update', false),

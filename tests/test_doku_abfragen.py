@@ -43,7 +43,13 @@ def _psql(url: str, skript: str, **variablen: str) -> subprocess.CompletedProces
 def test_der_abschnitt_hat_seine_abfragen():
     bloecke = _bloecke()
     assert len(bloecke) == 2, bloecke
-    for name in ("auswahl_letzter_slot", "auswahl_slots_ohne_lauf", "auswahl_laeufe", "abstand"):
+    for name in (
+        "auswahl_letzter_slot",
+        "auswahl_slots_ohne_lauf",
+        "auswahl_offene_laeufe",
+        "auswahl_laeufe",
+        "abstand",
+    ):
         assert any(name in block for block in bloecke), f"{name} fehlt in den Abfragen"
 
 
@@ -90,6 +96,7 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, roll
     # Item 3 ohne Kandidaten: es erscheint unter „ohne brauchbaren Text“.
     assert cli("--backfill").code == 0
     assert cli("--slot", SLOT_TEXT).code == 0
+    assert cli("--nachholen").code == 0
 
     abfragen, unterschiede = _bloecke()
     lauf = _psql(betrieb, abfragen, version=CODER_VERSION, item="1")
@@ -98,6 +105,7 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, roll
     assert "keine Kodierung" in lauf.stdout
     assert "Meldung 3" in lauf.stdout
     assert f"{SLOT:%Y}" in lauf.stdout and "backfill" in lauf.stdout and "slot" in lauf.stdout
+    assert "nachholen" in lauf.stdout and "erfolg" in lauf.stdout
     assert "abstand" in lauf.stdout
 
     # Zwei Versionen: dieselbe gegen sich selbst hat keine Unterschiede.
@@ -107,7 +115,9 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, roll
 
     # Die Rolle nur zum Lesen: die Abfragen der Sichten und der Läufe ja, die übrigen nicht.
     sichten = [a for a in abfragen.split(";") if "auswahl_" in a and "selected_extractor" not in a]
-    assert len(sichten) == 4, sichten
+    assert len(sichten) == 6, (
+        sichten
+    )  # letzter Slot, offene Slots, Läufe ohne Ende, die letzten Läufe, cron je Tag, abgebrochene
     lauf = _psql(blick, ";\n".join(sichten) + ";")
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert f"{SLOT:%Y}" in lauf.stdout and "backfill" in lauf.stdout

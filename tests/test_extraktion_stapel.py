@@ -116,7 +116,7 @@ def test_html_keine_zeichenkette_exit_1(tmp_path):
 def test_extrahieren_ohne_datei_ist_aufruffehler(tmp_path):
     ergebnis = auswahl("--extrahieren", "--einlesen", "x.json", cwd=tmp_path)
     assert ergebnis.returncode == EXIT_AUFRUF
-    assert "--extrahieren gilt mit DATEI, --backfill oder --slot" in ergebnis.stderr
+    assert "--extrahieren gilt mit DATEI, --backfill, --slot oder --nachholen" in ergebnis.stderr
 
 
 # --- Ein Ordner mit .html/.html.gz als Eingabe ----------------------------------------------

@@ -20,7 +20,7 @@ from psycopg import sql
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.lauf import migrationen, sperren
 from auswahlstufe.referenz import binaer
-from tests.testhilfen import ende, im_hintergrund, nachfahren, sperrname, worker_mit_seite
+from tests.testhilfen import bilanzzeile, ende, im_hintergrund, nachfahren, sperrname, worker_mit_seite
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -69,6 +69,10 @@ def bestand(daten, veroeffentlicht):
 def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
     lauf = cli("--extrahieren", "--backfill", "--prozesse", "2")
     assert lauf.code == 0, lauf.err
+    assert (
+        "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert (davon 1 keine HTML-Seite), 9 Zeilen in extraktionen geändert"
+        in lauf.out
+    )
     zeilen = extraktionen(bestand)
     assert len(zeilen) == 9
     for item_id, seiten_id in enumerate(IDS, start=1):
@@ -82,8 +86,8 @@ def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
         assert text is None and fehler == "keine HTML-Seite: Binärdaten (10,5 % Steuerzeichen)"
     assert (
         "3 extrahiert (davon 1 keine HTML-Seite), 9 Zeilen in extraktionen geändert, 3 Kandidaten mit Fehler, "
-        in lauf.err
-    ), lauf.err
+        in lauf.out
+    ), lauf.out
     gewaehlt = bestand.conn.execute(
         "select item_id, regel from selected_extractor where coder_version = %s order by 1", (CODER_VERSION,)
     ).fetchall()
@@ -99,6 +103,7 @@ def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
             "aufgegeben": 0,
             "wiederholt": 0,
             "keine_html": 1,
+            "entfallen": 0,
         }
     ]
 
@@ -108,7 +113,7 @@ def test_zweiter_lauf_ohne_aenderung_extrahiert_nichts(cli, bestand):
     vorher = extraktionen(bestand)
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert, 0 Zeilen" in lauf.err
+    assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert, 0 Zeilen" in lauf.out
     assert extraktionen(bestand) == vorher  # auch xmin: keine Zeile angefasst
 
 
@@ -119,7 +124,7 @@ def test_geaenderte_seite_wird_neu_extrahiert_nur_geaenderte_zeilen(cli, bestand
     seite(bestand, 3, bytes(range(256)) * 100, None, "text/html; charset=windows-1252")
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in lauf.err
+    assert "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in lauf.out
     nachher = extraktionen(bestand)
     for (item_id, name), zeile in vorher.items():
         if item_id != 3:
@@ -137,7 +142,7 @@ def test_slot_extrahiert_nur_seine_seiten(cli, bestand):
 def test_trocken_schreibt_nichts(cli, bestand):
     lauf = cli("--extrahieren", "--backfill", "--trocken")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion (trocken): 3 Seiten würden extrahiert." in lauf.err
+    assert "Extraktion (trocken): 3 Seiten würden extrahiert." in lauf.out
     assert extraktionen(bestand) == {}
 
 
@@ -148,7 +153,7 @@ def test_teil_extrahiert_nur_seine_items(cli, bestand):
 
 
 def test_ohne_migration_aw_006_exit_4(cli, daten):
-    daten.conn.execute("drop table seiten")
+    daten.conn.execute("drop table seiten cascade")  # mit der Sicht auswahl_slots_ohne_lauf (aw-007)
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 4
     assert "Die Tabelle seiten fehlt" in lauf.err
@@ -241,7 +246,7 @@ def test_keine_transaktion_bleibt_offen_waehrend_die_extraktoren_rechnen(
     assert schon < 3 * VIELE, "die Extraktion war schon fertig: kein Beweis"
     assert offen == 0
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
-    assert f"Extraktion: {VIELE} Seiten neu oder veraltet, {VIELE} extrahiert" in err
+    assert f"Extraktion: {VIELE} Seiten neu oder veraltet, {VIELE} extrahiert" in out
 
 
 @pytest.mark.parametrize(
@@ -263,7 +268,8 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
     code, out, err = ende(prozess)
     assert code == EXIT_ABGEBROCHEN, f"exit {code}\n{out}\n{err}"
     assert f"Abgebrochen ({signal.Signals(sig).name}) während der Extraktion" in err, err
-    assert "Traceback" not in err and out == ""
+    # auf stdout die Bilanz der Extraktion (Protokoll), keine der Auswahl: sie lief nicht
+    assert "Traceback" not in err and out.startswith("Extraktion: ") and "\nneu " not in out, out
     with psycopg.connect(db_url, autocommit=True) as conn:
         # die Sperre ist frei, und der Lauf steht mit Exit 130 im Protokoll
         assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
@@ -276,8 +282,8 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
     weiter = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
     code, out, err = ende(weiter)
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
-    assert f"{VIELE - len(je_item)} extrahiert" in err
-    assert out.startswith(f"neu {VIELE}, "), out
+    assert f"{VIELE - len(je_item)} extrahiert" in out
+    assert bilanzzeile(out).startswith(f"neu {VIELE}, "), out
 
 
 def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):
@@ -288,7 +294,7 @@ def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):
         conn.execute("select pg_advisory_unlock_all()")
     assert lauf.code == EXIT_GESPERRT, str(lauf)
     assert extraktionen(bestand) == {}
-    assert "Extraktion:" not in lauf.err
+    assert "Extraktion:" not in lauf.err + lauf.out
 
 
 def test_extraktion_steht_im_protokoll_des_laufs(db_url, bestand, cli):
@@ -361,7 +367,7 @@ def test_getoeteter_worker_und_zeitlimit_der_naechste_lauf_extrahiert_die_seiten
         f"{vorlaeufig} Kandidaten mit Fehler (davon {vorlaeufig} vorläufig: Zeitlimit, Absturz oder "
         "Speicher, der nächste Lauf versucht es wieder)"
     )
-    assert erwartet in err, err
+    assert erwartet in out, out
     assert protokoll(daten)[0] == {
         "veraltet": 2,
         "extrahiert": 2,
@@ -371,6 +377,7 @@ def test_getoeteter_worker_und_zeitlimit_der_naechste_lauf_extrahiert_die_seiten
         "aufgegeben": 0,
         "wiederholt": 0,
         "keine_html": 0,
+        "entfallen": 0,
     }
 
     zweiter = im_hintergrund(
@@ -387,8 +394,8 @@ def test_getoeteter_worker_und_zeitlimit_der_naechste_lauf_extrahiert_die_seiten
     code, out, err = ende(zweiter)
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
     betroffen = {item for (item, _), z in nach_dem_ersten.items() if z[1] is not None}
-    assert f"Extraktion: {len(betroffen)} Seiten neu oder veraltet, {len(betroffen)} extrahiert, " in err, err
-    assert f"0 Kandidaten mit Fehler, {vorlaeufig} Kandidaten wiederholt" in err, err
+    assert f"Extraktion: {len(betroffen)} Seiten neu oder veraltet, {len(betroffen)} extrahiert, " in out, out
+    assert f"0 Kandidaten mit Fehler, {vorlaeufig} Kandidaten wiederholt" in out, out
     nach_dem_zweiten = zeilen_mit_versuchen(daten)
     for schluessel, (text, f, versuche, vorlaeufig_jetzt, xmin) in nach_dem_zweiten.items():
         assert text and f is None and not vorlaeufig_jetzt, (schluessel, f)
@@ -417,7 +424,7 @@ def test_nach_drei_laeufen_an_der_umgebung_bleibt_der_fehler(cli, daten):
             else:
                 assert fehler.endswith("nach 3 Versuchen aufgegeben")
         davon = "3 vorläufig" if lauf_nr < 3 else "3 nach 3 Versuchen aufgegeben"
-        assert f"3 Kandidaten mit Fehler (davon {davon}" in lauf.err, lauf.err
+        assert f"3 Kandidaten mit Fehler (davon {davon}" in lauf.out, lauf.out
     assert [(p["vorlaeufig"], p["aufgegeben"], p["wiederholt"]) for p in protokoll(daten)] == [
         (3, 0, 0),
         (3, 0, 3),
@@ -426,7 +433,7 @@ def test_nach_drei_laeufen_an_der_umgebung_bleibt_der_fehler(cli, daten):
     vorher = zeilen_mit_versuchen(daten)
     lauf = cli("--extrahieren", "--backfill", "--prozesse", "1")
     assert lauf.code == EXIT_OK, str(lauf)
-    assert "Extraktion: 0 Seiten neu oder veraltet" in lauf.err, lauf.err
+    assert "Extraktion: 0 Seiten neu oder veraltet" in lauf.out, lauf.out
     assert zeilen_mit_versuchen(daten) == vorher
 
 
@@ -440,7 +447,7 @@ def test_ein_leerer_text_bleibt_endgueltig(cli, daten):
     zeilen = zeilen_mit_versuchen(daten)
     assert {(z[2], z[3]) for z in zeilen.values()} == {(0, False)}
     lauf = cli("--extrahieren", "--backfill")
-    assert "Extraktion: 0 Seiten neu oder veraltet" in lauf.err, lauf.err
+    assert "Extraktion: 0 Seiten neu oder veraltet" in lauf.out, lauf.out
 
 
 # --- Eine Seite, die kein HTML ist, ist kein Artikel (Issue 20, Abschnitt 4) -----------------
@@ -474,12 +481,12 @@ def test_pdf_bild_und_zufall_in_seiten_werden_fehler_eine_echte_seite_mit_steuer
                 assert (text, gespeichert) == (erwartet["text"], erwartet["error"])
             else:
                 assert (text, gespeichert) == (None, fehler)
-    assert "4 extrahiert (davon 3 keine HTML-Seiten)" in lauf.err, lauf.err
+    assert "4 extrahiert (davon 3 keine HTML-Seiten)" in lauf.out, lauf.out
     assert protokoll(daten)[0]["keine_html"] == 3
     regeln = dict(daten.abfrage("select item_id, regel from selected_extractor"))
     assert [regeln[i] for i in (1, 2, 3)] == ["rueckfall"] * 3 and regeln[4] != "rueckfall"
     # endgültig: ein zweiter Lauf sieht nichts zu tun
-    assert "Extraktion: 0 Seiten neu oder veraltet" in cli("--extrahieren", "--backfill").err
+    assert "Extraktion: 0 Seiten neu oder veraltet" in cli("--extrahieren", "--backfill").out
 
 
 # --- aw-009: was vorher als endgültig gespeichert war ----------------------------------------
@@ -517,7 +524,7 @@ def test_aw009_macht_alte_fehler_der_umgebung_vorlaeufig(db_url, daten, cli):
     }
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == EXIT_OK, str(lauf)
-    assert "1 extrahiert" in lauf.err and "1 Kandidaten wiederholt" in lauf.err, lauf.err
+    assert "1 extrahiert" in lauf.out and "1 Kandidaten wiederholt" in lauf.out, lauf.out
     nachher = zeilen_mit_versuchen(daten)
     assert nachher[(1, "trafilatura")][:4] == (True, None, 1, False)
     assert nachher[(1, "readability")][1] == "Extraktor scheiterte: ValueError: kaputt"

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from auswahlstufe.lauf import stufe
-from tests.testhilfen import PROJEKT, auswahl_starten
+from tests.testhilfen import PROJEKT, auswahl_starten, bilanzzeile
 
 pytestmark = pytest.mark.datenbank
 
@@ -54,7 +54,9 @@ def zweiter_lauf_macht_den_rest(url: str, cwd, geschrieben: int) -> None:
     """Nach dem Abbruch schreibt ein zweiter Lauf genau die fehlenden Zeilen."""
     zweiter = auswahl_starten("--backfill", url=url, cwd=cwd)
     assert zweiter.code == 0, zweiter.err
-    assert zweiter.out.startswith(f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},")
+    assert bilanzzeile(zweiter.out).startswith(
+        f"neu {ITEMS - geschrieben}, geändert 0, unverändert {geschrieben},"
+    )
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -67,7 +69,9 @@ def test_signal_stoppt_nach_dem_stapel_und_zweiter_lauf_vollendet(sig, db_url, d
     geschrieben = daten.abfrage("select count(*) from selected_extractor")[0][0]
     assert prozess.returncode == 130, out + err
     assert "Abgebrochen" in err and sig.name in err and "Traceback" not in err
-    assert out.startswith(f"neu {geschrieben}, geändert 0, "), out  # die Bilanz sagt, was geschrieben ist
+    assert bilanzzeile(out).startswith(f"neu {geschrieben}, geändert 0, "), (
+        out
+    )  # die Bilanz sagt, was geschrieben ist
     assert 0 < geschrieben < ITEMS
     assert geschrieben % stufe.STAPEL == 0  # nur ganze Stapel: jede Zeile alt oder neu
     zweiter_lauf_macht_den_rest(umgebung["DATABASE_URL"], tmp_path, geschrieben)

@@ -22,7 +22,7 @@ from psycopg import sql
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
 from auswahlstufe.lauf import laeufe as protokoll
 from auswahlstufe.lauf.stufe import Bilanz
-from tests.testhilfen import SLOT, SLOT_TEXT, ende, im_hintergrund, kinder, warten_bis_getrennt
+from tests.testhilfen import SLOT, SLOT_TEXT, bilanzzeile, ende, im_hintergrund, kinder, warten_bis_getrennt
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -75,7 +75,7 @@ def zweiter_lauf_macht_den_rest(url: str, cwd: Path, schon: int) -> None:
     zweiter = im_hintergrund(url, "--backfill", cwd=cwd)
     code, out, err = ende(zweiter, timeout=120)
     assert code == EXIT_OK, err  # die Sperre ist frei
-    assert out.startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
+    assert bilanzzeile(out).startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
 
 
 # --- Ein Worker stirbt ----------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_signal_wirkt_auch_beim_warten_auf_worker(sig, db_url, tmp_path):
     schon = geschrieben(db_url)
     assert code == EXIT_ABGEBROCHEN, f"exit {code}\n{out}\n{err}"
     assert "Abgebrochen" in err and "Traceback" not in err, err
-    assert out.startswith(f"neu {schon}, "), out
+    assert bilanzzeile(out).startswith(f"neu {schon}, "), out
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
 
 
@@ -176,7 +176,7 @@ def test_keine_transaktion_bleibt_offen_waehrend_die_worker_rechnen(pg, db_name,
     code, out, err = ende(prozess, timeout=120)
     assert offen == 0
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
-    assert out.startswith(f"neu {ITEMS}, "), out
+    assert bilanzzeile(out).startswith(f"neu {ITEMS}, "), out
 
 
 # --- Protokoll der Läufe --------------------------------------------------------------------
@@ -198,18 +198,36 @@ def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
     with psycopg.connect(db_url) as conn:
         letzter = conn.execute("select slot from auswahl_letzter_slot").fetchone()[0]
         ohne = conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall()
-    assert letzter == leer[1]
-    # Der Slot mit den Items lief nur als Teil 1/2: das zählt nicht als Lauf des Slots.
-    assert ohne == [(teil[1],)]
+        items = conn.execute("select items from auswahl_laeufe order by id").fetchall()
+    # Der ganze Backfill kodierte den Slot mit den Items (er trägt jeden Slot ein, den er sah);
+    # der leere Slot lief, aber mit 0 Items – er ist nicht „kodiert“ und nicht der letzte Slot
+    # (Issue 19.6: sonst sähe die Überwachung gesund aus, während nichts kodiert wurde).
+    assert items == [(300,), (150,), (0,)]
+    assert letzter == teil[1] != leer[1]
+    assert ohne == []
+    # Ein Item mit Kandidaten kommt dazu: der Slot ist offen, bis ein Lauf es kodiert.
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("insert into raw_items (id, slot) values (301, %s)", (teil[1],))
+        conn.execute(
+            "insert into extraktionen (item_id, extraktor, text) values (301, 'readability', 'Neu.')"
+        )
+        assert conn.execute("select slot, ohne_entscheidung from auswahl_slots_ohne_lauf").fetchall() == [
+            (teil[1], 1)
+        ]
+    assert cli("--slot", "2026-09-07T08:00", "--teil", "1/2").code == EXIT_OK  # 301 ist in Teil 2/2
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from auswahl_slots_ohne_lauf").fetchone()[0] == 1
     assert cli("--slot", "2026-09-07T08:00").code == EXIT_OK
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == []
 
 
-def test_ein_getoeteter_lauf_bleibt_unbeendet_und_zaehlt_nicht(db_url, tmp_path):
+def test_ein_getoeteter_lauf_zaehlt_nicht_und_der_naechste_schliesst_ihn(db_url, tmp_path):
     """Der Lauf trägt sich beim Start ein, in eigener Transaktion: wer ihn mit SIGKILL trifft
     (OOM-Killer, kill -9), hinterlässt eine Zeile ohne beendet_am und Exit-Code – und der Slot
-    gilt weiter als ohne Lauf, bis ein ganzer Lauf gelingt."""
+    gilt weiter als ohne Lauf, bis ein ganzer Lauf gelingt. Der nächste schreibende Lauf sieht,
+    dass die Sitzung des toten nicht mehr lebt, und schließt ihn als abgebrochen (Issue 19.8:
+    vorher blieb er für immer unter den Läufen, die nie endeten)."""
     bestand(db_url)
     prozess = im_hintergrund(db_url, "--slot", SLOT_TEXT, "--prozesse", "2", cwd=tmp_path)
     bis_zum_ersten_stapel(db_url, prozess)
@@ -225,17 +243,34 @@ def test_ein_getoeteter_lauf_bleibt_unbeendet_und_zaehlt_nicht(db_url, tmp_path)
     (getoetet,) = laeufe(db_url)
     assert getoetet[8:11] == (None, None, False), getoetet  # kein Exit-Code, keine Meldung, kein Ende
     with psycopg.connect(db_url) as conn:
-        assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == [(SLOT,)]
-        assert conn.execute("select count(*) from auswahl_letzter_slot").fetchone()[0] == 0
+        assert conn.execute("select slot, ohne_entscheidung from auswahl_slots_ohne_lauf").fetchall() == [
+            (SLOT, ITEMS - schon)
+        ]
+        # Der letzte Slot mit kodierten Items ist dieser – halb, und ohne erfolgreichen Lauf.
+        assert conn.execute("select slot, items, kodiert, lauf_id from auswahl_letzter_slot").fetchall() == [
+            (SLOT, ITEMS, schon, None)
+        ]
 
     zweiter = im_hintergrund(db_url, "--slot", SLOT_TEXT, cwd=tmp_path)
     code, out, err = ende(zweiter, timeout=120)
     assert code == EXIT_OK, err
-    assert out.startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
+    assert bilanzzeile(out).startswith(f"neu {ITEMS - schon}, geändert 0, unverändert {schon},"), out
     erster, danach = laeufe(db_url)
-    assert erster == getoetet  # bleibt stehen, wie er starb
+    assert erster[:8] == getoetet[:8]  # die Bilanz bleibt, wie er starb: unbekannt
+    assert erster[8] is None and erster[10], erster  # kein Exit-Code, aber geschlossen
+    assert erster[9].startswith("abgebrochen: endete nie") and "bemerkt von Lauf 2" in erster[9], erster
     assert danach[8] == EXIT_OK and danach[10]
+    assert (
+        f"Hinweis: Lauf 1 (--slot 2026-09-07T08:00+02:00, Prozess {prozess.pid} auf {erster[11]}, begonnen "
+        in err
+    ), err
+    assert "endete nie; jetzt als abgebrochen geschlossen." in err
     with psycopg.connect(db_url) as conn:
+        assert conn.execute("select zustand from auswahl_laeufe order by id").fetchall() == [
+            ("abgebrochen",),
+            ("erfolg",),
+        ]
+        assert conn.execute("select count(*) from auswahl_offene_laeufe").fetchone()[0] == 0
         assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == []
         assert conn.execute("select slot from auswahl_letzter_slot").fetchone()[0] == SLOT
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.testhilfen import bilanzzeile
+
 PROJEKT = Path(__file__).resolve().parents[1]
 DEMO = PROJEKT / "demo.py"
 
@@ -139,7 +141,7 @@ def test_lokaler_server_bleibt_druckt_die_url_und_haelt_an(tmp_path, ablage):
             text=True,
         )
         assert backfill.returncode == 0, backfill.stderr
-        assert backfill.stdout.startswith("neu 13,")
+        assert bilanzzeile(backfill.stdout).startswith("neu 13,")
 
         # Ein zweiter Aufruf findet denselben Server und ändert nichts.
         nochmal = demo("--lokal", "--daten", str(daten), cwd=tmp_path, tmp=tmp)

@@ -160,7 +160,7 @@ def test_variante_gilt_nur_in_den_datenbankmodi(tmp_path):
     for argumente in ([str(datei)], ["--einlesen", str(datei)]):
         lauf = auswahl_starten(*argumente, "--variante", "k4:0.03", url=None, cwd=tmp_path)
         assert lauf.code == 2, lauf
-        assert "--variante gilt nur mit --backfill oder --slot" in lauf.err
+        assert "--variante gilt nur mit --backfill, --slot oder --nachholen" in lauf.err
 
 
 def test_extrahieren_mit_variante_waehlt_nur_unter_der_variante(daten, cli):

@@ -30,6 +30,7 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,7 +43,7 @@ import pytest
 from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import migrationen, sperren, stufe
+from auswahlstufe.lauf import laeufe, migrationen, sperren, stufe
 from auswahlstufe.server import server_holen
 from tests.testhilfen import (
     PROJEKT,
@@ -50,6 +51,7 @@ from tests.testhilfen import (
     SLOT_TEXT,
     Server,
     bestand_anlegen,
+    bilanzzeile,
     fingerabdruck,
     sperrname,
     warten_bis_getrennt,
@@ -281,7 +283,9 @@ def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
     assert e.code == EXIT_ABGEBROCHEN, str(e)
     assert 0 < geschrieben < n, "das Signal kam nicht mitten im Lauf"
     # Die Bilanz sagt genau, was geschrieben ist.
-    assert e.out.startswith(f"neu {geschrieben}, geändert 0, unverändert 0, entfernt 0, "), str(e)
+    assert bilanzzeile(e.out).startswith(f"neu {geschrieben}, geändert 0, unverändert 0, entfernt 0, "), str(
+        e
+    )
     name = signal.Signals(signal_).name
     assert f"Abgebrochen ({name}) nach {geschrieben // stufe.STAPEL} Stapeln" in e.err, str(e)
     assert e.err.count("\n") == 1, str(e)  # ein Satz
@@ -291,9 +295,9 @@ def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
     warten_bis_getrennt(db_url)
     weiter = laufen(db_url, "--backfill")
     assert weiter.code == EXIT_OK, str(weiter)
-    assert weiter.out.startswith(f"neu {n - geschrieben}, geändert 0, unverändert {geschrieben}, "), str(
-        weiter
-    )
+    assert bilanzzeile(weiter.out).startswith(
+        f"neu {n - geschrieben}, geändert 0, unverändert {geschrieben}, "
+    ), str(weiter)
 
 
 # --- Zwei Läufe zugleich ---------------------------------------------------------------------
@@ -358,11 +362,21 @@ def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(langsamer_bestand, erst
     assert abgewiesen.err.startswith(
         f"Fehler: Ein anderer Lauf von {CODER_VERSION} hält die Sperre „{sperre}“"
     )
-    assert "gehalten von PID" in abgewiesen.err and "ohne etwas zu schreiben" in abgewiesen.err
+    assert "ohne etwas zu schreiben" in abgewiesen.err
+    # Sie nennt den Lauf, der die Sperre hält, aus dem Protokoll (Issue 19.7): seine id, seinen
+    # Prozess (nicht den des Servers), den Rechner und den Beginn mit Datum und Zone.
+    with psycopg.connect(url) as conn:
+        lauf_id, beginn = conn.execute(
+            "select id, begonnen_am from auswahl_laeufe where pid = %s", (prozess.pid,)
+        ).fetchone()
+    assert f"Lauf {lauf_id} (" in abgewiesen.err, abgewiesen.err
+    assert f"Prozess {prozess.pid} auf {socket.gethostname()}, begonnen {laeufe.zeit_text(beginn)})" in (
+        abgewiesen.err
+    )
     assert erstes.code == EXIT_OK, str(erstes)
     # Der erste Lauf schrieb allein: jede seiner Zeilen ist neu, keine kam ihm zuvor.
     gesehen = LANGSAM_N if "--teil" not in erster else LANGSAM_N // 2
-    assert erstes.out.startswith(f"neu {gesehen}, geändert 0, unverändert 0, "), str(erstes)
+    assert bilanzzeile(erstes.out).startswith(f"neu {gesehen}, geändert 0, unverändert 0, "), str(erstes)
 
 
 def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
@@ -385,11 +399,13 @@ def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
     finally:
         erstes = ende(erster)
     assert erstes.code == zweites.code == EXIT_OK, f"{erstes}\n{zweites}"
-    assert erstes.out.startswith(f"neu {LANGSAM_N // 2}, ")
-    assert zweites.out.startswith(f"neu {LANGSAM_N // 2}, ")
+    assert bilanzzeile(erstes.out).startswith(f"neu {LANGSAM_N // 2}, ")
+    assert bilanzzeile(zweites.out).startswith(f"neu {LANGSAM_N // 2}, ")
     # zusammen genau ein Backfill: ein ganzer Lauf danach findet nichts zu tun
     danach = laufen(url, "--backfill")
-    assert danach.out.startswith(f"neu 0, geändert 0, unverändert {LANGSAM_N}, entfernt 0, "), str(danach)
+    assert bilanzzeile(danach.out).startswith(f"neu 0, geändert 0, unverändert {LANGSAM_N}, entfernt 0, "), (
+        str(danach)
+    )
 
 
 def test_sperre_aus_dem_test_gehalten_weist_jeden_schreibenden_lauf_ab(db_url):
@@ -410,7 +426,7 @@ def test_sperre_aus_dem_test_gehalten_weist_jeden_schreibenden_lauf_ab(db_url):
         with psycopg.connect(db_url) as conn:
             vorher = conn.execute("select count(*) from selected_extractor").fetchone()[0]
         assert laufen(db_url, "--backfill", "--trocken").code == EXIT_OK
-    assert laufen(db_url, "--backfill").out.startswith(f"neu {10 - vorher}, ")
+    assert bilanzzeile(laufen(db_url, "--backfill").out).startswith(f"neu {10 - vorher}, ")
 
 
 # --- Der Server geht weg -----------------------------------------------------------------------
@@ -486,7 +502,9 @@ def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus):
         assert geschrieben - stufe.STAPEL <= gemeldet <= geschrieben, str(weg)
     weiter = laufen(url, "--backfill")
     assert weiter.code == EXIT_OK, str(weiter)
-    assert weiter.out.startswith(f"neu {n - geschrieben}, geändert 0, unverändert {geschrieben}, ")
+    assert bilanzzeile(weiter.out).startswith(
+        f"neu {n - geschrieben}, geändert 0, unverändert {geschrieben}, "
+    )
 
 
 def test_server_weg_vor_dem_lauf(eigener_pg, eigene_db):
@@ -527,7 +545,7 @@ def test_statement_timeout_klare_meldung(db_url):
     assert dauer < 30
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select count(*) from selected_extractor").fetchone()[0] == 0
-    assert laufen(db_url, "--backfill").out.startswith("neu 50, ")
+    assert bilanzzeile(laufen(db_url, "--backfill").out).startswith("neu 50, ")
 
 
 def test_lock_timeout_klare_meldung(db_url):

@@ -37,6 +37,7 @@ from tests.testhilfen import (
     auswahl_starten,
     basistext,
     bestand_anlegen,
+    bilanzzeile,
     check_db_starten,
     fingerabdruck,
     psql_pfad,
@@ -113,7 +114,7 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
     abdruck = fingerabdruck(db_url)
 
     e = laufen(stufen_url, "--backfill")
-    assert e.code == EXIT_OK and e.out.startswith(f"neu {n}, "), str(e)
+    assert e.code == EXIT_OK and bilanzzeile(e.out).startswith(f"neu {n}, "), str(e)
     for args in (
         ["--slot", "2026-09-07T08:00"],
         ["--backfill", "--teil", "1/2"],
@@ -191,6 +192,7 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
             ("auswahl_laeufe", "INSERT,SELECT,UPDATE"),
             # die Sichten, die ein Betreiber am Morgen liest (Issue 19.3)
             ("auswahl_letzter_slot", "SELECT"),
+            ("auswahl_offene_laeufe", "SELECT"),
             ("auswahl_slots_ohne_lauf", "SELECT"),
             ("auswahl_uebersicht", "SELECT"),
             ("extraktionen", "SELECT"),
@@ -339,17 +341,17 @@ def test_frische_rolle_mit_genau_den_rechten_des_modus_faehrt_ihn(
         seiten_anlegen(db_url, range(1, 3))
         seiten_anlegen(db_url, range(41, 42))
         e = laufen(url, "--extrahieren", "--backfill", "--trocken", cwd=tmp_path)
-        assert e.code == EXIT_OK and "Extraktion (trocken): 3 Seiten würden extrahiert." in e.err, str(e)
+        assert e.code == EXIT_OK and "Extraktion (trocken): 3 Seiten würden extrahiert." in e.out, str(e)
         e = laufen(url, "--extrahieren", "--backfill", "--prozesse", "1", cwd=tmp_path)
         assert (
-            e.code == EXIT_OK and "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen" in e.err
+            e.code == EXIT_OK and "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert, 9 Zeilen" in e.out
         ), str(e)
-        assert e.out.startswith("neu 41, "), str(e)
+        assert bilanzzeile(e.out).startswith("neu 41, "), str(e)
         # eine Seite ändert sich: nur sie wird neu extrahiert und ihre Zeilen geändert
         with psycopg.connect(db_url) as conn:
             conn.execute("update seiten set html = html || '<p>Nachtrag</p>'::bytea where item_id = 2")
         e = laufen(url, "--extrahieren", "--slot", SLOT_TEXT, "--prozesse", "1", cwd=tmp_path)
-        assert e.code == EXIT_OK and "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in e.err, str(e)
+        assert e.code == EXIT_OK and "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in e.out, str(e)
     else:
         assert "Items: 40" in check.out, str(check)
 
@@ -442,7 +444,7 @@ def test_rezept_mit_extrahieren_erlaubt_extrahieren_ohne_nur_die_auswahl(pg, db_
         assert lauf.returncode == 0, lauf.stderr
         e = laufen(url, "--extrahieren", "--backfill", "--prozesse", "1", cwd=tmp_path)
         assert (
-            e.code == EXIT_OK and "Extraktion: 2 Seiten neu oder veraltet, 2 extrahiert, 6 Zeilen" in e.err
+            e.code == EXIT_OK and "Extraktion: 2 Seiten neu oder veraltet, 2 extrahiert, 6 Zeilen" in e.out
         ), str(e)
         check = check_db_starten("--modus", "extrahieren", url=url, cwd=tmp_path)
         assert check.code == EXIT_OK, str(check)
@@ -524,9 +526,9 @@ def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, p
         assert "Traceback" not in e.err, f"{name}: {e}"
         if e.code != EXIT_OK:
             assert e.err.splitlines()[-1].startswith("Fehler: "), f"{name}: {e}"
-    # Die Sperre hält eine andere Rolle: pg_stat_activity verrät ihr nur die PID.
+    # Die Sperre hält eine Sitzung einer anderen Rolle ohne Lauf im Protokoll: ihre PID (pg_locks).
     belegt = dict((n, e) for n, e, _ in faelle)["Sperre belegt"]
-    assert "gehalten von PID" in belegt.err and "(andere Rolle)" in belegt.err, str(belegt)
+    assert "Datenbanksitzung mit PID" in belegt.err and "kein offener Lauf" in belegt.err, str(belegt)
     # die Meldungen zeigen das Ziel maskiert
     server_weg = dict((n, e) for n, e, _ in faelle)["Server weg (TCP)"]
     assert f"postgresql://{rolle}:***@127.0.0.1:1/{db_name}" in server_weg.err, str(server_weg)

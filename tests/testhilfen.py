@@ -305,6 +305,18 @@ def nachfahren(pid: int) -> list[int]:
     return sorted(alle)
 
 
+def bilanzzeile(ausgabe: str) -> str:
+    """Die Bilanzzeile der Auswahl aus stdout (``neu …`` oder ``trocken, nichts geschrieben – …``).
+
+    stdout ist das Protokoll eines Laufs (lauf.ausgabe): davor können die Bilanz der Extraktion
+    und, ohne Terminal, Fortschrittszeilen stehen (ein Lauf über 10 s auf einer belasteten
+    Maschine). Ohne Bilanz: ``""``."""
+    for zeile in ausgabe.splitlines():
+        if zeile.startswith(("neu ", "trocken, nichts geschrieben")):
+            return zeile
+    return ""
+
+
 def im_hintergrund(url: str, *args: str, cwd: Path) -> subprocess.Popen:
     """``python auswahl.py …`` als eigene Sitzung (eigene Prozessgruppe), ohne zu warten."""
     return subprocess.Popen(

@@ -42,7 +42,7 @@ from auswahlstufe.extraktion import art
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
 from auswahlstufe.fortschritt import fortschritt
-from auswahlstufe.lauf import bereich, lesen
+from auswahlstufe.lauf import ausgabe, bereich, lesen, wache
 from auswahlstufe.lauf.abbruch import Abbruch
 
 STAPEL = 50  # Seiten je Schreibtransaktion
@@ -79,6 +79,12 @@ limit %(seite)s
 """
 
 SQL_ZAHL_VERALTET = "select count(*) from ({abfrage}) v"
+# Items eines Schreibstapels, die Ingest inzwischen löschte (ihre Zeilen scheiterten am
+# Fremdschlüssel): sie entfallen, der Rest des Stapels wird geschrieben.
+SQL_VERSCHWUNDENE = """
+select i from unnest(%s::bigint[]) as i
+where not exists (select 1 from raw_items r where r.id = i)
+"""
 
 # Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
 SQL_SCHREIBEN = """
@@ -123,10 +129,11 @@ def _abfrage(slot: str | None, teil: str | None) -> tuple[sql.Composed, dict]:
 # Die Zählung eines Laufs (Bilanzzeile, auswahl_laeufe.extraktion): Seiten veraltet und
 # extrahiert, Zeilen geschrieben, Kandidaten mit Fehler, davon vorläufig (der nächste Lauf
 # versucht es wieder) und aufgegeben (nach GRENZE Versuchen), Kandidaten wiederholt (ihr
-# letzter Versuch war vorläufig), Seiten, die keine HTML-Seiten sind.
+# letzter Versuch war vorläufig), Seiten, die keine HTML-Seiten sind, Items, die Ingest
+# während der Extraktion löschte (entfallen).
 ZAEHLUNG = (
     *("veraltet", "extrahiert", "geschrieben", "fehler"),
-    *("vorlaeufig", "aufgegeben", "wiederholt", "keine_html"),
+    *("vorlaeufig", "aufgegeben", "wiederholt", "keine_html", "entfallen"),
 )
 
 
@@ -159,7 +166,13 @@ def extrahieren(
     url = db.datenbank_url()
     # Beide Verbindungen im Autocommit: jede Leseseite und jeder Schreibstapel ist eine
     # eigene kurze Transaktion, zwischen ihnen – während die Extraktoren rechnen – keine.
-    with db.fehler_uebersetzen(url), db.verbinden(url, "extraktion lesen", autocommit=True) as leser:
+    # Beide melden sich bei der Wache des Laufs an (lauf.wache): sie hält sie in dieser Zeit
+    # wach, und vor jedem Schreibstapel prüft sie, dass der Lauf seine Sperre noch hält.
+    with (
+        db.fehler_uebersetzen(url),
+        db.verbinden(url, "extraktion lesen", autocommit=True) as leser,
+        wache.angemeldet(leser),
+    ):
         if not leser.execute(SQL_GIBT_ES_SEITEN).fetchone()[0]:
             raise VoraussetzungFehlt(
                 "Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (python check_db.py --migrieren)."
@@ -169,7 +182,10 @@ def extrahieren(
             {**params, "ab": lesen.KLEINSTE_ID, "seite": None},
         ).fetchone()[0]
         if not trocken and zaehlung["veraltet"]:
-            with db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber:
+            with (
+                db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber,
+                wache.angemeldet(schreiber),
+            ):
                 try:
                     _extrahieren(
                         leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch, zeitlimit_s
@@ -178,10 +194,11 @@ def extrahieren(
                     if zaehlung["extrahiert"]:
                         click.echo(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}", err=True)
                     raise
+    # Die Bilanz ist Protokoll (stdout; lauf.ausgabe), nur ein Fehler geht nach stderr.
     if trocken:
-        click.echo(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.", err=True)
+        click.echo(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.")
     else:
-        click.echo(f"Extraktion: {_bilanz(zaehlung, start)}", err=True)
+        click.echo(f"Extraktion: {_bilanz(zaehlung, start)}")
     if abbruch is not None and abbruch.signal is not None:
         raise Abgebrochen(
             f"Abgebrochen ({signal.Signals(abbruch.signal).name}) während der Extraktion nach "
@@ -210,10 +227,11 @@ def _bilanz(zaehlung: dict[str, int], start: float) -> str:
         if zaehlung[schluessel]
     ]
     wiederholt = f", {zaehlung['wiederholt']} Kandidaten wiederholt" if zaehlung["wiederholt"] else ""
+    entfallen = f", entfallen {zaehlung['entfallen']}" if zaehlung.get("entfallen") else ""
     return (
         f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert{keine_html}, "
         f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
-        f"mit Fehler{' (davon ' + ' und '.join(davon) + ')' if davon else ''}{wiederholt}, {dauer} s"
+        f"mit Fehler{' (davon ' + ' und '.join(davon) + ')' if davon else ''}{wiederholt}{entfallen}, {dauer} s"
     )
 
 
@@ -221,7 +239,8 @@ def _seiten_lesen(leser, abfrage: sql.Composed, params: dict) -> Iterator[tuple]
     """Die veralteten Seiten in Keyset-Seiten zu LESESEITE, jede Abfrage eine eigene Transaktion."""
     ab = lesen.KLEINSTE_ID
     while True:
-        zeilen = leser.execute(abfrage, {**params, "ab": ab, "seite": LESESEITE}).fetchall()
+        with wache.benutzt(leser):
+            zeilen = leser.execute(abfrage, {**params, "ab": ab, "seite": LESESEITE}).fetchall()
         yield from zeilen
         if len(zeilen) < LESESEITE or zeilen[-1][0] == lesen.GROESSTE_ID:
             return
@@ -249,7 +268,9 @@ def _extrahieren(
     try:
         with (
             extraktion.Extraktion(prozesse, zeitlimit_s=zeitlimit_s) as ex,
-            fortschritt(zaehlung["veraltet"], "Extrahieren", einheit="Seiten") as weiter,
+            fortschritt(
+                zaehlung["veraltet"], "Extrahieren", ausgabe.fortschritt_datei(), einheit="Seiten"
+            ) as weiter,
         ):
             for nr, kandidaten in ex.seiten(seiten()):
                 item_id, sha, bisher = summen.pop(nr)
@@ -265,7 +286,7 @@ def _extrahieren(
                         (item_id, name, ergebnis["text"], fehler, fassung[name], sha, versuche, vorlaeufig)
                     )
                 if len(zeilen) >= STAPEL * len(extraktion.EXTRAKTOREN):
-                    zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+                    _schreiben(schreiber, zeilen, zaehlung)
                     zeilen = []
                 weiter(1)
                 if abgebrochen():
@@ -273,12 +294,12 @@ def _extrahieren(
     except StufenFehler:
         # Etwa ein Ersatz-Worker, der nicht startet: die fertigen Seiten bleiben nicht liegen.
         if zeilen:
-            zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+            _schreiben(schreiber, zeilen, zaehlung)
         if abgebrochen():
             return  # nach SIGINT/SIGTERM eine Folge des Abbruchs: extrahieren meldet Exit 130
         raise
     if zeilen:
-        zaehlung["geschrieben"] += _schreiben(schreiber, zeilen)
+        _schreiben(schreiber, zeilen, zaehlung)
 
 
 def _abgestuerzt(fehler: str | None) -> bool:
@@ -300,7 +321,24 @@ def _versuch(fehler: str | None, bisher: int, zaehlung: dict[str, int]) -> tuple
     return f"{fehler} – Versuch {versuche} von {GRENZE}, der nächste Lauf versucht es wieder", versuche, True
 
 
-def _schreiben(schreiber, zeilen: list[tuple]) -> int:
-    with schreiber.transaction(), schreiber.cursor() as cur:
-        cur.executemany(SQL_SCHREIBEN, zeilen)
-        return cur.rowcount
+def _schreiben(schreiber, zeilen: list[tuple], zaehlung: dict[str, int]) -> None:
+    """Ein Schreibstapel in einer Transaktion (vorher: hält der Lauf seine Sperre noch?).
+
+    Löschte Ingest inzwischen ein Item, scheitert der Stapel am Fremdschlüssel; dann
+    entfallen die verschwundenen Items (gezählt), und der Rest wird geschrieben."""
+    wache.sperre_pruefen()
+    with wache.benutzt(schreiber):
+        while True:
+            try:
+                with schreiber.transaction(), schreiber.cursor() as cur:
+                    cur.executemany(SQL_SCHREIBEN, zeilen)
+                    zaehlung["geschrieben"] += cur.rowcount
+                    return
+            except psycopg.errors.ForeignKeyViolation:
+                weg = {i for (i,) in schreiber.execute(SQL_VERSCHWUNDENE, ([z[0] for z in zeilen],))}
+                if not weg:
+                    raise
+                zaehlung["entfallen"] += len(weg)
+                zeilen = [z for z in zeilen if z[0] not in weg]
+                if not zeilen:
+                    return

@@ -1,10 +1,18 @@
-"""Protokoll der Läufe in ``auswahl_laeufe`` (Migration aw-004).
+"""Protokoll der Läufe in ``auswahl_laeufe`` (Migrationen aw-004, aw-007).
 
 Ein Lauf (außer ``--trocken``) trägt sich beim Start ein und am Ende mit
 Bilanz, Exit-Code und Meldung aus – jedes Mal in einer eigenen kurzen
 Transaktion, damit ein getöteter Lauf als unbeendet stehen bleibt. Fehlt der
 Rolle das Recht auf die Tabelle, läuft die Stufe trotzdem und warnt: das
 Protokoll ist eine Auskunft, die Kodierung ist die Arbeit.
+
+Die Zeile sagt, wie der Lauf lief (Modus, Slot, Teil, ``--extrahieren``,
+``--variante``, aus welchem Aufruf von ``--nachholen``) und auf welcher
+Datenbanksitzung er seine Sperre hält (``backend_pid``). Daran erkennt ein
+späterer Lauf einen Lauf, der nie endete, weil seine Sitzung starb (Server
+gestoppt, Prozess getötet, Rechner aus): ``verwaiste_schliessen`` schließt ihn
+als abgebrochen – ``beendet_am`` ist dann der Augenblick des Bemerkens,
+``exit_code`` bleibt NULL, ``meldung`` beginnt mit „abgebrochen:“.
 """
 
 from __future__ import annotations
@@ -17,18 +25,55 @@ import click
 import psycopg
 from psycopg.types.json import Jsonb
 
+from auswahlstufe.lauf.bereich import BERLIN
+
 SQL_BEGINN = """
-insert into auswahl_laeufe (modus, slot, teil, coder_version, prozesse, stichprobe, rechner, pid)
-values (%(modus)s, %(slot)s, %(teil)s, %(version)s, %(prozesse)s, %(stichprobe)s, %(rechner)s, %(pid)s)
+insert into auswahl_laeufe
+    (modus, slot, teil, coder_version, prozesse, stichprobe, rechner, pid, backend_pid,
+     extrahieren, variante, aufruf)
+values (%(modus)s, %(slot)s, %(teil)s, %(version)s, %(prozesse)s, %(stichprobe)s, %(rechner)s, %(pid)s,
+        pg_backend_pid(), %(extrahieren)s, %(variante)s, %(aufruf)s)
 returning id
 """
 SQL_ENDE = """
 update auswahl_laeufe set
     beendet_am = clock_timestamp(),
+    items = %(items)s,
     neu = %(neu)s, geaendert = %(geaendert)s, unveraendert = %(unveraendert)s, entfernt = %(entfernt)s,
-    ohne_kandidaten = %(ohne_kandidaten)s, nachgetragen = %(nachgetragen)s,
+    ohne_kandidaten = %(ohne_kandidaten)s, nachgetragen = %(nachgetragen)s, entfallen = %(entfallen)s,
     exit_code = %(exit_code)s, meldung = %(meldung)s, extraktion = %(extraktion)s
 where id = %(id)s
+"""
+# Ein Lauf zum Nennen (Sperrmeldung, geschlossene Läufe).
+SQL_LAUF = """
+select id, modus, slot, teil, extrahieren, variante, aufruf, pid, rechner, begonnen_am
+from auswahl_laeufe where id = %(id)s
+"""
+# Offene Läufe, deren Sitzung nicht mehr lebt, als abgebrochen schließen. Lebt eine Sitzung
+# mit der PID, aber sie begann nach dem Lauf, ist es eine andere (PIDs kehren wieder);
+# die Startzeit fremder Rollen zeigt pg_stat_activity nicht, dann gilt die Sitzung als
+# seine. Läufe ohne backend_pid (vor aw-007) sind tot, wenn keine andere Sitzung die
+# Sperre ihrer coder_version hält (ganz oder geteilt: die Teile halten sie geteilt).
+SQL_VERWAISTE_SCHLIESSEN = """
+update auswahl_laeufe l set
+    beendet_am = clock_timestamp(),
+    meldung = %(meldung)s
+where l.beendet_am is null
+  and case
+      when l.backend_pid is not null then not exists (
+          select 1 from pg_stat_activity a
+          where a.pid = l.backend_pid and (a.backend_start is null or a.backend_start <= l.begonnen_am)
+      )
+      else not exists (
+          select 1
+          from pg_locks k
+          cross join lateral (select hashtextextended(%(praefix)s || ' ' || l.coder_version, 0) as h) s
+          where k.locktype = 'advisory' and k.objsubid = 1 and k.granted and k.pid <> pg_backend_pid()
+            and k.classid = ((s.h >> 32) & 4294967295)::oid and k.objid = (s.h & 4294967295)::oid
+      )
+  end
+returning l.id, l.modus, l.slot, l.teil, l.extrahieren, l.variante, l.aufruf, l.pid, l.rechner,
+          l.begonnen_am
 """
 
 
@@ -40,10 +85,15 @@ def beginnen(
     version: str,
     prozesse: int,
     stichprobe: int | None,
+    modus: str | None = None,
+    extrahieren: bool = False,
+    variante: str | None = None,
+    aufruf: int | None = None,
 ) -> int | None:
-    """Trägt den Lauf ein (``conn`` im Autocommit); gibt seine id zurück, None ohne Recht."""
+    """Trägt den Lauf ein (``conn`` im Autocommit, die Verbindung, die seine Sperre hält);
+    gibt seine id zurück, None ohne Recht."""
     params = {
-        "modus": "backfill" if slot is None else "slot",
+        "modus": modus or ("backfill" if slot is None else "slot"),
         "slot": slot,
         "teil": f"{teil[0]}/{teil[1]}" if teil else None,
         "version": version,
@@ -51,6 +101,9 @@ def beginnen(
         "stichprobe": stichprobe,
         "rechner": socket.gethostname(),
         "pid": os.getpid(),
+        "extrahieren": extrahieren,
+        "variante": variante,
+        "aufruf": aufruf,
     }
     try:
         return conn.execute(SQL_BEGINN, params).fetchone()[0]
@@ -69,15 +122,81 @@ def beenden(conn: psycopg.Connection, lauf_id: int, bilanz, exit_code: int, meld
         SQL_ENDE,
         {
             "id": lauf_id,
+            "items": bilanz.items,
             "neu": bilanz.neu,
             "geaendert": bilanz.geaendert,
             "unveraendert": bilanz.unveraendert,
             "entfernt": bilanz.entfernt,
             "ohne_kandidaten": bilanz.ohne_kandidaten,
             "nachgetragen": bilanz.nachgetragen,
+            "entfallen": bilanz.entfallen,
             "exit_code": exit_code,
             "meldung": meldung,
             # die Zählung der Extraktion davor (--extrahieren, aw-009), sonst NULL
             "extraktion": Jsonb(bilanz.extraktion) if bilanz.extraktion is not None else None,
         },
     )
+
+
+def zeit_text(zeitpunkt: datetime) -> str:
+    """``07.09.2026 19:57:40 MESZ`` – in Europe/Berlin, mit Datum und Zone."""
+    berlin = zeitpunkt.astimezone(BERLIN)
+    zone = {"CEST": "MESZ", "CET": "MEZ"}.get(berlin.tzname(), berlin.tzname())
+    return f"{berlin:%d.%m.%Y %H:%M:%S} {zone}"
+
+
+def slot_text(slot: datetime) -> str:
+    """``2026-09-07T08:00+02:00``: Europe/Berlin mit Offset, wie --slot es annimmt."""
+    try:
+        return slot.astimezone(BERLIN).isoformat(timespec="minutes")
+    except OverflowError:  # am Rand des Kalenders (9999-12-31T23:59Z): wie angegeben
+        return slot.isoformat(timespec="minutes")
+
+
+def aufruf_text(
+    modus: str, slot: datetime | None, teil: str | None, extrahieren: bool, variante: str | None
+) -> str:
+    """Wie der Lauf aufgerufen war: ``--extrahieren --slot 2026-09-07T08:00+02:00``."""
+    teile = ["--extrahieren"] if extrahieren else []
+    teile.append(f"--slot {slot_text(slot)}" if slot is not None else f"--{modus}")
+    if teil:
+        teile.append(f"--teil {teil}")
+    if variante:
+        teile.append(f"--variante {variante}")
+    return " ".join(teile)
+
+
+def _beschreibung(zeile: tuple) -> str:
+    lauf_id, modus, slot, teil, extrahieren, variante, aufruf, pid, rechner, begonnen_am = zeile
+    woher = f" aus --nachholen {aufruf}" if aufruf is not None else ""
+    return (
+        f"Lauf {lauf_id} ({aufruf_text(modus, slot, teil, extrahieren, variante)}{woher}, "
+        f"Prozess {pid} auf {rechner}, begonnen {zeit_text(begonnen_am)})"
+    )
+
+
+def beschreiben(conn: psycopg.Connection, lauf_id: int) -> tuple[str, datetime | None]:
+    """``Lauf 17 (--slot 2026-09-07T08:00+02:00, Prozess 19423 auf rechner, begonnen …)`` und
+    sein Beginn."""
+    zeile = conn.execute(SQL_LAUF, {"id": lauf_id}).fetchone()
+    return (_beschreibung(zeile), zeile[-1]) if zeile else (f"Lauf {lauf_id}", None)
+
+
+def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None) -> list[str]:
+    """Schließt offene Läufe, deren Datenbanksitzung nicht mehr lebt, als abgebrochen; gibt
+    ihre Beschreibungen zurück (und meldet sie auf stderr: ein Lauf starb, das soll ein Mensch
+    wissen – einmal, danach ist er geschlossen)."""
+    meldung = (
+        "abgebrochen: endete nie, seine Datenbanksitzung ist weg (Server gestoppt oder neu gestartet, "
+        "Prozess getötet, Rechner aus)"
+        + (f"; bemerkt von Lauf {von}" if von is not None else "")
+        + ". Was er geschrieben hatte, bleibt; jede Zeile ist alt oder neu."
+    )
+    try:
+        zeilen = conn.execute(SQL_VERWAISTE_SCHLIESSEN, {"meldung": meldung, "praefix": praefix}).fetchall()
+    except psycopg.errors.InsufficientPrivilege:
+        return []  # ohne Recht auf das Protokoll: das hat beginnen schon gemeldet
+    beschreibungen = [_beschreibung(z) for z in sorted(zeilen)]
+    for text in beschreibungen:
+        click.echo(f"Hinweis: {text} endete nie; jetzt als abgebrochen geschlossen.", err=True)
+    return beschreibungen

@@ -84,7 +84,7 @@ LAUF = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL)
 # Die Sichten der Stufe (aw-003, aw-004): was ein Betreiber am nächsten Morgen liest.
 # Eine Sicht liest ihre Tabellen mit den Rechten ihres Eigentümers (des Admins) –
 # SELECT auf die Sicht genügt. Eine neue Sicht einer Migration kommt hier dazu.
-SICHTEN = ("auswahl_uebersicht", "auswahl_letzter_slot", "auswahl_slots_ohne_lauf")
+SICHTEN = ("auswahl_uebersicht", "auswahl_letzter_slot", "auswahl_slots_ohne_lauf", "auswahl_offene_laeufe")
 # Die Tabellen, die die Migrationen der Stufe anlegen (Eigentümer: der Admin).
 TABELLEN = ("extraktionen", "selected_extractor", "auswahl_laeufe", "seiten")
 BLICK = (
@@ -97,10 +97,10 @@ BLICK = (
 MODI: dict[str, Modus] = {
     m.name: m
     for m in (
-        Modus("lauf", "auswahl.py --backfill oder --slot … [--teil K/N]", LAUF),
+        Modus("lauf", "auswahl.py --backfill, --slot … oder --nachholen [--teil K/N]", LAUF),
         Modus(
             "trocken",
-            "auswahl.py --backfill oder --slot … --trocken [--stichprobe N]",
+            "auswahl.py --backfill, --slot … oder --nachholen --trocken [--stichprobe N]",
             (
                 *GRUND,
                 ITEMS,
@@ -138,7 +138,7 @@ MODI: dict[str, Modus] = {
         # und wählt danach im selben Lauf wie ein Lauf (mit --trocken: nur lesend).
         Modus(
             "extrahieren",
-            "auswahl.py --extrahieren --backfill oder --slot … [--teil K/N]",
+            "auswahl.py --extrahieren --backfill, --slot … oder --nachholen [--teil K/N]",
             (
                 *GRUND,
                 ITEMS,

@@ -6,9 +6,20 @@ der nur schreibt, was sich im Ergebnis unterscheidet. Items, deren Eingabe sich
 änderte, deren Ergebnis aber gleich blieb, bekommen nur ihre Eingabe-Summe
 nachgetragen. Kodierungen, deren Item keine Kandidaten mehr hat, gehen. Ein
 abgebrochener Lauf hinterlässt so jede Zeile alt oder neu.
+
+Ingest löscht Items, auch während eines Laufs (Aufbewahrungsfrist); die
+Fremdschlüssel auf ``raw_items`` löschen die Kodierung mit. Ein Item, das
+zwischen Lesen und Schreiben verschwand, ließe das Schreiben seines Stapels am
+Fremdschlüssel scheitern: der Stapel geht dann über ``aw_stapel``, die
+verschwundenen Items fallen dort heraus und werden als *entfallen* gezählt, der
+Rest wird geschrieben. Die Stufe darf ``raw_items`` nur lesen (kein ``for key
+share``, das ``UPDATE``-Recht bräuchte); verschwindet ein Item erst zwischen dem
+Aussortieren und dem Upsert, versucht der Upsert es ohne dieses noch einmal.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import psycopg
 from psycopg import sql
@@ -82,6 +93,16 @@ from unnest(%(ids)s::bigint[], %(summen)s::bytea[], %(ergebnisse)s::bytea[])
 where s.coder_version = %(version)s and s.item_id = n.item_id
   and s.ergebnissumme = n.ergebnissumme and s.pruefsumme is distinct from n.pruefsumme
 """
+# Items des Stapels, die es in raw_items nicht mehr gibt: aus der Zwischenablage nehmen
+# und zählen (entfallen). Danach schreibt der Upsert nur noch vorhandene Items.
+SQL_VERSCHWUNDENE = """
+delete from aw_stapel a
+where not exists (select 1 from raw_items r where r.id = a.item_id)
+"""
+# So oft versucht der Upsert es nach einem Fremdschlüsselfehler ohne die inzwischen
+# verschwundenen Items erneut; jeder Versuch braucht ein Löschen genau in der Lücke
+# zwischen zwei Anweisungen.
+VERSUCHE = 5
 # Entfernt Kodierungen dieser Version, deren Item keine Kandidaten mehr hat –
 # mit erneuter Prüfung, falls inzwischen wieder Kandidaten kamen.
 SQL_ENTFERNEN = """
@@ -96,31 +117,55 @@ def _copy(cur: psycopg.Cursor, tabelle: sql.Identifier, daten: bytes) -> None:
         copy.write(daten)
 
 
-def stapel_schreiben(
-    conn: psycopg.Connection, version: str, ergebnis: Stapelergebnis
-) -> tuple[int, int, int, int]:
-    """Schreibt einen Stapel in einer Transaktion; gibt (neu, geändert, entfernt, nachgetragen) zurück."""
-    neu = geaendert = entfernt = nachgetragen = 0
+@dataclass
+class Geschrieben:
+    """Was ein Stapel in der Datenbank bewirkte."""
+
+    neu: int = 0
+    geaendert: int = 0
+    entfernt: int = 0
+    nachgetragen: int = 0
+    entfallen: int = 0  # Items, die Ingest löschte, seit der Lauf sie las
+
+
+def _upsert(conn: psycopg.Connection, cur: psycopg.Cursor, geschrieben: Geschrieben) -> None:
+    """aw_stapel → selected_extractor, ohne Items, die es nicht mehr gibt."""
+    for versuch in range(VERSUCHE):
+        cur.execute(SQL_VERSCHWUNDENE)
+        geschrieben.entfallen += cur.rowcount
+        try:
+            with conn.transaction():  # Savepoint: ein Fremdschlüsselfehler nimmt nur den Upsert zurück
+                cur.execute(SQL_UPSERT)
+                zeilen = cur.fetchall()
+            break
+        except psycopg.errors.ForeignKeyViolation:
+            if versuch == VERSUCHE - 1:
+                raise
+    for (ist_neu,) in zeilen:
+        if ist_neu:
+            geschrieben.neu += 1
+        else:
+            geschrieben.geaendert += 1
+
+
+def stapel_schreiben(conn: psycopg.Connection, version: str, ergebnis: Stapelergebnis) -> Geschrieben:
+    """Schreibt einen Stapel in einer Transaktion."""
+    geschrieben = Geschrieben()
     ueber_upsert = [ergebnis.geaendert_daten] if ergebnis.geaendert_daten else []
     with conn.transaction(), conn.cursor() as cur:
         if ergebnis.neu_daten:
             try:
                 with conn.transaction():  # Savepoint: bei Konflikt nur dies zurück
                     _copy(cur, ZIEL, ergebnis.neu_daten)
-                neu = cur.rowcount
-            except psycopg.errors.UniqueViolation:
-                # Jemand schrieb eines dieser Items, seit wir lasen – etwa ein
-                # --teil mit anderem N (die Sperren trennen nur gleiche N).
+                geschrieben.neu = cur.rowcount
+            except (psycopg.errors.UniqueViolation, psycopg.errors.ForeignKeyViolation):
+                # Jemand schrieb eines dieser Items, seit wir lasen – etwa ein --teil mit
+                # anderem N (die Sperren trennen nur gleiche N) –, oder Ingest löschte eines.
                 ueber_upsert.append(ergebnis.neu_daten)
         if ueber_upsert:
             for daten in ueber_upsert:
                 _copy(cur, ZWISCHENABLAGE, daten)
-            cur.execute(SQL_UPSERT)
-            for (ist_neu,) in cur.fetchall():
-                if ist_neu:
-                    neu += 1
-                else:
-                    geaendert += 1
+            _upsert(conn, cur, geschrieben)
         if ergebnis.nachtragen:
             ids, summen, ergebnisse = zip(*ergebnis.nachtragen, strict=True)
             cur.execute(
@@ -132,8 +177,8 @@ def stapel_schreiben(
                     "ergebnisse": list(ergebnisse),
                 },
             )
-            nachgetragen = cur.rowcount
+            geschrieben.nachgetragen = cur.rowcount
         if ergebnis.entfernen:
             cur.execute(SQL_ENTFERNEN, {"version": version, "ids": ergebnis.entfernen})
-            entfernt = cur.rowcount
-    return neu, geaendert, entfernt, nachgetragen
+            geschrieben.entfernt = cur.rowcount
+    return geschrieben

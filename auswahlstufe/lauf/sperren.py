@@ -1,17 +1,29 @@
 """Die Sperren eines Laufs: Session-Advisory-Locks auf der Schreibverbindung.
 
-Ein ganzer Lauf (``--backfill``, ``--slot``) hält die Sperre seiner
-coder_version exklusiv; ein ``--teil K/N`` hält sie geteilt und dazu die
+Ein ganzer Lauf (``--backfill``, ``--slot``, ``--nachholen``) hält die Sperre
+seiner coder_version exklusiv; ein ``--teil K/N`` hält sie geteilt und dazu die
 Sperre seines Teils exklusiv. So laufen die N Teile nebeneinander, aber nie
 neben einem ganzen Lauf. Wer die Sperre nicht sofort bekommt, bricht ab
-(``LaufGesperrt``, Exit 5) – nie wartet ein Lauf auf einen anderen.
+(``LaufGesperrt``, Exit 5) – nie wartet ein Lauf auf einen anderen – und nennt
+den Lauf, der sie hält, aus ``auswahl_laeufe``: id, Modus, Prozess, Rechner und
+Beginn. Gefunden wird er über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``;
+beides sieht jede Rolle (``pg_stat_activity`` verbirgt Startzeit und Anfrage
+fremder Rollen).
+
+Eine Session-Sperre hält, solange ihre Verbindung lebt. Beendet der Server die
+Verbindung (``idle_session_timeout``, ``pg_terminate_backend``, ein NAT, das die
+Verbindung vergaß), ist sie still weg; ``gehalten`` prüft vor jedem Schreiben,
+dass sie noch da ist (``lauf.wache``).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import psycopg
 
 from auswahlstufe.fehler import LaufGesperrt
+from auswahlstufe.lauf import laeufe
 
 SPERR_PRAEFIX = "wurzelwerk-auswahl"
 
@@ -19,38 +31,103 @@ SQL_SPERRE = "select pg_try_advisory_lock(hashtextextended(%s, 0))"
 SQL_SPERRE_GETEILT = "select pg_try_advisory_lock_shared(hashtextextended(%s, 0))"
 # Alle Session-Sperren dieser Verbindung lösen (vor dem Schließen).
 SQL_FREIGEBEN = "select pg_advisory_unlock_all()"
-# Wer hält die Sperre? (für die Meldung; sichtbar für dieselbe Rolle)
+# Wer hält die Sperre? Je haltender Sitzung (außer dieser) ihr offener Lauf, falls es einen gibt.
+# Die Sitzung steht in pg_locks, ihr Lauf in auswahl_laeufe (backend_pid) – beides sieht
+# jede Rolle; application_name zeigt pg_stat_activity auch für fremde Rollen.
 SQL_SPERRE_WER = """
-with s as (select hashtextextended(%s, 0) as k)
-select a.pid, a.application_name, a.backend_start
-from pg_locks l join pg_stat_activity a on a.pid = l.pid, s
-where l.locktype = 'advisory' and l.objsubid = 1 and l.granted
+with s as (select hashtextextended(%(name)s, 0) as k)
+select l.pid, a.application_name, b.id
+from pg_locks l
+cross join s
+left join pg_stat_activity a on a.pid = l.pid
+left join lateral (
+    select lf.id from auswahl_laeufe lf
+    where lf.backend_pid = l.pid and lf.beendet_am is null
+    order by lf.id desc limit 1
+) b on true
+where l.locktype = 'advisory' and l.objsubid = 1 and l.granted and l.pid <> pg_backend_pid()
   and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
-order by a.backend_start
-limit 1
+order by b.id nulls last, l.pid
+limit 3
+"""
+# Dasselbe ohne auswahl_laeufe (der Rolle fehlt das Recht darauf): nur die Sitzungen.
+SQL_SPERRE_SITZUNGEN = """
+with s as (select hashtextextended(%(name)s, 0) as k)
+select l.pid, a.application_name, null::bigint
+from pg_locks l
+cross join s
+left join pg_stat_activity a on a.pid = l.pid
+where l.locktype = 'advisory' and l.objsubid = 1 and l.granted and l.pid <> pg_backend_pid()
+  and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
+order by l.pid
+limit 3
+"""
+# Hält diese Verbindung noch alle ihre Sperren? (Sie verliert sie nur mit der Verbindung.)
+SQL_SPERREN_GEHALTEN = """
+select count(*) = cardinality(%(namen)s::text[])
+from unnest(%(namen)s::text[]) n
+cross join lateral (select hashtextextended(n, 0) as k) s
+where exists (
+    select 1 from pg_locks l
+    where l.pid = pg_backend_pid() and l.locktype = 'advisory' and l.objsubid = 1 and l.granted
+      and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
+)
 """
 
 
-def sperren(conn: psycopg.Connection, version: str, teil: tuple[int, int] | None) -> None:
-    """Session-Advisory-Locks nehmen oder sofort mit LaufGesperrt abbrechen."""
+def namen(version: str, teil: tuple[int, int] | None) -> list[tuple[str, bool]]:
+    """Die Sperren eines Laufs: (Name, exklusiv)."""
     ganz = f"{SPERR_PRAEFIX} {version}"
     if teil is None:
-        schluessel = [(SQL_SPERRE, ganz)]
-    else:
-        schluessel = [(SQL_SPERRE_GETEILT, ganz), (SQL_SPERRE, f"{ganz} teil {teil[0]}/{teil[1]}")]
-    for anfrage, name in schluessel:
-        if not conn.execute(anfrage, (name,)).fetchone()[0]:
-            wer = conn.execute(SQL_SPERRE_WER, (name,)).fetchone()
-            halter = ""
-            if wer:
-                # Sitzungen anderer Rollen zeigt pg_stat_activity ohne Namen und Startzeit.
-                halter = f" – gehalten von PID {wer[0]}" + (
-                    f" ({wer[1]}, seit {wer[2]:%H:%M:%S})" if wer[2] is not None else " (andere Rolle)"
-                )
-            raise LaufGesperrt(
+        return [(ganz, True)]
+    return [(ganz, False), (f"{ganz} teil {teil[0]}/{teil[1]}", True)]
+
+
+def sperren(conn: psycopg.Connection, version: str, teil: tuple[int, int] | None) -> list[str]:
+    """Session-Advisory-Locks nehmen oder sofort mit LaufGesperrt abbrechen; gibt ihre Namen zurück."""
+    genommen = []
+    for name, exklusiv in namen(version, teil):
+        if not conn.execute(SQL_SPERRE if exklusiv else SQL_SPERRE_GETEILT, (name,)).fetchone()[0]:
+            halter, seit = _halter(conn, name)
+            fehler = LaufGesperrt(
                 f"Ein anderer Lauf von {version} hält die Sperre „{name}“{halter}. "
                 "Dieser Lauf bricht ab, ohne etwas zu schreiben."
             )
+            fehler.seit = seit  # Beginn des ältesten haltenden Laufs (None: keiner bekannt)
+            raise fehler
+        genommen.append(name)
+    return genommen
+
+
+def _halter(conn: psycopg.Connection, name: str) -> tuple[str, datetime | None]:
+    """„: Lauf 17 (--slot …, Prozess 19423 auf rechner, begonnen …)“ oder die Sitzung ohne Lauf;
+    dazu der Beginn des ältesten haltenden Laufs, den das Protokoll kennt."""
+    teile, seit = [], None
+    try:
+        halter = conn.execute(SQL_SPERRE_WER, {"name": name}).fetchall()
+    except psycopg.errors.InsufficientPrivilege:
+        halter = conn.execute(SQL_SPERRE_SITZUNGEN, {"name": name}).fetchall()
+    for pid, anwendung, lauf_id in halter:
+        if lauf_id is not None:
+            text, beginn = laeufe.beschreiben(conn, lauf_id)
+            teile.append(text)
+            seit = beginn if seit is None or (beginn is not None and beginn < seit) else seit
+        else:
+            # Eine Sitzung ohne offenen Lauf: ein Lauf vor Migration aw-007, ein Lauf ohne Recht
+            # auf auswahl_laeufe, oder jemand hält die Sperre von Hand.
+            teile.append(
+                f"die Datenbanksitzung mit PID {pid}"
+                + (f" („{anwendung}“)" if anwendung else "")
+                + ", zu der kein offener Lauf in auswahl_laeufe steht"
+            )
+    if any(not t.startswith("Lauf ") for t in teile):
+        seit = None  # eine Sitzung ohne Lauf hält mit: niemand weiß, wie lange schon
+    return ((": " + "; ".join(teile)) if teile else ""), seit
+
+
+def gehalten(conn: psycopg.Connection, genommen: list[str]) -> bool:
+    """Hält ``conn`` noch jede Sperre aus ``genommen``? Eine tote Verbindung wirft psycopg.Error."""
+    return conn.execute(SQL_SPERREN_GEHALTEN, {"namen": genommen}).fetchone()[0]
 
 
 def freigeben(conn: psycopg.Connection) -> None:

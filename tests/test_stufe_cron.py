@@ -1,0 +1,638 @@
+"""Im echten Haus mit cron (Issue 19): nachholen, überwachen, tote Läufe schließen, das cron-Log.
+
+* ``--nachholen`` kodiert jeden offenen Slot – ein Item mit Kandidaten hat keine Entscheidung
+  der coder_version (oder, mit ``--extrahieren``, eine Seite ohne Kandidaten) –, der älteste
+  zuerst, höchstens ``--hoechstens`` je Aufruf, jeden als eigenen Slot-Lauf. Eine Nacht mit Exit 5, ein gestoppter Server, ein getöteter Lauf heilen so beim
+  nächsten Aufruf, ohne dass ein Mensch etwas tut.
+* Die Sichten unterscheiden „lief, 0 Items“ von „kodiert“ und sagen dasselbe wie ``--nachholen``.
+* Ein Lauf, dessen Sitzung starb, wird vom nächsten schreibenden Lauf als abgebrochen geschlossen;
+  ein Lauf, der noch lebt, nie.
+* Die Sperrmeldung nennt den Lauf, der die Sperre hält (id, Prozess, Rechner, Beginn mit Datum),
+  auch wenn er unter einer anderen Rolle läuft.
+* Das cron-Log: ohne Terminal trägt jede Zeile Zeit, Modus, Slot und coder_version; stdout ist das
+  Protokoll, stderr bleibt leer, solange kein Mensch etwas tun muss.
+
+Alles gegen einen echten PostgreSQL 18, ``auswahl.py`` als echter Unterprozess.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import timedelta
+
+import psycopg
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from psycopg import sql
+
+from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_KONFIGURATION, EXIT_OK, EXIT_ZEITLIMIT
+from auswahlstufe.lauf import laeufe, nachholen, rechte, stufe
+from tests.testhilfen import (
+    PROJEKT,
+    SLOT,
+    SLOT_TEXT,
+    bilanzzeile,
+    ende,
+    im_hintergrund,
+    kinder,
+    sperrname,
+    warten_bis_getrennt,
+)
+from version import CODER_VERSION, Variante
+
+pytestmark = pytest.mark.datenbank
+
+SATZ = "Der Rat der Stadt tagte bis in die Nacht und beschloss den Haushalt mit knapper Mehrheit. "
+SQL_ITEMS = "insert into raw_items (id, slot) select g, %(slot)s from generate_series(%(von)s::bigint, %(bis)s::bigint) g"
+SQL_KANDIDATEN = """
+insert into extraktionen (item_id, extraktor, text)
+select g, x, 'Meldung ' || g || '. ' || repeat(%(satz)s::text, (3 + g %% 5)::int) || case when x = 'newspaper4k' then
+    'Jetzt abonnieren.' else '' end
+from generate_series(%(von)s::bigint, %(bis)s::bigint) g, unnest(array['newspaper4k', 'readability', 'trafilatura']) x
+"""
+SQL_LAEUFE = "select id, modus, slot, aufruf, items, neu, exit_code, zustand from auswahl_laeufe order by id"
+
+
+def slots(n: int) -> list:
+    """n Slots zu je einer Stunde ab SLOT (08:00 in Berlin)."""
+    return [SLOT + timedelta(hours=h) for h in range(n)]
+
+
+def slot_text(slot) -> str:
+    return laeufe.slot_text(slot)
+
+
+def bestand(url: str, je_slot: int, anzahl: int) -> list:
+    """Items 1… in ``anzahl`` Slots zu je ``je_slot`` Items, alle mit drei Kandidaten."""
+    mit = slots(anzahl)
+    with psycopg.connect(url, autocommit=True) as conn:
+        for nr, slot in enumerate(mit):
+            bereich = {"slot": slot, "von": nr * je_slot + 1, "bis": (nr + 1) * je_slot, "satz": SATZ}
+            conn.execute(SQL_ITEMS, bereich)
+            conn.execute(SQL_KANDIDATEN, bereich)
+    return mit
+
+
+def abfrage(url: str, anfrage, params=None) -> list[tuple]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(anfrage, params).fetchall()
+
+
+def bilanzen(out: str) -> list[str]:
+    return [z for z in out.splitlines() if z.startswith("neu ")]
+
+
+def sperre_halten(url: str) -> psycopg.Connection:
+    conn = psycopg.connect(url, autocommit=True)
+    conn.execute("select pg_advisory_lock(hashtextextended(%s, 0))", (sperrname(),))
+    return conn
+
+
+# --- --nachholen ----------------------------------------------------------------------------------
+
+
+def test_nachholen_holt_verlorene_slots_nach_der_aelteste_zuerst(db_url, cli):
+    """Issue 19.6: ein Slot-Lauf, der an der Sperre scheiterte (Exit 5), blieb für immer verloren.
+    Jetzt holt der nächste Aufruf von --nachholen ihn nach – und den Slot, der nie lief."""
+    verloren, gelaufen, nie = bestand(db_url, 20, 3)
+    halter = sperre_halten(db_url)
+    try:
+        assert cli("--slot", slot_text(verloren)).code == EXIT_GESPERRT
+    finally:
+        halter.close()
+    assert cli("--slot", slot_text(gelaufen)).code == EXIT_OK
+    assert abfrage(db_url, "select slot, items, ohne_entscheidung from auswahl_slots_ohne_lauf") == [
+        (verloren, 20, 20),
+        (nie, 20, 20),
+    ]
+
+    e = cli("--nachholen")
+    assert e.code == EXIT_OK, str(e)
+    assert [b.split(" in ")[0] for b in bilanzen(e.out)] == [
+        "neu 20, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0"
+    ] * 2, e.out
+    assert e.err == "", str(e)
+    aufruf, erster, zweiter = abfrage(db_url, SQL_LAEUFE)[2:]
+    assert aufruf[1:] == ("nachholen", None, None, 40, 40, EXIT_OK, "erfolg"), aufruf
+    # der älteste zuerst, jeder als eigener Slot-Lauf mit Verweis auf seinen Aufruf
+    assert erster[1:] == ("slot", verloren, aufruf[0], 20, 20, EXIT_OK, "erfolg"), erster
+    assert zweiter[1:] == ("slot", nie, aufruf[0], 20, 20, EXIT_OK, "erfolg"), zweiter
+    assert abfrage(db_url, "select count(*) from selected_extractor") == [(60,)]
+    assert abfrage(db_url, "select count(*) from auswahl_slots_ohne_lauf") == [(0,)]
+    assert abfrage(db_url, "select slot, items, kodiert, lauf_id from auswahl_letzter_slot") == [
+        (nie, 20, 20, zweiter[0])
+    ]
+
+    # Nichts offen: still (cron mailt nichts), Exit 0, ein Eintrag als Lebenszeichen.
+    e = cli("--nachholen")
+    assert (e.code, e.out, e.err) == (EXIT_OK, "", ""), str(e)
+    assert abfrage(db_url, SQL_LAEUFE)[-1][1:] == ("nachholen", None, None, 0, 0, EXIT_OK, "erfolg")
+
+
+def test_nachholen_hoechstens_n_slots_und_sagt_was_offen_bleibt(db_url, cli):
+    alle = bestand(db_url, 3, 5)
+    gesehen = []
+    for rest in (3, 1, 0):
+        e = cli("--nachholen", "--hoechstens", "2")
+        assert e.code == EXIT_OK and e.err == "", str(e)
+        hinweis = [z for z in e.out.splitlines() if z.startswith("Hinweis:")]
+        if rest:
+            assert hinweis == [
+                f"Hinweis: {rest} weitere Slots sind offen (--hoechstens 2); der nächste Aufruf von "
+                "--nachholen macht weiter."
+            ], e.out
+        else:
+            assert hinweis == [], e.out
+        gesehen += [s for (s,) in abfrage(db_url, "select slot from auswahl_laeufe where modus = 'slot'")]
+        gesehen = sorted(set(gesehen))
+    assert gesehen == alle
+    assert cli("--nachholen", "--hoechstens", "2").out == ""
+
+
+def test_nach_einem_backfill_ist_nichts_offen_nur_was_dazukommt(db_url, cli):
+    """Offen ist, wo ein Item mit Kandidaten keine Entscheidung hat – gleich, wer kodierte: nach
+    einem Backfill holt --nachholen nicht die ganze Geschichte Slot für Slot nach. Kommt später
+    ein Item mit Kandidaten (Ingest) oder kommen Kandidaten zu einem Item (späte Extraktion),
+    ist sein Slot offen, nur er; ein Item ohne Kandidaten macht keine Arbeit, ein gelöschtes auch nicht."""
+    eins, zwei, drei = bestand(db_url, 20, 3)
+    assert bilanzzeile(cli("--backfill").out).startswith("neu 60, ")
+    assert cli("--nachholen").out == ""
+
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(SQL_ITEMS, {"slot": zwei, "von": 61, "bis": 61})
+        conn.execute(SQL_KANDIDATEN, {"von": 61, "bis": 61, "satz": SATZ})
+        conn.execute(SQL_ITEMS, {"slot": drei, "von": 62, "bis": 62})  # noch ohne Kandidaten
+    assert abfrage(db_url, "select slot, items, ohne_entscheidung from auswahl_slots_ohne_lauf") == [
+        (zwei, 21, 1)
+    ]
+    e = cli("--nachholen")
+    assert [b.split(" in ")[0] for b in bilanzen(e.out)] == [
+        "neu 1, geändert 0, unverändert 20, entfernt 0, ohne Kandidaten 0"
+    ], e.out
+
+    # Die Kandidaten von Item 62 kommen später: sein Slot ist offen, nur er.
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(SQL_KANDIDATEN, {"von": 62, "bis": 62, "satz": SATZ})
+    assert abfrage(db_url, "select slot, ohne_entscheidung from auswahl_slots_ohne_lauf") == [(drei, 1)]
+    assert [b.split(" in ")[0] for b in bilanzen(cli("--nachholen").out)] == [
+        "neu 1, geändert 0, unverändert 20, entfernt 0, ohne Kandidaten 0"
+    ]
+
+    # Ingest löscht (Aufbewahrungsfrist): die Fremdschlüssel löschen mit, nichts ist offen.
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("delete from raw_items where id <= 25")
+    assert abfrage(db_url, "select count(*) from auswahl_slots_ohne_lauf") == [(0,)]
+    assert cli("--nachholen").out == ""
+    assert abfrage(db_url, "select slot from auswahl_letzter_slot") == [(drei,)]
+    assert eins not in [s for (s,) in abfrage(db_url, "select slot from raw_items")]
+
+
+def test_nachholen_trocken_sagt_was_es_taete_und_schreibt_nichts(db_url, cli):
+    bestand(db_url, 20, 2)
+    e = cli("--nachholen", "--trocken")
+    assert e.code == EXIT_OK and e.err == "", str(e)
+    zeilen = [z.split(" in ")[0] for z in e.out.splitlines()]
+    assert (
+        zeilen
+        == [
+            "trocken, nichts geschrieben – würde: neu 20, geändert 0, unverändert 0, entfernt 0, "
+            "ohne Kandidaten 0"
+        ]
+        * 2
+    ), e.out
+    assert abfrage(db_url, "select count(*) from selected_extractor") == [(0,)]
+    assert abfrage(db_url, "select count(*) from auswahl_laeufe") == [(0,)]
+
+
+def test_nachholen_einer_variante_zaehlt_nur_fuer_die_variante(db_url, cli):
+    bestand(db_url, 10, 2)
+    variante = Variante(k=4)
+    e = cli("--nachholen", "--variante", "k4:0.03")
+    assert e.code == EXIT_OK and len(bilanzen(e.out)) == 2, str(e)
+    assert abfrage(db_url, "select distinct coder_version, variante from auswahl_laeufe") == [
+        (variante.coder_version, "k4:0.03")
+    ]
+    # Für die Voreinstellung ist alles noch offen; ihre Läufe überschreiben nichts der Variante.
+    assert len(bilanzen(cli("--nachholen").out)) == 2
+    assert cli("--nachholen").out == cli("--nachholen", "--variante", "k4:0.03").out == ""
+    assert abfrage(
+        db_url, "select coder_version, count(*) from selected_extractor group by 1 order by 1"
+    ) == sorted([(CODER_VERSION, 20), (variante.coder_version, 20)])
+
+
+def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arbeitet(db_url, tmp_path):
+    """Hält ein Lauf, der gerade arbeitet, die Sperre, endet --nachholen mit Exit 5 und einem
+    Hinweis im Protokoll (stdout): cron mailt nicht, der nächste Aufruf holt nach. Ist der Halter
+    unbekannt oder läuft er schon länger als STILL_WARTEN, ist es eine Meldung auf stderr."""
+    bestand(db_url, 2500, 2)
+    backfill = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        frist = time.monotonic() + 60
+        while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
+            assert backfill.poll() is None and time.monotonic() < frist, (
+                "Backfill endete vor dem ersten Stapel"
+            )
+            time.sleep(0.02)
+    worker = kinder(backfill.pid)
+    for pid in worker:
+        os.kill(pid, signal.SIGSTOP)  # der Backfill hält die Sperre und bleibt mitten im Lauf
+    try:
+        still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
+        code, out, err = ende(still, timeout=120)
+        assert code == EXIT_GESPERRT and err == "", f"exit {code}\n{out}\n{err}"
+        assert out.startswith(f"Hinweis: Ein anderer Lauf von {CODER_VERSION} hält die Sperre"), out
+        assert f": Lauf 1 (--backfill, Prozess {backfill.pid} auf {socket.gethostname()}, begonnen " in out
+        assert out.rstrip().endswith("der nächste Aufruf von --nachholen holt nach."), out
+
+        # Derselbe Halter, aber seit mehr als sechs Stunden: vielleicht hängt er – eine Meldung.
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute(
+                "update auswahl_laeufe set begonnen_am = begonnen_am - interval '7 hours' where id = 1"
+            )
+        laut = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
+        code, out, err = ende(laut, timeout=120)
+        assert code == EXIT_GESPERRT and out == "" and err.startswith("Fehler: Ein anderer Lauf"), err
+    finally:
+        for pid in worker:
+            os.kill(pid, signal.SIGCONT)
+    code, out, err = ende(backfill)
+    assert code == EXIT_OK, err
+    assert abfrage(db_url, "select modus, exit_code from auswahl_laeufe where modus = 'nachholen'") == [
+        ("nachholen", EXIT_GESPERRT),
+        ("nachholen", EXIT_GESPERRT),
+    ]
+    # Der Backfill hat alles kodiert: nichts ist offen.
+    still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
+    assert ende(still) == (EXIT_OK, "", "")
+
+    # Eine Sitzung ohne Lauf (von Hand) hält die Sperre: niemand weiß, wie lange – stderr.
+    halter = sperre_halten(db_url)
+    try:
+        laut = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
+        code, out, err = ende(laut, timeout=120)
+    finally:
+        halter.close()
+    assert code == EXIT_GESPERRT and out == "" and "Datenbanksitzung mit PID" in err, err
+
+
+def test_ein_fehler_in_einem_nachgeholten_slot_steht_mit_seinem_exit_code_im_protokoll(db_url, cli):
+    """Scheitert ein Slot (hier: statement_timeout, während Ingest ein Item sperrt), endet der Aufruf
+    mit dem Exit-Code des Fehlers, der Slot-Lauf und der Aufruf stehen mit ihm im Protokoll, und
+    der nächste Aufruf holt beide Slots nach."""
+    erster, _ = bestand(db_url, 20, 2)
+    with psycopg.connect(db_url) as halter:
+        halter.execute("select 1 from raw_items where id = 1 for update")
+        e = cli("--nachholen", env={"AUSWAHL_STATEMENT_TIMEOUT": "300ms", "AUSWAHL_LOCK_TIMEOUT": "0"})
+        halter.rollback()
+    assert e.code == EXIT_ZEITLIMIT and "Zeitlimit der Datenbank überschritten" in e.err, str(e)
+    assert abfrage(db_url, "select modus, slot, exit_code, zustand from auswahl_laeufe order by id") == [
+        ("nachholen", None, EXIT_ZEITLIMIT, "fehler"),
+        ("slot", erster, EXIT_ZEITLIMIT, "fehler"),
+    ]
+    e = cli("--nachholen")
+    assert e.code == EXIT_OK and len(bilanzen(e.out)) == 2, str(e)
+
+
+# --- Sicht und --nachholen sagen dasselbe ------------------------------------------------------
+
+SCHRITTE = st.lists(
+    st.one_of(
+        st.tuples(st.just("item"), st.integers(0, 2), st.booleans()),  # Item in Slot, mit Kandidaten?
+        st.tuples(st.just("kandidat"), st.integers(0, 2), st.just(False)),  # späte Kandidaten
+        st.tuples(st.just("seite"), st.integers(0, 2), st.just(False)),  # späte Seite
+        st.tuples(st.just("loeschen"), st.integers(0, 2), st.just(False)),  # Ingest löscht
+        st.tuples(st.just("slot"), st.integers(0, 2), st.just(False)),  # ein --slot-Lauf
+        st.tuples(st.just("nachholen"), st.just(0), st.just(False)),
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(max_examples=15)
+@given(schritte=SCHRITTE)
+def test_sicht_und_nachholen_sind_sich_einig_und_nachholen_laesst_nichts_liegen(
+    db_url, monkeypatch, schritte
+):
+    """Nach jedem Schritt nennt die Sicht auswahl_slots_ohne_lauf genau die Slots, die
+    --extrahieren --nachholen nähme; nach --nachholen ist kein Slot offen, und ein Trockenlauf
+    über alles fände nichts mehr zu tun – kein Item bleibt liegen."""
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    alle = slots(3)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("truncate raw_items cascade")
+        conn.execute("truncate auswahl_laeufe cascade")
+        naechste = 1
+        for art, nr, mit in schritte:
+            slot = alle[nr]
+            if art == "item":
+                conn.execute(SQL_ITEMS, {"slot": slot, "von": naechste, "bis": naechste})
+                if mit:
+                    conn.execute(SQL_KANDIDATEN, {"von": naechste, "bis": naechste, "satz": SATZ})
+                naechste += 1
+            elif art in ("kandidat", "seite", "loeschen"):
+                item = conn.execute(
+                    "select min(r.id) from raw_items r where r.slot = %s and not exists "
+                    f"(select 1 from {'seiten' if art == 'seite' else 'extraktionen'} e where e.item_id = r.id)"
+                    if art != "loeschen"
+                    else "select max(id) from raw_items where slot = %s",
+                    (slot,),
+                ).fetchone()[0]
+                if item is None:
+                    continue
+                if art == "kandidat":
+                    conn.execute(SQL_KANDIDATEN, {"von": item, "bis": item, "satz": SATZ})
+                elif art == "seite":
+                    conn.execute("insert into seiten (item_id, html) values (%s, '<p>x</p>')", (item,))
+                else:
+                    conn.execute("delete from raw_items where id = %s", (item,))
+            elif art == "slot":
+                stufe.lauf(slot=slot_text(slot), prozesse=1)
+            else:
+                stufe.lauf(prozesse=1, nachholen_hoechstens=10)
+                assert nachholen.offene_slots(conn, CODER_VERSION, 10, mit_seiten=False) == ([], 0)
+                trocken = stufe.lauf(trocken=True, prozesse=1)
+                assert (trocken.neu, trocken.geaendert, trocken.entfernt) == (0, 0, 0)
+            # (vor dem ersten Lauf kennt die Sicht keine Version: dann ist jeder Slot offen)
+            sicht = [s for (s,) in conn.execute("select slot from auswahl_slots_ohne_lauf")]
+            offen, zahl = nachholen.offene_slots(conn, CODER_VERSION, 10, mit_seiten=True)
+            assert sicht == offen and zahl == len(offen), (art, nr)
+
+
+# --- Tote Läufe ------------------------------------------------------------------------------------
+
+
+def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_nach(pg, db_url, tmp_path):
+    """Issue 19.8: ein Lauf, dem der Server mitten im Lauf wegging, kann sein Ende nicht
+    eintragen und stand für immer unter „nie beendet“. Der nächste Aufruf von --nachholen
+    schließt ihn als abgebrochen und kodiert den Slot fertig."""
+    if pg.pgdata is None:
+        pytest.skip("Server anhalten geht nur mit dem eingebetteten Server")
+    (slot,) = bestand(db_url, 5000, 1)
+    prozess = im_hintergrund(db_url, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        frist = time.monotonic() + 60
+        while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
+            assert prozess.poll() is None and time.monotonic() < frist
+            time.sleep(0.02)
+    try:
+        pg.stoppen("fast")
+        code, out, err = ende(prozess, timeout=60)
+    finally:
+        pg.starten()
+    assert code == EXIT_DATENBANK, err
+    ((lauf_id, _, _, _, _, _, exit_code, zustand),) = abfrage(db_url, SQL_LAEUFE)
+    assert (exit_code, zustand) == (None, "offen")
+    assert abfrage(db_url, "select id, sitzung_lebt from auswahl_offene_laeufe") == [(lauf_id, False)]
+    schon = abfrage(db_url, "select count(*) from selected_extractor")[0][0]
+
+    weiter = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
+    code, out, err = ende(weiter)
+    assert code == EXIT_OK, err
+    assert err.startswith(f"Hinweis: Lauf {lauf_id} (--slot {slot_text(slot)}, Prozess {prozess.pid} auf "), (
+        err
+    )
+    assert err.rstrip().endswith("endete nie; jetzt als abgebrochen geschlossen."), err
+    assert bilanzzeile(out).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, "), out
+    toter = abfrage(
+        db_url, "select zustand, exit_code, meldung from auswahl_laeufe where id = %s", (lauf_id,)
+    )[0]
+    assert toter[:2] == ("abgebrochen", None) and toter[2].startswith("abgebrochen: endete nie"), toter
+    assert abfrage(db_url, "select count(*) from auswahl_offene_laeufe") == [(0,)]
+    # Einmal gemeldet, dann still.
+    assert ende(im_hintergrund(db_url, "--nachholen", cwd=tmp_path)) == (EXIT_OK, "", "")
+
+
+def test_ein_lebender_lauf_wird_nie_geschlossen(db_url, tmp_path):
+    """Ein Lauf einer anderen coder_version (eigene Sperre) läuft daneben: er sieht den offenen
+    Lauf, aber dessen Sitzung lebt – er lässt ihn in Ruhe."""
+    (slot,) = bestand(db_url, 3000, 1)
+    erster = im_hintergrund(db_url, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        frist = time.monotonic() + 60
+        while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
+            assert erster.poll() is None and time.monotonic() < frist
+            time.sleep(0.02)
+    os.killpg(erster.pid, signal.SIGSTOP)
+    try:
+        daneben = im_hintergrund(
+            db_url, "--backfill", "--variante", "k4:0.03", "--prozesse", "1", cwd=tmp_path
+        )
+        code, _out, err = ende(daneben)
+        assert code == EXIT_OK and err == "", err
+        assert abfrage(db_url, "select id, zustand from auswahl_laeufe order by id") == [
+            (1, "offen"),
+            (2, "erfolg"),
+        ]
+        assert abfrage(db_url, "select id, sitzung_lebt from auswahl_offene_laeufe") == [(1, True)]
+    finally:
+        os.killpg(erster.pid, signal.SIGCONT)
+    assert ende(erster)[0] == EXIT_OK
+    assert abfrage(db_url, "select zustand from auswahl_laeufe order by id") == [("erfolg",), ("erfolg",)]
+
+
+def test_offene_laeufe_von_vor_aw_007_schliesst_wer_ihre_sperre_frei_findet(db_url, cli):
+    """Läufe ohne backend_pid (vor Migration aw-007 begonnen) gelten als tot, wenn keine andere
+    Sitzung die Sperre ihrer coder_version hält."""
+    bestand(db_url, 5, 1)
+    anderer = "auswahl-0+alt"
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for version in (CODER_VERSION, anderer):
+            conn.execute(
+                "insert into auswahl_laeufe (modus, coder_version, rechner, pid) values ('backfill', %s, 'alt', 1)",
+                (version,),
+            )
+        with psycopg.connect(db_url, autocommit=True) as halter:
+            halter.execute(
+                "select pg_advisory_lock(hashtextextended(%s, 0))", (f"wurzelwerk-auswahl {anderer}",)
+            )
+            e = cli("--backfill")
+            assert e.code == EXIT_OK and e.err.count("als abgebrochen geschlossen") == 1, str(e)
+            assert "Lauf 1 (--backfill, Prozess 1 auf alt" in e.err
+            assert conn.execute("select id, zustand from auswahl_laeufe order by id").fetchall() == [
+                (1, "abgebrochen"),
+                (2, "offen"),  # seine Sperre hält jemand: vielleicht läuft er noch
+                (3, "erfolg"),
+            ]
+        e = cli("--backfill")  # jetzt ist auch seine Sperre frei
+        assert e.code == EXIT_OK and "Lauf 2 (--backfill, Prozess 1 auf alt" in e.err, str(e)
+
+
+# --- Die Sperrmeldung nennt den Lauf ---------------------------------------------------------------
+
+
+def test_sperrmeldung_nennt_den_lauf_auch_unter_einer_anderen_rolle(pg, db_name, db_url, tmp_path):
+    """Issue 19.7: die Meldung nannte die PID des Serverprozesses und „seit 19:57:40“ ohne Datum.
+    Jetzt nennt sie den Lauf aus auswahl_laeufe – auch wenn er einer anderen Rolle gehört, deren
+    Sitzung pg_stat_activity nur mit PID zeigt."""
+    (slot,) = bestand(db_url, 3000, 1)
+    rollen = [f"aw_sperre_{n}_{os.getpid()}" for n in ("a", "b")]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for rolle in rollen:
+            conn.execute(sql.SQL("create role {} login").format(sql.Identifier(rolle)))
+            for anweisung in rechte.vergeben("lauf", rolle, db_name, conn):
+                conn.execute(anweisung)
+    try:
+        url_a, url_b = (pg.url(db_name, user=rolle) for rolle in rollen)
+        erster = im_hintergrund(url_a, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path)
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            frist = time.monotonic() + 60
+            while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
+                assert erster.poll() is None and time.monotonic() < frist, str(ende(erster))
+                time.sleep(0.02)
+        os.killpg(erster.pid, signal.SIGSTOP)
+        try:
+            zweiter = im_hintergrund(url_b, "--slot", slot_text(slot), cwd=tmp_path)
+            code, out, err = ende(zweiter)
+        finally:
+            os.killpg(erster.pid, signal.SIGCONT)
+        assert ende(erster)[0] == EXIT_OK
+        ((beginn, backend),) = abfrage(
+            db_url, "select begonnen_am, backend_pid from auswahl_laeufe where id = 1"
+        )
+        assert code == EXIT_GESPERRT and out == "", err
+        assert (
+            f"hält die Sperre „{sperrname()}“: Lauf 1 (--slot {slot_text(slot)}, Prozess {erster.pid} auf "
+            f"{socket.gethostname()}, begonnen {laeufe.zeit_text(beginn)}). Dieser Lauf bricht ab" in err
+        ), err
+        assert re.search(r"begonnen \d\d\.\d\d\.20\d\d \d\d:\d\d:\d\d ME(S)?Z\)", err), err
+        assert str(backend) not in err  # nicht der Serverprozess
+    finally:
+        warten_bis_getrennt(db_url)
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            for rolle in rollen:
+                conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))
+                conn.execute(sql.SQL("drop role {}").format(sql.Identifier(rolle)))
+
+
+# --- Das cron-Log ------------------------------------------------------------------------------------
+
+KOPF = re.compile(
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d modus=(?P<modus>\S+)( slot=(?P<slot>\S+))? "
+    r"version=(?P<version>\S+) \| (?P<text>.*)$"
+)
+CRON = {"AUSWAHL_ZEILENKOPF": "auto"}  # wie im Betrieb (conftest schaltet ihn für die Tests aus)
+
+
+def koepfe(text: str) -> list[dict]:
+    zeilen = [KOPF.match(z) for z in text.splitlines()]
+    assert all(zeilen), text
+    return [z.groupdict() for z in zeilen]
+
+
+def test_cron_log_jede_zeile_mit_zeit_modus_slot_version_und_still_ohne_befund(db_url, cli):
+    """Issue 19.12: die Zeilen trugen weder Zeit noch Modus, Slot oder coder_version, und der
+    Hinweis auf unbekannte Extraktoren stand bei jedem Lauf auf stderr – cron mailte jedes Mal."""
+    (slot,) = bestand(db_url, 20, 1)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("insert into extraktionen (item_id, extraktor, text) values (1, 'Trafilatura', 'x')")
+    for _ in range(2):
+        e = cli("--slot", SLOT_TEXT, env=CRON)
+        assert e.code == EXIT_OK and e.err == "", str(e)  # nichts für einen Menschen: keine Mail
+        zeilen = koepfe(e.out)
+        assert {(z["modus"], z["slot"], z["version"]) for z in zeilen} == {
+            ("slot", slot_text(slot), CODER_VERSION)
+        }
+        texte = [z["text"] for z in zeilen]
+        assert texte[0].startswith(("neu 20, ", "neu 0, geändert 0, unverändert 20, ")), texte
+        assert (
+            texte[1] == "Hinweis: 1 Kandidatenzeilen unbekannter Extraktoren übergangen („Trafilatura“ 1)."
+        ), texte
+
+    e = cli("--nachholen", "--extrahieren", env=CRON)  # nichts offen: gar keine Zeile
+    assert (e.code, e.out, e.err) == (EXIT_OK, "", ""), str(e)
+
+    # Ein Fehler: auf stderr, mit Kopf – auch die letzte Zeile, die click nach dem Lauf druckt.
+    halter = sperre_halten(db_url)
+    try:
+        e = cli("--backfill", env=CRON)
+    finally:
+        halter.close()
+    assert e.code == EXIT_GESPERRT and e.out == ""
+    ((zeile,),) = [koepfe(e.err)]
+    assert (zeile["modus"], zeile["slot"]) == ("backfill", None) and zeile["text"].startswith("Fehler: "), (
+        e.err
+    )
+
+
+def test_am_terminal_kein_zeilenkopf(db_url, tmp_path):
+    bestand(db_url, 20, 1)
+    herr, knecht = pty.openpty()
+    prozess = subprocess.Popen(
+        [sys.executable, str(PROJEKT / "auswahl.py"), "--slot", SLOT_TEXT],
+        cwd=tmp_path,
+        env={**os.environ, "DATABASE_URL": db_url, **CRON},
+        stdout=knecht,
+        stderr=knecht,
+    )
+    os.close(knecht)
+    gelesen = b""
+    while True:
+        try:
+            stueck = os.read(herr, 4096)
+        except OSError:  # das Terminal ist zu: der Prozess ist fertig
+            break
+        if not stueck:
+            break
+        gelesen += stueck
+    os.close(herr)
+    assert prozess.wait(timeout=120) == EXIT_OK
+    text = gelesen.decode()
+    assert "neu 20, geändert 0" in text and "modus=" not in text, text
+
+
+def test_zeilenkopf_mit_unbekanntem_wert_ist_ein_konfigurationsfehler(db_url, cli):
+    e = cli("--backfill", env={"AUSWAHL_ZEILENKOPF": "immer"})
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert (
+        e.err == "Fehler: AUSWAHL_ZEILENKOPF='immer' ist keiner der Werte auto, an, aus (auto: Zeilenkopf, "
+        "wenn die Ausgabe kein Terminal ist).\n"
+    ), e.err
+
+
+BETRIEB = PROJEKT / "docs" / "betrieb.md"
+
+
+def test_die_cron_zeile_aus_der_doku_mailt_nur_was_ein_mensch_sehen_muss(db_url, tmp_path):
+    """Die Zeile des Ticks aus docs/betrieb.md (Schritt 7, cron), wörtlich bis auf Klon und
+    Python, unter ``sh -c`` wie cron sie ausführt: was cron mailen würde (stdout und stderr der
+    Shell), ist leer, solange kein Mensch etwas tun muss; das Log hat je Zeile den Zeilenkopf."""
+    abschnitt = BETRIEB.read_text(encoding="utf-8").split("\n### 7. Als Betriebsrolle: cron\n", 1)[1]
+    block = re.search(r"^```crontab\n(.*?)^```", abschnitt, re.S | re.M).group(1)
+    (zeile,) = [z for z in block.splitlines() if z.startswith("5-59/15 ")]
+    befehl = zeile.split(None, 5)[5]
+    (tmp_path / "log").mkdir()
+    log = tmp_path / "log" / "auswahl.log"
+    befehl = befehl.replace("cd /srv/wurzelwerk-auswahl", f"cd {tmp_path}").replace(
+        ".venv/bin/python auswahl.py", f"{sys.executable} {PROJEKT / 'auswahl.py'}"
+    )
+    assert f"cd {tmp_path}" in befehl and "log/auswahl.log" in befehl, befehl
+    umgebung = {k: v for k, v in os.environ.items() if k != "AUSWAHL_ZEILENKOPF"}  # wie im Betrieb
+    umgebung["DATABASE_URL"] = db_url
+
+    def cron() -> str:
+        lauf = subprocess.run(["sh", "-c", befehl], env=umgebung, capture_output=True, text=True, timeout=600)
+        return lauf.stdout + lauf.stderr  # was cron mailen würde
+
+    bestand(db_url, 5, 2)
+    assert cron() == ""
+    erste = koepfe(log.read_text())
+    assert [z["text"].split(" in ")[0] for z in erste if z["text"].startswith("neu ")] == [
+        "neu 5, geändert 0, unverändert 0, entfernt 0, ohne Kandidaten 0"
+    ] * 2
+    assert {z["modus"] for z in erste} == {"nachholen+extrahieren"}
+    assert cron() == "" and koepfe(log.read_text()) == erste  # nichts offen: keine Zeile
+    halter = sperre_halten(db_url)  # eine Sitzung von Hand hält die Sperre: das soll jemand sehen
+    try:
+        (mail,) = koepfe(cron())
+    finally:
+        halter.close()
+    assert mail["text"].startswith("Fehler: Ein anderer Lauf von"), mail
