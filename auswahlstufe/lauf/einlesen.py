@@ -66,27 +66,37 @@ from auswahlstufe.lauf import migrationen
 from version import PRIORITAET
 
 # Stücke (Issue 19.10): ein Stück endet nach so vielen Zeilen oder so vielen gelesenen
-# Zeichen (Texte, Fehler, HTML), was zuerst kommt; je Stück ein COPY und ein Upsert.
-# 8 Mi Zeichen sind auf zwei belegten Kernen rund eine Zehntelsekunde je Anweisung
-# (docs/kommandozeile.md#--einlesen) – weit unter jedem vernünftigen statement_timeout.
-STUECK_ZEILEN = 2000
-STUECK_ZEICHEN = 8 * 2**20
+# Zeichen (Texte, Fehler, HTML), was zuerst kommt; je Stück ein COPY und ein Upsert. Ein
+# Stück von 1 Mi Zeichen braucht auf zwei belegten Kernen um 0,1 s je Anweisung; größere
+# Stücke sparen nichts Messbares (docs/kommandozeile.md#--einlesen).
+STUECK_ZEILEN = 1000
+STUECK_ZEICHEN = 2**20
 # So viele item_ids höchstens in einer Abfrage (welche gibt es?) und einem Löschen.
 STUECK_ITEMS = 5000
 
-# Zwischenablage für --einlesen; stueck ist die Nummer des COPY, das die Zeile brachte.
+# Zwischenablage für ein Stück: nach seinem Upsert geleert (truncate; die Tabelle entstand in
+# dieser Transaktion, das geht an Ort und Stelle). So liegt nie mehr als ein Stück im temporären
+# Speicher, und das Ende der Transaktion hat nichts Großes wegzuräumen.
 SQL_TEMP_EINLESEN = """
 create temp table aw_einlesen (
     item_id bigint not null,
     extraktor text not null,
     text text,
     fehler text,
-    stueck integer not null,
     primary key (item_id, extraktor)
 ) on commit drop
 """
-SQL_INDEX_EINLESEN = "create index on aw_einlesen (stueck)"
-SQL_COPY_EINLESEN = "copy aw_einlesen (item_id, extraktor, text, fehler, stueck) from stdin"
+SQL_COPY_EINLESEN = "copy aw_einlesen (item_id, extraktor, text, fehler) from stdin"
+SQL_LEEREN_EINLESEN = "truncate aw_einlesen"
+# Die Schlüssel aller Stücke: was die Datei für ihre Items nennt (für SQL_ENTFERNEN_EINLESEN).
+SQL_TEMP_SCHLUESSEL = """
+create temp table aw_einlesen_schluessel (
+    item_id bigint not null,
+    extraktor text not null,
+    primary key (item_id, extraktor)
+) on commit drop
+"""
+SQL_SCHLUESSEL_MERKEN = "insert into aw_einlesen_schluessel select item_id, extraktor from aw_einlesen"
 # Welche der genannten Items gibt es in raw_items (und mit welcher URL)?
 SQL_BEKANNTE_ITEMS = "select id, url from raw_items where id = any(%s)"
 # Seiten eines Ordners, die nach der SHA-256 ihrer URL heißen: die Items dazu. Liest
@@ -103,10 +113,9 @@ SQL_UPSERT_EINLESEN = """
 with bisher as materialized (
     select e.item_id, e.extraktor
     from extraktionen e join aw_einlesen a using (item_id, extraktor)
-    where a.stueck = %(stueck)s
 )
 insert into extraktionen as e (item_id, extraktor, text, fehler)
-select item_id, extraktor, text, fehler from aw_einlesen where stueck = %(stueck)s
+select item_id, extraktor, text, fehler from aw_einlesen
 on conflict (item_id, extraktor) do update set
     text = excluded.text, fehler = excluded.fehler, extrahiert_am = now()
 where (e.text, e.fehler) is distinct from (excluded.text, excluded.fehler)
@@ -119,7 +128,8 @@ returning not exists (select 1 from bisher b where b.item_id = e.item_id and b.e
 SQL_ENTFERNEN_EINLESEN = """
 delete from extraktionen e
 where e.item_id = any(%s)
-  and not exists (select 1 from aw_einlesen a where a.item_id = e.item_id and a.extraktor = e.extraktor)
+  and not exists (
+      select 1 from aw_einlesen_schluessel a where a.item_id = e.item_id and a.extraktor = e.extraktor)
 """
 # Die Seiten der Datei (Artikel mit html) oder des Ordners; eine Zeile je Item.
 SQL_TEMP_SEITEN = """
@@ -128,12 +138,11 @@ create temp table aw_seiten (
     html bytea not null,
     url text,
     content_type text,
-    geholt_am timestamptz,
-    stueck integer not null
+    geholt_am timestamptz
 ) on commit drop
 """
-SQL_INDEX_SEITEN = "create index on aw_seiten (stueck)"
-SQL_COPY_SEITEN = "copy aw_seiten (item_id, html, url, content_type, geholt_am, stueck) from stdin"
+SQL_COPY_SEITEN = "copy aw_seiten (item_id, html, url, content_type, geholt_am) from stdin"
+SQL_LEEREN_SEITEN = "truncate aw_seiten"
 # Die Seiten eines Stücks: ein Upsert, kein „ändern, dann fehlende einfügen“ – der Abholer
 # schreibt seiten zur selben Zeit. Gleiche Seiten bleiben unberührt; ohne geholt_am in der
 # Datei gilt für neue oder geänderte Seiten „jetzt“, für gleiche das alte geholt_am.
@@ -143,7 +152,6 @@ SQL_UPSERT_SEITEN = """
 with bisher as materialized (
     select s.item_id, s.html_sha256, s.url, s.content_type, s.geholt_am
     from seiten s join aw_seiten a using (item_id)
-    where a.stueck = %(stueck)s
 )
 insert into seiten as s (item_id, html, url, content_type, geholt_am)
 select a.item_id, a.html, a.url, a.content_type,
@@ -155,7 +163,6 @@ select a.item_id, a.html, a.url, a.content_type,
                   is not distinct from (sha256(a.html), a.url, a.content_type)),
            now())
 from aw_seiten a
-where a.stueck = %(stueck)s
 on conflict (item_id) do update set
     html = excluded.html, url = excluded.url, content_type = excluded.content_type,
     geholt_am = excluded.geholt_am
@@ -378,8 +385,11 @@ def vorpruefen(durchgang: Durchgang, balken: bool) -> tuple[Einlesebilanz, dict[
 Posten = tuple[tuple | None, int]  # (Zeile für das COPY oder None, gelesene Zeichen)
 
 
-def in_stuecken(cur, copy: str, upsert: str, posten: Iterable[Posten]) -> tuple[int, int]:
-    """COPY in die Zwischenablage und Upsert daraus, Stück für Stück; gibt (neu, geändert).
+def in_stuecken(
+    cur, copy: str, upsert: str, danach: tuple[str, ...], posten: Iterable[Posten]
+) -> tuple[int, int]:
+    """COPY in die Zwischenablage, Upsert daraus, dann ``danach`` (merken, leeren) – Stück für
+    Stück; gibt (neu, geändert).
 
     Ein Stück endet nach STUECK_ZEILEN Zeilen oder STUECK_ZEICHEN gelesenen Zeichen. Auch
     Posten ohne Zeile (ein unbekanntes Item, ein Kandidat, den ein späterer Artikel ersetzt)
@@ -389,25 +399,26 @@ def in_stuecken(cur, copy: str, upsert: str, posten: Iterable[Posten]) -> tuple[
     """
     neu = geaendert = 0
     posten = iter(posten)
-    nummer, fertig = 0, False
+    fertig = False
     while not fertig:
         zeilen = zeichen = 0
         fertig = True
         with cur.copy(copy) as kopie:
             for zeile, umfang in posten:
                 if zeile is not None:
-                    kopie.write_row((*zeile, nummer))
+                    kopie.write_row(zeile)
                     zeilen += 1
                 zeichen += umfang
                 if zeilen >= STUECK_ZEILEN or zeichen >= STUECK_ZEICHEN:
                     fertig = False
                     break
         if zeilen:
-            cur.execute(upsert, {"stueck": nummer})
+            cur.execute(upsert)
             for (ist_neu,) in cur.fetchall():
                 neu += ist_neu
                 geaendert += not ist_neu
-        nummer += 1
+            for anweisung in danach:
+                cur.execute(anweisung)
     return neu, geaendert
 
 
@@ -473,8 +484,9 @@ def seitenposten(durchgang: Durchgang, bilanz: Einlesebilanz, bekannt: dict) -> 
 
 def seiten_schreiben(cur, bilanz: Einlesebilanz, posten: Iterable[Posten]) -> None:
     cur.execute(SQL_TEMP_SEITEN)
-    cur.execute(SQL_INDEX_SEITEN)
-    bilanz.seiten_neu, bilanz.seiten_geaendert = in_stuecken(cur, SQL_COPY_SEITEN, SQL_UPSERT_SEITEN, posten)
+    bilanz.seiten_neu, bilanz.seiten_geaendert = in_stuecken(
+        cur, SQL_COPY_SEITEN, SQL_UPSERT_SEITEN, (SQL_LEEREN_SEITEN,), posten
+    )
 
 
 def einlesen(datei: str) -> Einlesebilanz:
@@ -502,14 +514,18 @@ def einlesen(datei: str) -> Einlesebilanz:
             bilanz.unbekannte_items = [i for i in ids if i not in bekannt]
             with conn.transaction(), conn.cursor() as cur:
                 cur.execute(SQL_TEMP_EINLESEN)
-                cur.execute(SQL_INDEX_EINLESEN)
+                cur.execute(SQL_TEMP_SCHLUESSEL)
                 with (
                     fortschritt(bilanz.artikel, "Einlesen", einheit="Artikel", balken=balken) as weiter,
                     gleich_geblieben(name),
                 ):
                     posten = kandidatenposten(durchgang, bilanz, letzte, bekannt, weiter)
                     bilanz.neu, bilanz.geaendert = in_stuecken(
-                        cur, SQL_COPY_EINLESEN, SQL_UPSERT_EINLESEN, posten
+                        cur,
+                        SQL_COPY_EINLESEN,
+                        SQL_UPSERT_EINLESEN,
+                        (SQL_SCHLUESSEL_MERKEN, SQL_LEEREN_EINLESEN),
+                        posten,
                     )
                 if bilanz.seiten:
                     with gleich_geblieben(name):
