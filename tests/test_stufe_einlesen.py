@@ -533,8 +533,8 @@ def test_ein_fehler_im_letzten_stueck_laesst_alles_unveraendert(daten, db_url, m
 
 def test_statement_timeout_trifft_ein_stueck_nicht_das_ganze_einlesen(daten, db_url, monkeypatch, tmp_path):
     """Issue 19.10: das Zeitlimit gilt hängenden Anweisungen, nicht dem Laden. Ein langsamer Leser
-    (COPY im Takt des Clients) und ein langsamer Server (ein Trigger schläft je Zeile) machen das
-    Ganze sicher länger als das Limit; jedes Stück bleibt weit darunter."""
+    (früher lief ein COPY im Takt des Clients) und ein langsamer Server (ein Trigger schläft je
+    Zeile) machen das Ganze sicher länger als das Limit; jedes Stück bleibt weit darunter."""
     from auswahlstufe.lauf import einlesen
 
     n, schlaf = 200, 0.015  # 200 × 15 ms = 3 s je Richtung, das Limit ist 2 s, ein Stück 10 × 15 ms

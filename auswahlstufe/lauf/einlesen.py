@@ -7,9 +7,10 @@ ganzzahlige ``item_id`` aus ``raw_items``.
 
 Die ganze Datei geht in einer Transaktion hinein: ein Fehler lässt
 ``extraktionen`` und ``seiten`` unverändert. Darin geht sie in Stücken hinein –
-je Stück ein COPY in eine temporäre Tabelle und ein Upsert daraus –, damit keine
-einzelne Anweisung lange dauert: das ``statement_timeout`` gilt hängenden
-Anweisungen, nicht der Größe der Datei (Issue 19.10).
+je Stück ein Upsert, die Zeilen als Arrays (Stuecke) –, damit keine einzelne
+Anweisung lange dauert: das ``statement_timeout`` gilt hängenden Anweisungen,
+nicht der Größe der Datei (Issue 19.10). Eine temporäre Tabelle braucht es dafür
+nicht mehr.
 Für die Items, die sie nennt, ist die Datei die ganze Wahrheit – Kandidaten,
 die sie nicht (mehr) nennt, gehen –, damit die Datenbank genauso entscheidet
 wie der Stapelbetrieb über dieselbe Datei.
@@ -39,7 +40,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -65,38 +66,17 @@ from auswahlstufe.jsoneingabe import (
 from auswahlstufe.lauf import migrationen
 from version import PRIORITAET
 
-# Stücke (Issue 19.10): ein Stück endet nach so vielen Zeilen oder so vielen gelesenen
-# Zeichen (Texte, Fehler, HTML), was zuerst kommt; je Stück ein COPY und ein Upsert. Ein
-# Stück von 1 Mi Zeichen braucht auf zwei belegten Kernen um 0,1 s je Anweisung; größere
-# Stücke sparen nichts Messbares (docs/kommandozeile.md#--einlesen).
+# Stücke (Issue 19.10): ein Stück endet nach so vielen Zeilen oder so vielen Zeichen (Texte,
+# Fehler, HTML), was zuerst kommt; je Stück ein Upsert. Seine Zeilen gehen als Arrays mit der
+# Anweisung hinaus (unnest), binär (%(…)b: kein Array-Literal, das der Server zerlegen müsste):
+# die Anweisung beginnt erst, wenn das Stück gelesen ist, und dauert nur, was der Server tut –
+# auf zwei belegten Kernen unter 0,1 s je 1 Mi Zeichen; größere Stücke sparen nichts Messbares
+# (docs/kommandozeile.md#--einlesen).
 STUECK_ZEILEN = 1000
 STUECK_ZEICHEN = 2**20
 # So viele item_ids höchstens in einer Abfrage (welche gibt es?) und einem Löschen.
 STUECK_ITEMS = 5000
 
-# Zwischenablage für ein Stück: nach seinem Upsert geleert (truncate; die Tabelle entstand in
-# dieser Transaktion, das geht an Ort und Stelle). So liegt nie mehr als ein Stück im temporären
-# Speicher, und das Ende der Transaktion hat nichts Großes wegzuräumen.
-SQL_TEMP_EINLESEN = """
-create temp table aw_einlesen (
-    item_id bigint not null,
-    extraktor text not null,
-    text text,
-    fehler text,
-    primary key (item_id, extraktor)
-) on commit drop
-"""
-SQL_COPY_EINLESEN = "copy aw_einlesen (item_id, extraktor, text, fehler) from stdin"
-SQL_LEEREN_EINLESEN = "truncate aw_einlesen"
-# Die Schlüssel aller Stücke: was die Datei für ihre Items nennt (für SQL_ENTFERNEN_EINLESEN).
-SQL_TEMP_SCHLUESSEL = """
-create temp table aw_einlesen_schluessel (
-    item_id bigint not null,
-    extraktor text not null,
-    primary key (item_id, extraktor)
-) on commit drop
-"""
-SQL_SCHLUESSEL_MERKEN = "insert into aw_einlesen_schluessel select item_id, extraktor from aw_einlesen"
 # Welche der genannten Items gibt es in raw_items (und mit welcher URL)?
 SQL_BEKANNTE_ITEMS = "select id, url from raw_items where id = any(%s)"
 # Seiten eines Ordners, die nach der SHA-256 ihrer URL heißen: die Items dazu. Liest
@@ -109,13 +89,17 @@ where url is not null and encode(sha256(convert_to(url, 'UTF8')), 'hex') = any(%
 # Die Kandidaten eines Stücks eintragen; gleiche Zeilen bleiben unberührt (extrahiert_am
 # bleibt). Neu oder geändert sagt der Vergleich mit dem Stand zu Beginn der Anweisung
 # (bisher), nicht xmax – wie schreiben.SQL_UPSERT.
+SPALTEN_EINLESEN = ("item_ids", "extraktoren", "texte", "fehler")
 SQL_UPSERT_EINLESEN = """
-with bisher as materialized (
+with stueck as (
+    select * from unnest(%(item_ids)b::bigint[], %(extraktoren)b::text[], %(texte)b::text[], %(fehler)b::text[])
+        as s(item_id, extraktor, text, fehler)
+), bisher as materialized (
     select e.item_id, e.extraktor
-    from extraktionen e join aw_einlesen a using (item_id, extraktor)
+    from extraktionen e join stueck s using (item_id, extraktor)
 )
 insert into extraktionen as e (item_id, extraktor, text, fehler)
-select item_id, extraktor, text, fehler from aw_einlesen
+select item_id, extraktor, text, fehler from stueck
 on conflict (item_id, extraktor) do update set
     text = excluded.text, fehler = excluded.fehler, extrahiert_am = now()
 where (e.text, e.fehler) is distinct from (excluded.text, excluded.fehler)
@@ -124,34 +108,29 @@ returning not exists (select 1 from bisher b where b.item_id = e.item_id and b.e
 # Für die Items, die sie nennt, ist die Datei die ganze Wahrheit: Kandidaten,
 # die sie für ein solches Item nicht (mehr) nennt, gehen – sonst entschiede die
 # Datenbank anders als der Stapelbetrieb über dieselbe Datei. Je Anweisung
-# höchstens STUECK_ITEMS Items.
+# höchstens STUECK_ITEMS Items, mit den Schlüsseln, die die Datei für sie nennt.
 SQL_ENTFERNEN_EINLESEN = """
 delete from extraktionen e
-where e.item_id = any(%s)
+where e.item_id = any(%(item_ids)s)
   and not exists (
-      select 1 from aw_einlesen_schluessel a where a.item_id = e.item_id and a.extraktor = e.extraktor)
+      select 1 from unnest(%(schluessel_ids)s::bigint[], %(schluessel_namen)s::text[]) as k(item_id, extraktor)
+      where k.item_id = e.item_id and k.extraktor = e.extraktor)
 """
-# Die Seiten der Datei (Artikel mit html) oder des Ordners; eine Zeile je Item.
-SQL_TEMP_SEITEN = """
-create temp table aw_seiten (
-    item_id bigint primary key,
-    html bytea not null,
-    url text,
-    content_type text,
-    geholt_am timestamptz
-) on commit drop
-"""
-SQL_COPY_SEITEN = "copy aw_seiten (item_id, html, url, content_type, geholt_am) from stdin"
-SQL_LEEREN_SEITEN = "truncate aw_seiten"
-# Die Seiten eines Stücks: ein Upsert, kein „ändern, dann fehlende einfügen“ – der Abholer
-# schreibt seiten zur selben Zeit. Gleiche Seiten bleiben unberührt; ohne geholt_am in der
-# Datei gilt für neue oder geänderte Seiten „jetzt“, für gleiche das alte geholt_am.
-# Neu heißt: zu Beginn der Anweisung gab es die Seite nicht (bisher). Schrieb der Abholer
-# sie erst danach, überschreibt der Upsert seine Zeile und zählt sie als neu.
+# Die Seiten eines Stücks (Artikel mit html oder Dateien eines Ordners): ein Upsert, kein
+# „ändern, dann fehlende einfügen“ – der Abholer schreibt seiten zur selben Zeit. Gleiche
+# Seiten bleiben unberührt; ohne geholt_am in der Datei gilt für neue oder geänderte Seiten
+# „jetzt“, für gleiche das alte geholt_am. Neu heißt: zu Beginn der Anweisung gab es die
+# Seite nicht (bisher). Schrieb der Abholer sie erst danach, überschreibt der Upsert seine
+# Zeile und zählt sie als neu.
+SPALTEN_SEITEN = ("item_ids", "html", "urls", "content_types", "geholt_am")
 SQL_UPSERT_SEITEN = """
-with bisher as materialized (
+with stueck as (
+    select * from unnest(%(item_ids)b::bigint[], %(html)b::bytea[], %(urls)b::text[],
+                         %(content_types)b::text[], %(geholt_am)b::timestamptz[])
+        as s(item_id, html, url, content_type, geholt_am)
+), bisher as materialized (
     select s.item_id, s.html_sha256, s.url, s.content_type, s.geholt_am
-    from seiten s join aw_seiten a using (item_id)
+    from seiten s join stueck a using (item_id)
 )
 insert into seiten as s (item_id, html, url, content_type, geholt_am)
 select a.item_id, a.html, a.url, a.content_type,
@@ -162,7 +141,7 @@ select a.item_id, a.html, a.url, a.content_type,
               and (b.html_sha256, b.url, b.content_type)
                   is not distinct from (sha256(a.html), a.url, a.content_type)),
            now())
-from aw_seiten a
+from stueck a
 on conflict (item_id) do update set
     html = excluded.html, url = excluded.url, content_type = excluded.content_type,
     geholt_am = excluded.geholt_am
@@ -382,44 +361,35 @@ def vorpruefen(durchgang: Durchgang, balken: bool) -> tuple[Einlesebilanz, dict[
         return bilanz, letzte
 
 
-Posten = tuple[tuple | None, int]  # (Zeile für das COPY oder None, gelesene Zeichen)
+class Stuecke:
+    """Zeilen sammeln und Stück für Stück upserten; zählt neu und geändert.
 
-
-def in_stuecken(
-    cur, copy: str, upsert: str, danach: tuple[str, ...], posten: Iterable[Posten]
-) -> tuple[int, int]:
-    """COPY in die Zwischenablage, Upsert daraus, dann ``danach`` (merken, leeren) – Stück für
-    Stück; gibt (neu, geändert).
-
-    Ein Stück endet nach STUECK_ZEILEN Zeilen oder STUECK_ZEICHEN gelesenen Zeichen. Auch
-    Posten ohne Zeile (ein unbekanntes Item, ein Kandidat, den ein späterer Artikel ersetzt)
-    zählen ihre Zeichen: gelesen werden sie, während das COPY offen ist, und die Zeit, die der
-    Client dafür braucht, zählt zur Anweisung. Jedes COPY und jeder Upsert ist eine eigene,
-    kurze Anweisung; die Transaktion darum hält der Aufrufer.
+    Ein Stück endet nach STUECK_ZEILEN Zeilen oder STUECK_ZEICHEN Zeichen; seine Zeilen gehen
+    spaltenweise als Arrays in eine Anweisung (``spalten`` sind die Namen ihrer Parameter).
+    So ist jede Anweisung kurz, und das Lesen der Datei zählt zu keiner. Die Transaktion darum
+    hält der Aufrufer; ``schreiben()`` am Ende schreibt den Rest.
     """
-    neu = geaendert = 0
-    posten = iter(posten)
-    fertig = False
-    while not fertig:
-        zeilen = zeichen = 0
-        fertig = True
-        with cur.copy(copy) as kopie:
-            for zeile, umfang in posten:
-                if zeile is not None:
-                    kopie.write_row(zeile)
-                    zeilen += 1
-                zeichen += umfang
-                if zeilen >= STUECK_ZEILEN or zeichen >= STUECK_ZEICHEN:
-                    fertig = False
-                    break
-        if zeilen:
-            cur.execute(upsert)
-            for (ist_neu,) in cur.fetchall():
-                neu += ist_neu
-                geaendert += not ist_neu
-            for anweisung in danach:
-                cur.execute(anweisung)
-    return neu, geaendert
+
+    def __init__(self, cur, upsert: str, spalten: tuple[str, ...]) -> None:
+        self.cur, self.upsert, self.spalten = cur, upsert, spalten
+        self.zeilen: list[tuple] = []
+        self.zeichen = self.neu = self.geaendert = 0
+
+    def dazu(self, zeile: tuple, zeichen: int) -> None:
+        self.zeilen.append(zeile)
+        self.zeichen += zeichen
+        if len(self.zeilen) >= STUECK_ZEILEN or self.zeichen >= STUECK_ZEICHEN:
+            self.schreiben()
+
+    def schreiben(self) -> None:
+        if not self.zeilen:
+            return
+        spalten = zip(*self.zeilen, strict=True)
+        self.cur.execute(self.upsert, dict(zip(self.spalten, map(list, spalten), strict=True)))
+        for (ist_neu,) in self.cur.fetchall():
+            self.neu += ist_neu
+            self.geaendert += not ist_neu
+        self.zeilen, self.zeichen = [], 0
 
 
 def teile(werte: list, groesse: int) -> Iterator[list]:
@@ -435,58 +405,48 @@ def bekannte_items(conn, ids: list[int]) -> dict[int, str | None]:
     return bekannt
 
 
-def umfang(eintrag: dict) -> int:
-    """Wie viel ein Artikel zu lesen gab, in Zeichen (Texte, Fehler, HTML): das Maß der Stücke."""
-    zeichen = 1
-    if isinstance(html := eintrag.get(HTML), str):
-        zeichen += len(html)
-    if isinstance(extraktionen := eintrag.get("extractions"), dict):
-        for kandidat in extraktionen.values():
-            if isinstance(kandidat, dict):
-                zeichen += sum(
-                    len(w) for w in (kandidat.get("text"), kandidat.get("error")) if isinstance(w, str)
-                )
-    return zeichen
-
-
-def kandidatenposten(
-    durchgang: Durchgang, bilanz: Einlesebilanz, letzte: dict, bekannt: dict, weiter
-) -> Iterator[Posten]:
-    """Zweiter Durchgang: die Kandidaten, die gelten (bekanntes Item, letzter Artikel)."""
+def schreiben(cur, durchgang: Durchgang, bilanz: Einlesebilanz, letzte: dict, bekannt: dict, weiter) -> None:
+    """Zweiter Durchgang: die Kandidaten und Seiten, die gelten (bekanntes Item, letzter Artikel)."""
+    kandidatenstuecke = Stuecke(cur, SQL_UPSERT_EINLESEN, SPALTEN_EINLESEN)
+    seitenstuecke = Stuecke(cur, SQL_UPSERT_SEITEN, SPALTEN_SEITEN)
     zweiter = Einlesebilanz()  # zählt nur, was der erste Durchgang schon gezählt hat
     for index, eintrag in durchgang.artikel():
         for (item_id, extraktor), (text, fehler) in kandidaten(eintrag, index, durchgang.name, zweiter):
             if item_id in bekannt and letzte[(item_id, extraktor)] == index:
+                kandidatenstuecke.dazu(
+                    (item_id, extraktor, text, fehler), len(text or "") + len(fehler or "")
+                )
                 bilanz.zeilen += 1
-                yield (item_id, extraktor, text, fehler), 0
-        yield None, umfang(eintrag)
+        zeile = seite(eintrag, index, durchgang.name, zweiter)
+        if zeile is not None and zeile[0] in bekannt and bilanz.letzte_seite[zeile[0]] == index:
+            seitenstuecke.dazu(zeile, len(zeile[1]))
+            bilanz.seiten_geschrieben += 1
         zweiter.artikel += 1
         weiter(1)
-    if zweiter.artikel != bilanz.artikel or zweiter.namen != bilanz.namen:
+    if (zweiter.artikel, zweiter.seiten, zweiter.namen) != (bilanz.artikel, bilanz.seiten, bilanz.namen):
         raise Unregelmaessig
+    kandidatenstuecke.schreiben()
+    seitenstuecke.schreiben()
+    bilanz.neu, bilanz.geaendert = kandidatenstuecke.neu, kandidatenstuecke.geaendert
+    bilanz.seiten_neu, bilanz.seiten_geaendert = seitenstuecke.neu, seitenstuecke.geaendert
 
 
-def seitenposten(durchgang: Durchgang, bilanz: Einlesebilanz, bekannt: dict) -> Iterator[Posten]:
-    """Ein eigener Durchgang nur für die Seiten (eine Verbindung kann nur ein COPY zugleich):
-    so liegt auch hier nie mehr als ein Artikel im Speicher."""
-    dritter = Einlesebilanz()
-    for index, eintrag in durchgang.artikel():
-        for _ in kandidaten(eintrag, index, durchgang.name, dritter):
-            pass  # prüft die item_id, wie im ersten Durchgang
-        zeile = seite(eintrag, index, durchgang.name, dritter)
-        if zeile is not None and zeile[0] in bekannt and bilanz.letzte_seite[zeile[0]] == index:
-            bilanz.seiten_geschrieben += 1
-            yield zeile, 0
-        yield None, umfang(eintrag)
-    if dritter.seiten != bilanz.seiten or dritter.namen != bilanz.namen:
-        raise Unregelmaessig
-
-
-def seiten_schreiben(cur, bilanz: Einlesebilanz, posten: Iterable[Posten]) -> None:
-    cur.execute(SQL_TEMP_SEITEN)
-    bilanz.seiten_neu, bilanz.seiten_geaendert = in_stuecken(
-        cur, SQL_COPY_SEITEN, SQL_UPSERT_SEITEN, (SQL_LEEREN_SEITEN,), posten
-    )
+def entfernen(cur, bilanz: Einlesebilanz, letzte: dict, bekannt: dict) -> None:
+    """Was die Datei für ihre Items nicht (mehr) nennt, geht – je Anweisung STUECK_ITEMS Items."""
+    genannt: dict[int, list[str]] = {}
+    for item_id, extraktor in letzte:
+        genannt.setdefault(item_id, []).append(extraktor)
+    for teil in teile(sorted(bilanz.items & bekannt.keys()), STUECK_ITEMS):
+        schluessel = [(i, n) for i in teil for n in genannt.get(i, ())]
+        cur.execute(
+            SQL_ENTFERNEN_EINLESEN,
+            {
+                "item_ids": teil,
+                "schluessel_ids": [i for i, _ in schluessel],
+                "schluessel_namen": [n for _, n in schluessel],
+            },
+        )
+        bilanz.entfernt += cur.rowcount
 
 
 def einlesen(datei: str) -> Einlesebilanz:
@@ -497,8 +457,9 @@ def einlesen(datei: str) -> Einlesebilanz:
     Kandidaten eines genannten Items, die die Datei nicht nennt, werden gelöscht.
 
     Zwei Durchgänge Artikel für Artikel: der erste prüft die ganze Datei, bevor
-    die Datenbank gefragt wird, der zweite schreibt in Stücken (in_stuecken). Im
-    Speicher liegen nie alle Texte zugleich, nur die Schlüssel (item_id, extraktor).
+    die Datenbank gefragt wird, der zweite schreibt in Stücken (Stuecke). Im
+    Speicher liegen nie alle Texte zugleich, nur die Schlüssel (item_id, extraktor)
+    und höchstens ein Stück.
     """
     start = time.perf_counter()
     name = anzeigename(datei)
@@ -512,27 +473,14 @@ def einlesen(datei: str) -> Einlesebilanz:
             ids = sorted(bilanz.items | bilanz.seiten_items)
             bekannt = bekannte_items(conn, ids)
             bilanz.unbekannte_items = [i for i in ids if i not in bekannt]
-            with conn.transaction(), conn.cursor() as cur:
-                cur.execute(SQL_TEMP_EINLESEN)
-                cur.execute(SQL_TEMP_SCHLUESSEL)
-                with (
-                    fortschritt(bilanz.artikel, "Einlesen", einheit="Artikel", balken=balken) as weiter,
-                    gleich_geblieben(name),
-                ):
-                    posten = kandidatenposten(durchgang, bilanz, letzte, bekannt, weiter)
-                    bilanz.neu, bilanz.geaendert = in_stuecken(
-                        cur,
-                        SQL_COPY_EINLESEN,
-                        SQL_UPSERT_EINLESEN,
-                        (SQL_SCHLUESSEL_MERKEN, SQL_LEEREN_EINLESEN),
-                        posten,
-                    )
-                if bilanz.seiten:
-                    with gleich_geblieben(name):
-                        seiten_schreiben(cur, bilanz, seitenposten(durchgang, bilanz, bekannt))
-                for teil in teile(sorted(bilanz.items & bekannt.keys()), STUECK_ITEMS):
-                    cur.execute(SQL_ENTFERNEN_EINLESEN, (teil,))
-                    bilanz.entfernt += cur.rowcount
+            with (
+                conn.transaction(),
+                conn.cursor() as cur,
+                fortschritt(bilanz.artikel, "Einlesen", einheit="Artikel", balken=balken) as weiter,
+            ):
+                with gleich_geblieben(name):
+                    schreiben(cur, durchgang, bilanz, letzte, bekannt, weiter)
+                entfernen(cur, bilanz, letzte, bekannt)
     _einlesen_berichten(bilanz, name, time.perf_counter() - start)
     return bilanz
 
@@ -599,23 +547,18 @@ def ordner_einlesen(
             conn.cursor() as cur,
             fortschritt(len(dateien), "Einlesen", einheit="Seiten") as weiter,
         ):
-            seiten_schreiben(cur, bilanz, ordnerposten(dateien, items, lesen, bilanz, weiter))
+            stuecke = Stuecke(cur, SQL_UPSERT_SEITEN, SPALTEN_SEITEN)
+            for _, pfad in dateien:  # jede Datei erst, wenn sie an der Reihe ist
+                if pfad in items:
+                    html = lesen(pfad)
+                    for item_id, item_url in items[pfad]:
+                        stuecke.dazu((item_id, html, item_url, None, None), len(html))
+                        bilanz.seiten_geschrieben += 1
+                weiter(1)
+            stuecke.schreiben()
+            bilanz.seiten_neu, bilanz.seiten_geaendert = stuecke.neu, stuecke.geaendert
     _ordner_berichten(bilanz, ordner, time.perf_counter() - start)
     return bilanz
-
-
-def ordnerposten(
-    dateien: list[tuple[str, Path]], items: dict[Path, list], lesen: Callable[[Path], bytes], bilanz, weiter
-) -> Iterator[Posten]:
-    """Je Seite mit Item eine Zeile je Item; jede Datei wird erst gelesen, wenn sie an der Reihe ist."""
-    for _, pfad in dateien:
-        if pfad in items:
-            html = lesen(pfad)
-            for item_id, item_url in items[pfad]:
-                bilanz.seiten_geschrieben += 1
-                yield (item_id, html, item_url, None, None), 0
-            yield None, len(html)
-        weiter(1)
 
 
 def _aufzaehlen(werte: list, hoechstens: int = 20) -> str:
