@@ -70,8 +70,7 @@ from version import PRIORITAET
 # Fehler, HTML), was zuerst kommt; je Stück ein Upsert. Seine Zeilen gehen als Arrays mit der
 # Anweisung hinaus (unnest), binär (%(…)b: kein Array-Literal, das der Server zerlegen müsste):
 # die Anweisung beginnt erst, wenn das Stück gelesen ist, und dauert nur, was der Server tut –
-# auf zwei belegten Kernen unter 0,1 s je 1 Mi Zeichen; größere Stücke sparen nichts Messbares
-# (docs/kommandozeile.md#--einlesen).
+# auf zwei voll belegten Kernen unter 1 s (docs/kommandozeile.md#gemessen).
 STUECK_ZEILEN = 1000
 STUECK_ZEICHEN = 2**20
 # So viele item_ids höchstens in einer Abfrage (welche gibt es?) und einem Löschen.

@@ -124,7 +124,8 @@ def items_eintragen(conn, zeilen: list[tuple]) -> tuple[int, int]:
                 raise EingabeFehler(
                     f"Item {zeile[0]} gibt es in raw_items schon, mit anderem Wert in {spalte} (dort "
                     f"{_zeigen(dort)}, in der Datei {_zeigen(hier)}); nichts eingetragen. Die Items "
-                    "der Datei gehören in ein Testhaus."
+                    "der Datei gehören in ein Testhaus; für Artikel ohne item_id wählt --erste-id N "
+                    "freie Nummern."
                 )
     neu = [zeile for zeile in zeilen if zeile[0] not in da]
     with conn.cursor().copy(RAW_ITEMS_COPY) as copy:
