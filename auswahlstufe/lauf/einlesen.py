@@ -42,7 +42,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import click
@@ -59,9 +58,12 @@ from auswahlstufe.jsoneingabe import (
     anzeigename,
     artikel_einzeln,
     dekodieren,
+    ist_item_id,
+    kein_zeitpunkt,
     lesen,
     parsen,
     typname,
+    zeitpunkt,
 )
 from auswahlstufe.lauf import migrationen
 from version import PRIORITAET
@@ -202,7 +204,7 @@ def _fehlertext(wert: object) -> str | None:
 def kandidaten(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> Iterator[tuple]:
     """((item_id, extraktor), (text, fehler)) je Kandidat eines Artikels; Formfehler brechen mit Ort ab."""
     item_id = eintrag.get("item_id")
-    if not isinstance(item_id, int) or isinstance(item_id, bool) or not -(2**63) <= item_id < 2**63:
+    if not ist_item_id(item_id):
         raise EingabeFehler(
             f"{name}: Artikel [{index}] hat keine ganzzahlige item_id (gefunden: {item_id!r:.40}); "
             "nichts eingelesen."
@@ -249,16 +251,8 @@ def seite(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> tuple 
     if url is not None and not isinstance(url, str):
         raise EingabeFehler(f"{wo}: „url“ ist {typname(url)}, keine Zeichenkette; nichts eingelesen.")
     geholt_am = eintrag.get("geholt_am")
-    if geholt_am is not None:
-        try:
-            geholt_am = datetime.fromisoformat(geholt_am) if isinstance(geholt_am, str) else None
-        except ValueError:
-            geholt_am = None
-        if geholt_am is None or geholt_am.tzinfo is None:
-            raise EingabeFehler(
-                f"{wo}: „geholt_am“ ist kein Zeitpunkt mit Zeitzone (gefunden: {eintrag['geholt_am']!r:.40}; "
-                "erwartet etwa „2026-12-01T08:00:00+01:00“); nichts eingelesen."
-            )
+    if geholt_am is not None and (geholt_am := zeitpunkt(geholt_am)) is None:
+        raise EingabeFehler(kein_zeitpunkt(wo, "geholt_am", eintrag["geholt_am"], "nichts eingelesen"))
     bilanz.seiten += 1
     bilanz.seiten_items.add(item_id)
     try:

@@ -28,7 +28,7 @@ import click
 import db
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.fehler import EingabeFehler
-from auswahlstufe.jsoneingabe import anzeigename, laden, typname
+from auswahlstufe.jsoneingabe import anzeigename, ist_item_id, kein_zeitpunkt, laden, typname, zeitpunkt
 
 RAW_ITEMS = """
 create table raw_items (
@@ -66,23 +66,15 @@ def item_zeile(eintrag: dict, index: int, name: str, erste: int = 1) -> tuple:
     item_id = eintrag.get("item_id")
     if item_id is None:
         item_id = erste + index
-    elif not isinstance(item_id, int) or isinstance(item_id, bool) or not -(2**63) <= item_id < 2**63:
+    elif not ist_item_id(item_id):
         raise EingabeFehler(
             f"{wo}: item_id ist keine ganze Zahl (gefunden: {item_id!r:.40}); nichts eingetragen."
         )
     slot = eintrag.get("slot")
     if slot is None:
         slot = slot_von(index)
-    else:
-        try:
-            slot = datetime.fromisoformat(slot) if isinstance(slot, str) else None
-        except ValueError:
-            slot = None
-        if slot is None or slot.tzinfo is None:
-            raise EingabeFehler(
-                f"{wo}: „slot“ ist kein Zeitpunkt mit Zeitzone (gefunden: {eintrag['slot']!r:.40}; "
-                "erwartet etwa „2026-09-07T08:00:00+02:00“); nichts eingetragen."
-            )
+    elif (slot := zeitpunkt(slot)) is None:
+        raise EingabeFehler(kein_zeitpunkt(wo, "slot", eintrag["slot"], "nichts eingetragen"))
     werte = []
     for spalte in SPALTEN:
         wert = eintrag.get(spalte)
