@@ -242,9 +242,12 @@ def test_frisches_haus_mit_getrennten_rollen(leere_db_url, rollen, tmp_path):
 
     assert "neu 13" in ingest(url=ingest_url, cwd=tmp_path).out
     with psycopg.connect(ingest_url, autocommit=True) as conn:  # Ingest gibt, was Stufe und Sicht brauchen
-        conn.execute(
-            sql.SQL("grant select, references on raw_items to {}").format(sql.Identifier(besitz_rolle))
-        )
+        for recht in ("select, references", "select"):  # SELECT mit Weitergabe: an die Betriebsrolle
+            conn.execute(
+                sql.SQL("grant {} on raw_items to {} with grant option").format(
+                    sql.SQL(recht), sql.Identifier(besitz_rolle)
+                )
+            )
         conn.execute(sql.SQL("grant select on raw_items to {}").format(sql.Identifier(betrieb_rolle)))
     migriert = check_db_starten("--migrieren", url=besitz_url, cwd=tmp_path)
     assert migriert.code == 0, str(migriert)
