@@ -1,8 +1,8 @@
 """Kommandozeile von auswahl.py: ein Befehl, vier Betriebsarten.
 
 Dieses Modul prüft nur, welche Optionen zusammenpassen, und reicht weiter:
-Stapelbetrieb an stapel.py, --einlesen an einlesen.py, die Läufe (--backfill,
---slot, --nachholen) an stufe.py. Die schweren Importe
+Stapelbetrieb an stapel.py, --einlesen an einlesen.py (einen Ordner mit dem Lesecode aus
+extraktion/stapel.py), die Läufe (--backfill, --slot, --nachholen) an stufe.py. Die schweren Importe
 (psycopg) geschehen erst dort, damit der Stapelbetrieb ohne Datenbank startet.
 """
 
@@ -84,10 +84,11 @@ def _naechster_schritt(params: dict) -> str | None:
 )
 @click.option(
     "--einlesen",
-    metavar="DATEI.json",
-    type=click.Path(dir_okay=False, allow_dash=True, readable=False),
+    metavar="DATEI.json|ORDNER",
+    type=click.Path(allow_dash=True, readable=False),
     help="Kandidaten aus einer Datei im Stapelformat nach extraktionen laden, Artikel mit „html“ "
-    "nach seiten (Artikel tragen item_id).",
+    "nach seiten (Artikel tragen item_id); oder die Seiten eines Ordners nach seiten "
+    "(<item_id>.html[.gz] oder <SHA-256 der URL>.html[.gz]).",
 )
 @click.option(
     "--trocken", is_flag=True, help="Alles berechnen, nichts schreiben; sagen, was sich ändern würde."
@@ -172,7 +173,7 @@ def cli(
                          [--variante k4:0.03]
       wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
       wurzelwerk-auswahl --nachholen [--hoechstens 48] [--trocken]  (für cron)
-      wurzelwerk-auswahl --einlesen DATEI.json
+      wurzelwerk-auswahl --einlesen DATEI.json|ORDNER
       wurzelwerk-auswahl --extrahieren --backfill|--slot|--nachholen …
                          (erst extrahieren, dann wählen)
 
@@ -265,6 +266,13 @@ def cli(
         from auswahlstufe import stapel
 
         stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng, mit_auswahl=mit_entscheidung)
+    elif einlesen and _ist_ordner(einlesen):
+        # Seiten eines Ordners: gelesen wie von --extrahieren ORDNER, geschrieben von einlesen.py
+        from auswahlstufe.extraktion import stapel as extraktion_stapel
+        from auswahlstufe.lauf import einlesen as einlesen_modul
+
+        dateien = extraktion_stapel.ordner_dateien(Path(einlesen))
+        einlesen_modul.ordner_einlesen(einlesen, dateien, extraktion_stapel.seite_lesen)
     elif einlesen:
         from auswahlstufe.lauf import einlesen as einlesen_modul
 

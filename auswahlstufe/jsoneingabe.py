@@ -22,6 +22,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -232,6 +233,28 @@ def zahlfehler(text: str, name: str, grund: str) -> EingabeFehler:
     index = _artikel_mit_zahlfehler(text)
     ort = f"{name}: Artikel [{index}]" if index is not None else name
     return EingabeFehler(f"{ort}: {grund}.")
+
+
+def ist_item_id(wert: object) -> bool:
+    """Taugt der Wert als item_id (bigint in raw_items)? true und false zählen nicht als Zahl."""
+    return isinstance(wert, int) and not isinstance(wert, bool) and -(2**63) <= wert < 2**63
+
+
+def zeitpunkt(wert: object) -> datetime | None:
+    """Ein ISO-Zeitpunkt mit Zeitzone („2026-12-01T08:00:00+01:00“); alles andere None."""
+    try:
+        zeit = datetime.fromisoformat(wert) if isinstance(wert, str) else None
+    except ValueError:
+        return None
+    return zeit if zeit is not None and zeit.tzinfo is not None else None
+
+
+def kein_zeitpunkt(wo: str, feld: str, wert: object, folge: str) -> str:
+    """Die Meldung, wenn ``feld`` kein Zeitpunkt mit Zeitzone ist; ``folge`` etwa „nichts eingelesen“."""
+    return (
+        f"{wo}: „{feld}“ ist kein Zeitpunkt mit Zeitzone (gefunden: {wert!r:.40}; "
+        f"erwartet etwa „2026-12-01T08:00:00+01:00“); {folge}."
+    )
 
 
 def typname(wert: object) -> str:

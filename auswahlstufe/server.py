@@ -11,7 +11,6 @@ Wegwerf-Datenbank, die danach mit dem Server verschwindet
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import time
 import warnings
@@ -22,13 +21,13 @@ import psycopg
 from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_VORAUSSETZUNG, StufenFehler
-from auswahlstufe.lauf.ingest import RAW_ITEMS, RAW_ITEMS_EINFUEGEN
+from auswahlstufe.jsoneingabe import laden
+from auswahlstufe.lauf.ingest import BEISPIELE, RAW_ITEMS, SQL_GIBT_ES_RAW_ITEMS, item_zeilen, items_eintragen
 
 PROJEKT = Path(__file__).resolve().parents[1]
-BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
+BEISPIEL = BEISPIELE
 DATENBANK = "wurzelwerk"
 GIBT_ES_DATENBANK = "select 1 from pg_database where datname = %s"
-GIBT_ES_RAW_ITEMS = "select to_regclass('raw_items') is not null"
 ZAHL_RAW_ITEMS = "select count(*) from raw_items"
 
 
@@ -103,14 +102,11 @@ def wegwerf_datenbank(verzeichnis: Path, name: str = DATENBANK) -> Iterator[str]
 
 
 def raw_items_anlegen(url: str, mit_beispielen: bool) -> int:
-    """raw_items wie Ingest (falls es fehlt), auf Wunsch mit den Beispielitems; gibt die Zahl der Items."""
+    """raw_items wie Ingest (falls es fehlt), auf Wunsch mit den Beispielitems (nur in eine leere
+    Tabelle; wie ``python -m auswahlstufe.lauf.ingest``); gibt die Zahl der Items."""
     with psycopg.connect(url) as conn:
-        if not conn.execute(GIBT_ES_RAW_ITEMS).fetchone()[0]:
+        if not conn.execute(SQL_GIBT_ES_RAW_ITEMS).fetchone()[0]:
             conn.execute(RAW_ITEMS)
         if mit_beispielen and not conn.execute(ZAHL_RAW_ITEMS).fetchone()[0]:
-            for a in json.loads(BEISPIEL.read_text(encoding="utf-8")):
-                conn.execute(
-                    RAW_ITEMS_EINFUEGEN,
-                    (a["item_id"], a["slot"], a.get("haus"), a.get("titel"), a.get("url")),
-                )
+            items_eintragen(conn, item_zeilen(laden(str(BEISPIEL))[0], BEISPIEL.name))
         return conn.execute(ZAHL_RAW_ITEMS).fetchone()[0]

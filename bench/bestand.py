@@ -21,7 +21,6 @@ import os
 import shutil
 import sys
 import tempfile
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -34,12 +33,10 @@ from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.jsoneingabe import laden
 from auswahlstufe.lauf import migrationen
-from auswahlstufe.lauf.ingest import RAW_ITEMS, RAW_ITEMS_COPY
+from auswahlstufe.lauf.ingest import RAW_ITEMS, item_zeile, item_zeilen, items_eintragen
 from auswahlstufe.server import wegwerf_datenbank
 from bench.messen import gemessen
 
-ERSTER_SLOT = datetime(2026, 9, 1, 4, 0, tzinfo=UTC)
-ITEMS_JE_SLOT = 400
 # raw_items in einem Zug füllen (COPY), auch bei 100.000 Items in Sekunden.
 # Wie viele Items, welcher Slot zuerst; wie viele Items in einem Slot.
 BESTAND_ZAHL = "select count(*), min(slot) from raw_items"
@@ -49,22 +46,18 @@ SLOT_LEEREN = "delete from selected_extractor s using raw_items r where r.id = s
 
 
 def bestand_vorbereiten(datei: Path, verzeichnis: Path) -> tuple[Path, list[tuple]]:
-    """(Datei mit item_id, Zeilen für raw_items); fehlende item_id/slot werden vergeben."""
+    """(Datei mit item_id, Zeilen für raw_items); fehlende item_id und slot vergibt
+    ``ingest.item_zeile`` (wie ``python -m auswahlstufe.lauf.ingest`` im Testhaus)."""
     artikel, _ = laden(str(datei))
-    zeilen = []
     geaendert = False
     for index, a in enumerate(artikel):
-        if not isinstance(a.get("item_id"), int):
-            a["item_id"] = index + 1
+        if a.get("item_id") is None:
+            a["item_id"] = item_zeile(a, index, datei.name)[0]
             geaendert = True
-        slot = a.get("slot")
-        if not isinstance(slot, str):
-            slot = (ERSTER_SLOT + timedelta(hours=index // ITEMS_JE_SLOT)).isoformat()
-        zeilen.append((a["item_id"], slot, a.get("haus"), a.get("titel"), a.get("url")))
     if geaendert:
         datei = verzeichnis / "bestand-mit-item_id.json"
         datei.write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
-    return datei, zeilen
+    return datei, item_zeilen(artikel, datei.name)
 
 
 def bestand_laden(bestand: Path, verzeichnis: Path, url: str) -> None:
@@ -72,9 +65,7 @@ def bestand_laden(bestand: Path, verzeichnis: Path, url: str) -> None:
     _, zeilen = bestand_vorbereiten(bestand, verzeichnis)
     with psycopg.connect(url) as conn:
         conn.execute(RAW_ITEMS)
-        with conn.cursor().copy(RAW_ITEMS_COPY) as copy:
-            for zeile in zeilen:
-                copy.write_row(zeile)
+        items_eintragen(conn, zeilen)
 
 
 def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:

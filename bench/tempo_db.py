@@ -229,7 +229,7 @@ def vervielfachen(url: str, n: int, gross: int) -> None:
         "n": n,
         "gross": gross,
         "kopien": -(-gross // n) - 1,
-        "stunden": -(-n // bestand.ITEMS_JE_SLOT),
+        "stunden": -(-n // ingest.ITEMS_JE_SLOT),
     }
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SQL_VERVIELFACHEN_RAW, parameter)

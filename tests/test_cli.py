@@ -130,8 +130,10 @@ ENGLISCH = re.compile(
 
 
 def skripte() -> list[tuple[str, ...]]:
-    """Jeder Einstieg für Menschen: die Skripte oben und jedes bench-Skript mit __main__."""
+    """Jeder Einstieg für Menschen: die Skripte oben, der Testhaus-Helfer von Ingest und jedes
+    bench-Skript mit __main__."""
     oben = [(f,) for f in ("auswahl.py", "check_db.py", "bewertung.py", "demo.py")]
+    oben.append(("-m", "auswahlstufe.lauf.ingest"))
     bench = [
         ("-m", f"bench.{p.stem}")
         for p in sorted((PROJEKT / "bench").glob("*.py"))

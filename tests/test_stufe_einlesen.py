@@ -7,11 +7,12 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.testhilfen import SLOT
+from tests.testhilfen import SLOT, ende, im_hintergrund, sql_konstanten
 
 PROJEKT = Path(__file__).resolve().parents[1]
 BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
@@ -409,3 +410,199 @@ def test_kaputte_seiten_nichts_geschrieben(artikel, meldung, daten, cli, tmp_pat
     assert daten.abfrage("select (select count(*) from seiten) + (select count(*) from extraktionen)") == [
         (0,)
     ]
+
+
+# --- Große Dateien: in Stücken, jede Anweisung kurz, alles in einer Transaktion (Issue 19.10) ---
+
+# Jede schreibende Anweisung auf extraktionen und seiten trägt sich mit ihrer Zeilenzahl ein
+# (Anweisungstrigger mit Übergangstabellen): so zeigt sich unabhängig vom Tempo der Maschine,
+# wie viel eine einzelne Anweisung schreibt.
+PROTOKOLL = """
+create table aw_protokoll (tabelle text, art text, zeilen bigint, items bigint);
+create function aw_protokollieren() returns trigger language plpgsql as $$
+begin
+    if tg_op = 'DELETE' then
+        insert into aw_protokoll select tg_table_name, tg_op, count(*), count(distinct item_id) from alt;
+    else
+        insert into aw_protokoll select tg_table_name, tg_op, count(*), count(distinct item_id) from neu;
+    end if;
+    return null;
+end $$;
+create trigger aw_p_ei after insert on extraktionen referencing new table as neu
+    for each statement execute function aw_protokollieren();
+create trigger aw_p_eu after update on extraktionen referencing new table as neu
+    for each statement execute function aw_protokollieren();
+create trigger aw_p_ed after delete on extraktionen referencing old table as alt
+    for each statement execute function aw_protokollieren();
+create trigger aw_p_si after insert on seiten referencing new table as neu
+    for each statement execute function aw_protokollieren();
+create trigger aw_p_su after update on seiten referencing new table as neu
+    for each statement execute function aw_protokollieren();
+"""
+
+
+def kleine_stuecke(monkeypatch, zeilen: int, items: int) -> None:
+    """Stücke wie bei einer großen Datei, aber schon bei einer kleinen (raising=False: vor
+    Issue 19.10 gab es keine Stücke, der Test scheitert dann am Verhalten, nicht am Namen)."""
+    from auswahlstufe.lauf import einlesen
+
+    monkeypatch.setattr(einlesen, "STUECK_ZEILEN", zeilen, raising=False)
+    monkeypatch.setattr(einlesen, "STUECK_ZEICHEN", 10**9, raising=False)
+    monkeypatch.setattr(einlesen, "STUECK_ITEMS", items, raising=False)
+
+
+def drei_kandidaten(i: int, wie: str = "") -> dict:
+    return {n: {"text": f"Text {i} von {n}{wie} " * 5, "error": None} for n in rechte_namen()}
+
+
+def rechte_namen() -> tuple[str, ...]:
+    return ("newspaper4k", "readability", "trafilatura")
+
+
+def test_jede_anweisung_schreibt_nur_ein_stueck_alles_in_einer_transaktion(
+    daten, db_url, monkeypatch, tmp_path
+):
+    """Kandidaten und Seiten gehen in Stücken hinein: keine Anweisung schreibt mehr als ein Stück,
+    und doch gilt alles oder nichts. Gezählt vom Server, nicht gestoppt – unabhängig vom Tempo."""
+    from auswahlstufe.lauf import einlesen
+
+    for i in range(1, 61):
+        daten.item(i)
+    for i in range(1, 21):  # vorher da: 20 Items mit Kandidaten (teils geändert), 10 mit Seite
+        daten.kandidaten(i, {n: k["text"] for n, k in drei_kandidaten(i, " alt" if i % 2 else "").items()})
+    for i in range(1, 11):
+        daten.ausfuehren("insert into seiten (item_id, html) values (%s, %s)", (i, b"<p>alt</p>"))
+    daten.kandidat(5, "alter_name", "geht")  # nennt die Datei nicht mehr
+    artikel = [
+        {
+            "item_id": i,
+            "extractions": drei_kandidaten(i),
+            **({"html": f"<p>Seite {i}</p>"} if i <= 30 else {}),
+        }
+        for i in range(1, 61)
+    ]
+    datei = schreiben(tmp_path / "gross.json", artikel)
+    daten.ausfuehren(PROTOKOLL)
+    kleine_stuecke(monkeypatch, zeilen=25, items=10)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+
+    bilanz = einlesen.einlesen(str(datei))
+
+    assert (bilanz.zeilen, bilanz.neu, bilanz.geaendert, bilanz.entfernt) == (180, 120, 30, 1)
+    assert (bilanz.seiten_neu, bilanz.seiten_geaendert) == (20, 10)
+    protokoll = daten.abfrage("select tabelle, art, zeilen, items from aw_protokoll")
+    schreibend = [p for p in protokoll if p[2]]
+    assert schreibend and max(z for _, art, z, _ in schreibend if art != "DELETE") <= 25, protokoll
+    assert max(i for _, art, _, i in protokoll if art == "DELETE") <= 10, protokoll
+    je = {(t, a): sum(p[2] for p in protokoll if p[:2] == (t, a)) for t, a, _, _ in protokoll}
+    assert je[("extraktionen", "INSERT")] == 120 and je[("extraktionen", "UPDATE")] == 30
+    assert je[("seiten", "INSERT")] == 20 and je[("seiten", "UPDATE")] == 10
+    assert len([p for p in protokoll if p[:2] == ("extraktionen", "INSERT") and p[2]]) >= 120 // 25
+    assert daten.abfrage("select count(*) from extraktionen") == [(180,)]
+
+
+def test_ein_fehler_im_letzten_stueck_laesst_alles_unveraendert(daten, db_url, monkeypatch, tmp_path):
+    """Alles oder nichts über die Stücke hinweg: scheitert das letzte, sind die ersten auch nicht da."""
+    import db
+    from auswahlstufe.lauf import einlesen
+
+    for i in range(1, 41):
+        daten.item(i)
+    daten.kandidaten(1, {"trafilatura": "bleibt"})
+    daten.ausfuehren("insert into seiten (item_id, html) values (1, '\\x3c703e')")
+    daten.ausfuehren(
+        "create function aw_nein() returns trigger language plpgsql as $$ begin "
+        "if new.item_id = 40 then raise exception 'Item 40 abgelehnt'; end if; return new; end $$"
+    )
+    daten.ausfuehren(
+        "create trigger aw_nein before insert or update on extraktionen for each row execute function aw_nein()"
+    )
+    vorher = daten.abfrage("select item_id, extraktor, text, xmin::text from extraktionen")
+    vorher_seiten = daten.abfrage("select item_id, html, xmin::text from seiten")
+    artikel = [{"item_id": i, "extractions": drei_kandidaten(i), "html": f"<p>{i}</p>"} for i in range(1, 41)]
+    datei = schreiben(tmp_path / "k.json", artikel)
+    kleine_stuecke(monkeypatch, zeilen=10, items=5)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+
+    with pytest.raises(db.DatenbankFehler, match="Item 40 abgelehnt"):
+        einlesen.einlesen(str(datei))
+
+    assert daten.abfrage("select item_id, extraktor, text, xmin::text from extraktionen") == vorher
+    assert daten.abfrage("select item_id, html, xmin::text from seiten") == vorher_seiten
+
+
+def test_statement_timeout_trifft_ein_stueck_nicht_das_ganze_einlesen(daten, db_url, monkeypatch, tmp_path):
+    """Issue 19.10: das Zeitlimit gilt hängenden Anweisungen, nicht dem Laden. Ein langsamer Leser
+    (früher lief ein COPY im Takt des Clients) und ein langsamer Server (ein Trigger schläft je
+    Zeile) machen das Ganze sicher länger als das Limit; jedes Stück bleibt weit darunter."""
+    from auswahlstufe.lauf import einlesen
+
+    n, schlaf = 200, 0.015  # 200 × 15 ms = 3 s je Richtung, das Limit ist 2 s, ein Stück 10 × 15 ms
+    for i in range(1, n + 1):
+        daten.item(i)
+    daten.ausfuehren(
+        "create function aw_langsam() returns trigger language plpgsql as $$ begin "
+        f"perform pg_sleep({schlaf}); return new; end $$"
+    )
+    daten.ausfuehren(
+        "create trigger aw_langsam before insert or update on extraktionen "
+        "for each row execute function aw_langsam()"
+    )
+    artikel = [{"item_id": i, "extractions": {"trafilatura": {"text": f"Text {i}"}}} for i in range(1, n + 1)]
+    datei = schreiben(tmp_path / "k.json", artikel)
+    echt = einlesen.Durchgang.artikel
+    durchgaenge = []
+
+    def langsam_nach_dem_pruefen(self, melder=None, weiter=None):
+        durchgaenge.append(1)
+        for paar in echt(self, melder, weiter):
+            if len(durchgaenge) > 1:  # der Durchgang, der per COPY schreibt
+                time.sleep(schlaf)
+            yield paar
+
+    monkeypatch.setattr(einlesen.Durchgang, "artikel", langsam_nach_dem_pruefen)
+    kleine_stuecke(monkeypatch, zeilen=10, items=10)
+    monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "2s")
+    monkeypatch.setenv("DATABASE_URL", db_url)
+
+    bilanz = einlesen.einlesen(str(datei))
+
+    assert (bilanz.zeilen, bilanz.neu) == (n, n)
+    assert daten.abfrage("select count(*) from extraktionen") == [(n,)]
+
+
+def test_einlesen_zaehlt_neue_zeilen_ohne_xmax():
+    """Neu oder geändert sagt der Vergleich mit dem Stand vor der Anweisung, nicht xmax."""
+    texte = {name: text for name, text in sql_konstanten().items() if "einlesen" in name}
+    assert texte and not [name for name, text in texte.items() if "xmax" in text]
+
+
+def test_seite_die_der_abholer_gleichzeitig_schreibt_bricht_das_einlesen_nicht_ab(daten, db_url, tmp_path):
+    """Issue 19.10: der Abholer schreibt dieselbe Seite, während --einlesen sie schreibt. Früher
+    „ändern, dann fehlende einfügen“: das Einfügen stieß auf seine Zeile (unique_violation,
+    Exit 3). Jetzt ein Upsert: die Zeile des Abholers wird zur Seite der Datei."""
+    import psycopg
+
+    daten.item(1)
+    daten.item(2)
+    datei = schreiben(
+        tmp_path / "s.json",
+        [{"item_id": 1, "html": SEITE.format("Datei")}, {"item_id": 2, "html": SEITE.format("zwei")}],
+    )
+    with psycopg.connect(db_url) as abholer:
+        abholer.execute("insert into seiten (item_id, html) values (1, %s)", (b"<p>vom Abholer</p>",))
+        lauf = im_hintergrund(db_url, "--einlesen", str(datei), cwd=tmp_path)
+        frist = time.monotonic() + 60
+        # warten, bis --einlesen an der Zeile des Abholers wartet (Sperre auf dessen Transaktion)
+        while not daten.abfrage(
+            "select 1 from pg_stat_activity where application_name like %s and wait_event_type = 'Lock'",
+            ("%einlesen%",),
+        ):
+            assert lauf.poll() is None, lauf.communicate()
+            assert time.monotonic() < frist, "--einlesen wartet nie auf die Zeile des Abholers"
+            time.sleep(0.02)
+        abholer.commit()
+    code, out, err = ende(lauf)
+    assert code == 0, out + err
+    assert "Seiten: 2 – neu" in out and "unverändert 0" in out, out
+    assert [z[:2] for z in seitenzeilen(daten)] == [(1, SEITE.format("Datei")), (2, SEITE.format("zwei"))]

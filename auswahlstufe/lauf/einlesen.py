@@ -5,8 +5,12 @@ nicht ``selected_extractor``, sondern die Eingabe der Stufe. Die Datei wird
 wie im Stapelbetrieb gelesen (jsoneingabe.py); jeder Artikel trägt eine
 ganzzahlige ``item_id`` aus ``raw_items``.
 
-Die ganze Datei geht in einer Transaktion hinein (COPY in eine temporäre
-Tabelle, dann ein Upsert): ein Fehler lässt ``extraktionen`` unverändert.
+Die ganze Datei geht in einer Transaktion hinein: ein Fehler lässt
+``extraktionen`` und ``seiten`` unverändert. Darin geht sie in Stücken hinein –
+je Stück ein Upsert, die Zeilen als Arrays (Stuecke) –, damit keine einzelne
+Anweisung lange dauert: das ``statement_timeout`` gilt hängenden Anweisungen,
+nicht der Größe der Datei (Issue 19.10). Eine temporäre Tabelle braucht es dafür
+nicht mehr.
 Für die Items, die sie nennt, ist die Datei die ganze Wahrheit – Kandidaten,
 die sie nicht (mehr) nennt, gehen –, damit die Datenbank genauso entscheidet
 wie der Stapelbetrieb über dieselbe Datei.
@@ -18,20 +22,26 @@ Artikel nur mit ``html`` lässt die Kandidaten seines Items unberührt. Das HTML
 wird als UTF-8 gespeichert, mit ``content_type`` „text/html; charset=utf-8“,
 damit die Zeichensatzregel (zeichensatz.dekodieren) es so liest, wie es in der
 Datei stand – auch wenn das Dokument selbst etwas anderes deklariert.
+
+``--einlesen ORDNER`` lädt einen Ordner mit ``.html``- und ``.html.gz``-Seiten
+nach ``seiten`` (ordner_einlesen): der Dateiname sagt das Item – ``<item_id>.html``
+oder ``<SHA-256 der URL>.html`` (64 Hexziffern, wie im article-extraction-benchmark);
+die Bytes bleiben, wie sie in der Datei stehen. Gelesen wird der Ordner mit dem
+Code des Stapels der Extraktion (``extraktion/stapel.py``), den ``cli`` hereinreicht.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import click
@@ -48,70 +58,97 @@ from auswahlstufe.jsoneingabe import (
     anzeigename,
     artikel_einzeln,
     dekodieren,
+    ist_item_id,
+    kein_zeitpunkt,
     lesen,
     parsen,
     typname,
+    zeitpunkt,
 )
 from auswahlstufe.lauf import migrationen
 from version import PRIORITAET
 
-# Zwischenablage für --einlesen; eine Transaktion für die ganze Datei.
-SQL_TEMP_EINLESEN = """
-create temp table aw_einlesen (
-    item_id bigint not null,
-    extraktor text not null,
-    text text,
-    fehler text,
-    primary key (item_id, extraktor)
-) on commit drop
+# Stücke (Issue 19.10): ein Stück endet nach so vielen Zeilen oder so vielen Zeichen (Texte,
+# Fehler, HTML), was zuerst kommt; je Stück ein Upsert. Seine Zeilen gehen als Arrays mit der
+# Anweisung hinaus (unnest), binär (%(…)b: kein Array-Literal, das der Server zerlegen müsste):
+# die Anweisung beginnt erst, wenn das Stück gelesen ist, und dauert nur, was der Server tut –
+# auf zwei voll belegten Kernen unter 1 s (docs/kommandozeile.md#gemessen).
+STUECK_ZEILEN = 1000
+STUECK_ZEICHEN = 2**20
+# So viele item_ids höchstens in einer Abfrage (welche gibt es?) und einem Löschen.
+STUECK_ITEMS = 5000
+
+# Welche der genannten Items gibt es in raw_items (und mit welcher URL)?
+SQL_BEKANNTE_ITEMS = "select id, url from raw_items where id = any(%s)"
+# Seiten eines Ordners, die nach der SHA-256 ihrer URL heißen: die Items dazu. Liest
+# raw_items einmal ganz (einen Index auf die Prüfsumme der URL gibt es nicht).
+SQL_ITEMS_NACH_URL = """
+select id, url, encode(sha256(convert_to(url, 'UTF8')), 'hex')
+from raw_items
+where url is not null and encode(sha256(convert_to(url, 'UTF8')), 'hex') = any(%s)
 """
-SQL_COPY_EINLESEN = "copy aw_einlesen (item_id, extraktor, text, fehler) from stdin"
-# Welche der genannten Items gibt es in raw_items?
-SQL_BEKANNTE_ITEMS = "select id from raw_items where id = any(%s)"
-# Kandidaten eintragen; gleiche Zeilen bleiben unberührt (extrahiert_am bleibt).
+# Die Kandidaten eines Stücks eintragen; gleiche Zeilen bleiben unberührt (extrahiert_am
+# bleibt). Neu oder geändert sagt der Vergleich mit dem Stand zu Beginn der Anweisung
+# (bisher), nicht xmax – wie schreiben.SQL_UPSERT.
+SPALTEN_EINLESEN = ("item_ids", "extraktoren", "texte", "fehler")
 SQL_UPSERT_EINLESEN = """
+with stueck as (
+    select * from unnest(%(item_ids)b::bigint[], %(extraktoren)b::text[], %(texte)b::text[], %(fehler)b::text[])
+        as s(item_id, extraktor, text, fehler)
+), bisher as materialized (
+    select e.item_id, e.extraktor
+    from extraktionen e join stueck s using (item_id, extraktor)
+)
 insert into extraktionen as e (item_id, extraktor, text, fehler)
-select item_id, extraktor, text, fehler from aw_einlesen
+select item_id, extraktor, text, fehler from stueck
 on conflict (item_id, extraktor) do update set
     text = excluded.text, fehler = excluded.fehler, extrahiert_am = now()
 where (e.text, e.fehler) is distinct from (excluded.text, excluded.fehler)
-returning (e.xmax = 0) as neu
+returning not exists (select 1 from bisher b where b.item_id = e.item_id and b.extraktor = e.extraktor)
 """
 # Für die Items, die sie nennt, ist die Datei die ganze Wahrheit: Kandidaten,
 # die sie für ein solches Item nicht (mehr) nennt, gehen – sonst entschiede die
-# Datenbank anders als der Stapelbetrieb über dieselbe Datei.
+# Datenbank anders als der Stapelbetrieb über dieselbe Datei. Je Anweisung
+# höchstens STUECK_ITEMS Items, mit den Schlüsseln, die die Datei für sie nennt.
 SQL_ENTFERNEN_EINLESEN = """
 delete from extraktionen e
-where e.item_id = any(%s)
-  and not exists (select 1 from aw_einlesen a where a.item_id = e.item_id and a.extraktor = e.extraktor)
+where e.item_id = any(%(item_ids)s)
+  and not exists (
+      select 1 from unnest(%(schluessel_ids)s::bigint[], %(schluessel_namen)s::text[]) as k(item_id, extraktor)
+      where k.item_id = e.item_id and k.extraktor = e.extraktor)
 """
-# Die Seiten der Datei (Artikel mit html); eine Zeile je Item, die letzte gilt.
-SQL_TEMP_SEITEN = """
-create temp table aw_seiten (
-    item_id bigint primary key,
-    html bytea not null,
-    url text,
-    content_type text,
-    geholt_am timestamptz
-) on commit drop
-"""
-SQL_COPY_SEITEN = "copy aw_seiten (item_id, html, url, content_type, geholt_am) from stdin"
-# Geänderte Seiten überschreiben; ohne geholt_am in der Datei gilt „jetzt“, aber
-# nur, wenn sich sonst etwas ändert – gleiche Seiten bleiben unberührt.
-SQL_SEITEN_AENDERN = """
-update seiten s
-set html = a.html, url = a.url, content_type = a.content_type, geholt_am = coalesce(a.geholt_am, now())
-from aw_seiten a
-where s.item_id = a.item_id
-  and (s.html_sha256 <> sha256(a.html)
-       or (s.url, s.content_type) is distinct from (a.url, a.content_type)
-       or (a.geholt_am is not null and a.geholt_am <> s.geholt_am))
-"""
-SQL_SEITEN_NEU = """
-insert into seiten (item_id, html, url, content_type, geholt_am)
-select a.item_id, a.html, a.url, a.content_type, coalesce(a.geholt_am, now())
-from aw_seiten a
-where not exists (select 1 from seiten s where s.item_id = a.item_id)
+# Die Seiten eines Stücks (Artikel mit html oder Dateien eines Ordners): ein Upsert, kein
+# „ändern, dann fehlende einfügen“ – der Abholer schreibt seiten zur selben Zeit. Gleiche
+# Seiten bleiben unberührt; ohne geholt_am in der Datei gilt für neue oder geänderte Seiten
+# „jetzt“, für gleiche das alte geholt_am. Neu heißt: zu Beginn der Anweisung gab es die
+# Seite nicht (bisher). Schrieb der Abholer sie erst danach, überschreibt der Upsert seine
+# Zeile und zählt sie als neu.
+SPALTEN_SEITEN = ("item_ids", "html", "urls", "content_types", "geholt_am")
+SQL_UPSERT_SEITEN = """
+with stueck as (
+    select * from unnest(%(item_ids)b::bigint[], %(html)b::bytea[], %(urls)b::text[],
+                         %(content_types)b::text[], %(geholt_am)b::timestamptz[])
+        as s(item_id, html, url, content_type, geholt_am)
+), bisher as materialized (
+    select s.item_id, s.html_sha256, s.url, s.content_type, s.geholt_am
+    from seiten s join stueck a using (item_id)
+)
+insert into seiten as s (item_id, html, url, content_type, geholt_am)
+select a.item_id, a.html, a.url, a.content_type,
+       coalesce(
+           a.geholt_am,
+           (select b.geholt_am from bisher b
+            where b.item_id = a.item_id
+              and (b.html_sha256, b.url, b.content_type)
+                  is not distinct from (sha256(a.html), a.url, a.content_type)),
+           now())
+from stueck a
+on conflict (item_id) do update set
+    html = excluded.html, url = excluded.url, content_type = excluded.content_type,
+    geholt_am = excluded.geholt_am
+where (s.html_sha256, s.url, s.content_type, s.geholt_am)
+      is distinct from (sha256(excluded.html), excluded.url, excluded.content_type, excluded.geholt_am)
+returning not exists (select 1 from bisher b where b.item_id = s.item_id)
 """
 HTML = "html"
 # So liegt das HTML aus der Datei in seiten: UTF-8, und das sagt der Kopf.
@@ -127,6 +164,7 @@ class Einlesebilanz:
     geaendert: int = 0
     entfernt: int = 0  # Kandidaten, die die Datei für ihre Items nicht mehr nennt
     unbekannte_items: list[int] = field(default_factory=list)
+    unbekannte_dateien: list[str] = field(default_factory=list)  # Seiten eines Ordners ohne Item
     ersetzt: int = 0  # Kandidaten mit NUL oder einzelnem Surrogat
     doppelt: int = 0
     namen: Counter = field(default_factory=Counter)
@@ -166,7 +204,7 @@ def _fehlertext(wert: object) -> str | None:
 def kandidaten(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> Iterator[tuple]:
     """((item_id, extraktor), (text, fehler)) je Kandidat eines Artikels; Formfehler brechen mit Ort ab."""
     item_id = eintrag.get("item_id")
-    if not isinstance(item_id, int) or isinstance(item_id, bool) or not -(2**63) <= item_id < 2**63:
+    if not ist_item_id(item_id):
         raise EingabeFehler(
             f"{name}: Artikel [{index}] hat keine ganzzahlige item_id (gefunden: {item_id!r:.40}); "
             "nichts eingelesen."
@@ -213,16 +251,8 @@ def seite(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> tuple 
     if url is not None and not isinstance(url, str):
         raise EingabeFehler(f"{wo}: „url“ ist {typname(url)}, keine Zeichenkette; nichts eingelesen.")
     geholt_am = eintrag.get("geholt_am")
-    if geholt_am is not None:
-        try:
-            geholt_am = datetime.fromisoformat(geholt_am) if isinstance(geholt_am, str) else None
-        except ValueError:
-            geholt_am = None
-        if geholt_am is None or geholt_am.tzinfo is None:
-            raise EingabeFehler(
-                f"{wo}: „geholt_am“ ist kein Zeitpunkt mit Zeitzone (gefunden: {eintrag['geholt_am']!r:.40}; "
-                "erwartet etwa „2026-12-01T08:00:00+01:00“); nichts eingelesen."
-            )
+    if geholt_am is not None and (geholt_am := zeitpunkt(geholt_am)) is None:
+        raise EingabeFehler(kein_zeitpunkt(wo, "geholt_am", eintrag["geholt_am"], "nichts eingelesen"))
     bilanz.seiten += 1
     bilanz.seiten_items.add(item_id)
     try:
@@ -324,20 +354,92 @@ def vorpruefen(durchgang: Durchgang, balken: bool) -> tuple[Einlesebilanz, dict[
         return bilanz, letzte
 
 
-def seiten_schreiben(cur, durchgang: Durchgang, bilanz: Einlesebilanz, bekannt: set[int]) -> None:
-    """Ein eigener Durchgang nur für die Seiten (eine Verbindung kann nur ein COPY zugleich):
-    so liegt auch hier nie mehr als ein Artikel im Speicher."""
-    dritter = Einlesebilanz()
-    with cur.copy(SQL_COPY_SEITEN) as copy, gleich_geblieben(durchgang.name):
-        for index, eintrag in durchgang.artikel():
-            for _ in kandidaten(eintrag, index, durchgang.name, dritter):
-                pass  # prüft die item_id, wie im ersten Durchgang
-            zeile = seite(eintrag, index, durchgang.name, dritter)
-            if zeile is not None and zeile[0] in bekannt and bilanz.letzte_seite[zeile[0]] == index:
-                copy.write_row(zeile)
-                bilanz.seiten_geschrieben += 1
-        if dritter.seiten != bilanz.seiten or dritter.namen != bilanz.namen:
-            raise Unregelmaessig
+class Stuecke:
+    """Zeilen sammeln und Stück für Stück upserten; zählt neu und geändert.
+
+    Ein Stück endet nach STUECK_ZEILEN Zeilen oder STUECK_ZEICHEN Zeichen; seine Zeilen gehen
+    spaltenweise als Arrays in eine Anweisung (``spalten`` sind die Namen ihrer Parameter).
+    So ist jede Anweisung kurz, und das Lesen der Datei zählt zu keiner. Die Transaktion darum
+    hält der Aufrufer; ``schreiben()`` am Ende schreibt den Rest.
+    """
+
+    def __init__(self, cur, upsert: str, spalten: tuple[str, ...]) -> None:
+        self.cur, self.upsert, self.spalten = cur, upsert, spalten
+        self.zeilen: list[tuple] = []
+        self.zeichen = self.neu = self.geaendert = 0
+
+    def dazu(self, zeile: tuple, zeichen: int) -> None:
+        self.zeilen.append(zeile)
+        self.zeichen += zeichen
+        if len(self.zeilen) >= STUECK_ZEILEN or self.zeichen >= STUECK_ZEICHEN:
+            self.schreiben()
+
+    def schreiben(self) -> None:
+        if not self.zeilen:
+            return
+        spalten = zip(*self.zeilen, strict=True)
+        self.cur.execute(self.upsert, dict(zip(self.spalten, map(list, spalten), strict=True)))
+        for (ist_neu,) in self.cur.fetchall():
+            self.neu += ist_neu
+            self.geaendert += not ist_neu
+        self.zeilen, self.zeichen = [], 0
+
+
+def teile(werte: list, groesse: int) -> Iterator[list]:
+    for anfang in range(0, len(werte), groesse):
+        yield werte[anfang : anfang + groesse]
+
+
+def bekannte_items(conn, ids: list[int]) -> dict[int, str | None]:
+    """item_id -> url für die ids, die es in raw_items gibt (je Abfrage STUECK_ITEMS ids)."""
+    bekannt: dict[int, str | None] = {}
+    for teil in teile(ids, STUECK_ITEMS):
+        bekannt.update(conn.execute(SQL_BEKANNTE_ITEMS, (teil,)).fetchall())
+    return bekannt
+
+
+def schreiben(cur, durchgang: Durchgang, bilanz: Einlesebilanz, letzte: dict, bekannt: dict, weiter) -> None:
+    """Zweiter Durchgang: die Kandidaten und Seiten, die gelten (bekanntes Item, letzter Artikel)."""
+    kandidatenstuecke = Stuecke(cur, SQL_UPSERT_EINLESEN, SPALTEN_EINLESEN)
+    seitenstuecke = Stuecke(cur, SQL_UPSERT_SEITEN, SPALTEN_SEITEN)
+    zweiter = Einlesebilanz()  # zählt nur, was der erste Durchgang schon gezählt hat
+    for index, eintrag in durchgang.artikel():
+        for (item_id, extraktor), (text, fehler) in kandidaten(eintrag, index, durchgang.name, zweiter):
+            if item_id in bekannt and letzte[(item_id, extraktor)] == index:
+                kandidatenstuecke.dazu(
+                    (item_id, extraktor, text, fehler), len(text or "") + len(fehler or "")
+                )
+                bilanz.zeilen += 1
+        zeile = seite(eintrag, index, durchgang.name, zweiter)
+        if zeile is not None and zeile[0] in bekannt and bilanz.letzte_seite[zeile[0]] == index:
+            seitenstuecke.dazu(zeile, len(zeile[1]))
+            bilanz.seiten_geschrieben += 1
+        zweiter.artikel += 1
+        weiter(1)
+    if (zweiter.artikel, zweiter.seiten, zweiter.namen) != (bilanz.artikel, bilanz.seiten, bilanz.namen):
+        raise Unregelmaessig
+    kandidatenstuecke.schreiben()
+    seitenstuecke.schreiben()
+    bilanz.neu, bilanz.geaendert = kandidatenstuecke.neu, kandidatenstuecke.geaendert
+    bilanz.seiten_neu, bilanz.seiten_geaendert = seitenstuecke.neu, seitenstuecke.geaendert
+
+
+def entfernen(cur, bilanz: Einlesebilanz, letzte: dict, bekannt: dict) -> None:
+    """Was die Datei für ihre Items nicht (mehr) nennt, geht – je Anweisung STUECK_ITEMS Items."""
+    genannt: dict[int, list[str]] = {}
+    for item_id, extraktor in letzte:
+        genannt.setdefault(item_id, []).append(extraktor)
+    for teil in teile(sorted(bilanz.items & bekannt.keys()), STUECK_ITEMS):
+        schluessel = [(i, n) for i in teil for n in genannt.get(i, ())]
+        cur.execute(
+            SQL_ENTFERNEN_EINLESEN,
+            {
+                "item_ids": teil,
+                "schluessel_ids": [i for i, _ in schluessel],
+                "schluessel_namen": [n for _, n in schluessel],
+            },
+        )
+        bilanz.entfernt += cur.rowcount
 
 
 def einlesen(datei: str) -> Einlesebilanz:
@@ -348,8 +450,9 @@ def einlesen(datei: str) -> Einlesebilanz:
     Kandidaten eines genannten Items, die die Datei nicht nennt, werden gelöscht.
 
     Zwei Durchgänge Artikel für Artikel: der erste prüft die ganze Datei, bevor
-    die Datenbank gefragt wird, der zweite schreibt per COPY. Im Speicher liegen
-    nie alle Texte zugleich, nur die Schlüssel (item_id, extraktor).
+    die Datenbank gefragt wird, der zweite schreibt in Stücken (Stuecke). Im
+    Speicher liegen nie alle Texte zugleich, nur die Schlüssel (item_id, extraktor)
+    und höchstens ein Stück.
     """
     start = time.perf_counter()
     name = anzeigename(datei)
@@ -361,53 +464,106 @@ def einlesen(datei: str) -> Einlesebilanz:
         with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
             migrationen.voraussetzungen(conn)
             ids = sorted(bilanz.items | bilanz.seiten_items)
-            bekannt = {i for (i,) in conn.execute(SQL_BEKANNTE_ITEMS, (ids,))}
+            bekannt = bekannte_items(conn, ids)
             bilanz.unbekannte_items = [i for i in ids if i not in bekannt]
-            zweiter = Einlesebilanz()  # zählt nur, was der erste Durchgang schon gezählt hat
-            with conn.transaction(), conn.cursor() as cur:
-                cur.execute(SQL_TEMP_EINLESEN)
-                cur.execute(SQL_TEMP_SEITEN)
-                with (
-                    cur.copy(SQL_COPY_EINLESEN) as copy,
-                    fortschritt(bilanz.artikel, "Einlesen", einheit="Artikel", balken=balken) as weiter,
-                    gleich_geblieben(name),
-                ):
-                    for index, eintrag in durchgang.artikel():
-                        for (item_id, extraktor), (text, fehler) in kandidaten(eintrag, index, name, zweiter):
-                            if item_id in bekannt and letzte[(item_id, extraktor)] == index:
-                                copy.write_row((item_id, extraktor, text, fehler))
-                                bilanz.zeilen += 1
-                        zweiter.artikel += 1
-                        weiter(1)
-                    if zweiter.artikel != bilanz.artikel or zweiter.namen != bilanz.namen:
-                        raise Unregelmaessig
-                if bilanz.seiten:
-                    seiten_schreiben(cur, durchgang, bilanz, bekannt)
-                    cur.execute(SQL_SEITEN_AENDERN)
-                    bilanz.seiten_geaendert = cur.rowcount
-                    cur.execute(SQL_SEITEN_NEU)
-                    bilanz.seiten_neu = cur.rowcount
-                cur.execute(SQL_UPSERT_EINLESEN)
-                for (ist_neu,) in cur.fetchall():
-                    if ist_neu:
-                        bilanz.neu += 1
-                    else:
-                        bilanz.geaendert += 1
-                cur.execute(SQL_ENTFERNEN_EINLESEN, (sorted(bekannt & bilanz.items),))
-                bilanz.entfernt = cur.rowcount
+            with (
+                conn.transaction(),
+                conn.cursor() as cur,
+                fortschritt(bilanz.artikel, "Einlesen", einheit="Artikel", balken=balken) as weiter,
+            ):
+                with gleich_geblieben(name):
+                    schreiben(cur, durchgang, bilanz, letzte, bekannt, weiter)
+                entfernen(cur, bilanz, letzte, bekannt)
     _einlesen_berichten(bilanz, name, time.perf_counter() - start)
     return bilanz
 
 
+# --- Ein Ordner mit Seiten ---------------------------------------------------------------
+
+# Wie der Name einer Seite ihr Item sagt: die item_id selbst oder die SHA-256 der URL
+# (UTF-8, hex; so heißen die Seiten des article-extraction-benchmark).
+NAME_ITEM_ID = re.compile(r"-?[0-9]{1,19}")
+NAME_URL_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def ordner_einlesen(
+    ordner: str, dateien: list[tuple[str, Path]], lesen: Callable[[Path], bytes]
+) -> Einlesebilanz:
+    """Die Seiten eines Ordners nach ``seiten``, in einer Transaktion und in Stücken.
+
+    ``dateien`` (Name ohne Endung, Pfad) und ``lesen`` (die Bytes einer Datei, ``.gz``
+    entpackt) sind die des Stapels der Extraktion; ``cli`` reicht sie herein, damit ein
+    Ordner überall gleich gelesen wird. Der Name sagt das Item: ``<item_id>`` oder
+    ``<SHA-256 der URL>`` (dann jedes Item mit dieser URL). Die Bytes bleiben, wie sie in
+    der Datei stehen; ``content_type`` bleibt leer, die URL kommt aus ``raw_items``.
+    """
+    start = time.perf_counter()
+    nach_id: dict[int, Path] = {}
+    nach_url: dict[str, Path] = {}
+    for seiten_name, pfad in dateien:
+        if NAME_URL_SHA256.fullmatch(seiten_name):
+            ziel, schluessel = nach_url, seiten_name.lower()
+        elif NAME_ITEM_ID.fullmatch(seiten_name) and -(2**63) <= int(seiten_name) < 2**63:
+            ziel, schluessel = nach_id, int(seiten_name)
+        else:
+            raise EingabeFehler(
+                f"{pfad}: der Name sagt nicht, zu welchem Item die Seite gehört – erwartet wird "
+                "<item_id>.html oder <SHA-256 der URL>.html (64 Hexziffern), auch mit .gz; nichts eingelesen."
+            )
+        if schluessel in ziel:
+            raise EingabeFehler(
+                f"{ordner}: {ziel[schluessel].name} und {pfad.name} meinen dasselbe Item; nichts eingelesen."
+            )
+        ziel[schluessel] = pfad
+    bilanz = Einlesebilanz(artikel=len(dateien), seiten=len(dateien))
+    url = db.datenbank_url()
+    with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
+        migrationen.voraussetzungen(conn)
+        items: dict[Path, list[tuple[int, str | None]]] = {}
+        for item_id, item_url in bekannte_items(conn, sorted(nach_id)).items():
+            items[nach_id[item_id]] = [(item_id, item_url)]
+        if nach_url:
+            for item_id, item_url, pruefsumme in conn.execute(SQL_ITEMS_NACH_URL, (sorted(nach_url),)):
+                items.setdefault(nach_url[pruefsumme], []).append((item_id, item_url))
+        wessen: dict[int, Path] = {}
+        for pfad, liste in items.items():
+            for item_id, _ in liste:
+                if item_id in wessen:
+                    raise EingabeFehler(
+                        f"{ordner}: {wessen[item_id].name} und {pfad.name} gehören beide zu Item {item_id}; "
+                        "nichts eingelesen."
+                    )
+                wessen[item_id] = pfad
+        bilanz.unbekannte_dateien = [pfad.name for _, pfad in dateien if pfad not in items]
+        with (
+            conn.transaction(),
+            conn.cursor() as cur,
+            fortschritt(len(dateien), "Einlesen", einheit="Seiten") as weiter,
+        ):
+            stuecke = Stuecke(cur, SQL_UPSERT_SEITEN, SPALTEN_SEITEN)
+            for _, pfad in dateien:  # jede Datei erst, wenn sie an der Reihe ist
+                if pfad in items:
+                    html = lesen(pfad)
+                    for item_id, item_url in items[pfad]:
+                        stuecke.dazu((item_id, html, item_url, None, None), len(html))
+                        bilanz.seiten_geschrieben += 1
+                weiter(1)
+            stuecke.schreiben()
+            bilanz.seiten_neu, bilanz.seiten_geaendert = stuecke.neu, stuecke.geaendert
+    _ordner_berichten(bilanz, ordner, time.perf_counter() - start)
+    return bilanz
+
+
+def _aufzaehlen(werte: list, hoechstens: int = 20) -> str:
+    mehr = f" und {len(werte) - hoechstens} weitere" if len(werte) > hoechstens else ""
+    return ", ".join(map(str, werte[:hoechstens])) + mehr
+
+
 def _einlesen_berichten(bilanz: Einlesebilanz, name: str, sekunden: float) -> None:
     if bilanz.unbekannte_items:
-        zeige = ", ".join(map(str, bilanz.unbekannte_items[:20]))
-        mehr = (
-            f" und {len(bilanz.unbekannte_items) - 20} weitere" if len(bilanz.unbekannte_items) > 20 else ""
-        )
         click.echo(
             f"Warnung: {len(bilanz.unbekannte_items)} item_id(s) aus {name} gibt es nicht in raw_items "
-            f"und wurden übergangen: {zeige}{mehr}.",
+            f"und wurden übergangen: {_aufzaehlen(bilanz.unbekannte_items)}.",
             err=True,
         )
     if bilanz.ersetzt:
@@ -428,15 +584,32 @@ def _einlesen_berichten(bilanz: Einlesebilanz, name: str, sekunden: float) -> No
             err=True,
         )
     unveraendert = bilanz.zeilen - bilanz.neu - bilanz.geaendert
-    dauer = zahl(sekunden, 1)
     click.echo(
         f"eingelesen: {bilanz.artikel} Artikel, {bilanz.zeilen} Kandidaten – neu {bilanz.neu}, "
         f"geändert {bilanz.geaendert}, unverändert {unveraendert}, entfernt {bilanz.entfernt}, "
-        f"unbekannte Items {len(bilanz.unbekannte_items)} in {dauer} s"
+        f"unbekannte Items {len(bilanz.unbekannte_items)} in {zahl(sekunden, 1)} s"
     )
     if bilanz.seiten:
-        unveraendert = bilanz.seiten_geschrieben - bilanz.seiten_neu - bilanz.seiten_geaendert
+        _seiten_berichten(bilanz)
+
+
+def _ordner_berichten(bilanz: Einlesebilanz, ordner: str, sekunden: float) -> None:
+    if bilanz.unbekannte_dateien:
         click.echo(
-            f"Seiten: {bilanz.seiten_geschrieben} – neu {bilanz.seiten_neu}, geändert "
-            f"{bilanz.seiten_geaendert}, unverändert {unveraendert}"
+            f"Warnung: {len(bilanz.unbekannte_dateien)} Seite(n) aus {ordner} gehören zu keinem Item in "
+            f"raw_items und wurden übergangen: {_aufzaehlen(bilanz.unbekannte_dateien)}.",
+            err=True,
         )
+    click.echo(
+        f"eingelesen: {bilanz.artikel} Dateien aus {ordner}, ohne Item {len(bilanz.unbekannte_dateien)} "
+        f"in {zahl(sekunden, 1)} s"
+    )
+    _seiten_berichten(bilanz)
+
+
+def _seiten_berichten(bilanz: Einlesebilanz) -> None:
+    unveraendert = bilanz.seiten_geschrieben - bilanz.seiten_neu - bilanz.seiten_geaendert
+    click.echo(
+        f"Seiten: {bilanz.seiten_geschrieben} – neu {bilanz.seiten_neu}, geändert "
+        f"{bilanz.seiten_geaendert}, unverändert {unveraendert}"
+    )

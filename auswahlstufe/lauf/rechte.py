@@ -112,7 +112,7 @@ MODI: dict[str, Modus] = {
         Modus("stichprobe", "auswahl.py --backfill oder --slot … --stichprobe N", LAUF),
         Modus(
             "einlesen",
-            "auswahl.py --einlesen DATEI.json",
+            "auswahl.py --einlesen DATEI.json|ORDNER",
             (
                 *GRUND,
                 ITEMS,
@@ -128,9 +128,7 @@ MODI: dict[str, Modus] = {
                     ("SELECT", "INSERT", "UPDATE"),
                     "Artikel mit html gehen nach seiten; gleiche Seiten bleiben unberührt",
                 ),
-                Recht(
-                    "datenbank", "", ("TEMPORARY",), "die Datei geht per COPY durch eine temporäre Tabelle"
-                ),
+                # die Stücke gehen als Arrays in einer Anweisung hinein, ohne temporäre Tabelle
             ),
         ),
         # extraktion.stufe: liest seiten (mit raw_items verbunden) und die gespeicherten

@@ -18,16 +18,14 @@ Als Datei schreibt sie ``python -m bench.erzeugen``.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import random
 from collections.abc import Iterator
 
+from auswahlstufe.lauf import ingest
+
 EXTRAKTOREN = ("newspaper4k", "readability", "trafilatura")
 HAEUSER = ("tagesschau", "spiegel", "zeit", "faz", "sueddeutsche", "taz", "welt", "ndr", "br", "mdr")
-# Ein Poll-Slot fasst etwa so viele Items wie im Betrieb (Issue 4: 400 je Slot).
-ITEMS_JE_SLOT = 400
-ERSTER_SLOT = dt.datetime(2026, 9, 1, 6, 0, tzinfo=dt.timezone(dt.timedelta(hours=2)))
 
 
 def _woerter_aus(text: str) -> tuple[str, ...]:
@@ -250,8 +248,8 @@ def _kandidat(rng: random.Random, name: str, haus: str, absaetze: list[str]) -> 
 
 
 def slot_von(index: int) -> str:
-    """Poll-Slot des index-ten Items: stündlich, je ITEMS_JE_SLOT Items."""
-    return (ERSTER_SLOT + dt.timedelta(hours=index // ITEMS_JE_SLOT)).isoformat()
+    """Poll-Slot des index-ten Items: stündlich, je 400 Items (wie ingest.slot_von)."""
+    return ingest.slot_von(index).isoformat()
 
 
 def artikel(n: int, seed: int = 1) -> Iterator[dict]:
