@@ -27,7 +27,18 @@ import pytest
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_OK, EXIT_VORAUSSETZUNG
 from auswahlstufe.lauf import rechte
 from auswahlstufe.lauf.ingest import RAW_ITEMS
-from tests.testhilfen import PROJEKT, SLOT, SLOT_TEXT, Haus, einrichtung, schritt
+from tests.testhilfen import (
+    PROJEKT,
+    SLOT,
+    SLOT_TEXT,
+    Haus,
+    einrichtung,
+    haus_hba,
+    hba_datei,
+    hba_der_doku,
+    hba_zeilen_voran,
+    schritt,
+)
 
 pytestmark = pytest.mark.datenbank
 
@@ -168,6 +179,34 @@ def test_das_haus_nach_der_doku(haus: Haus):
     with haus.server.verwalten() as conn:
         supers = conn.execute("select rolname from pg_roles where rolsuper order by 1").fetchall()
     assert all(r not in {(n,) for n in ("ingest", "aw_admin", "aw_stufe", "aw_blick")} for r in supers)
+
+
+def test_schritt_1_laesst_die_rollen_der_stufe_mit_passwort_an_und_ohne_das_sagt_es_die_anmeldung(haus: Haus):
+    """Befund 1 (Issue 19, im echten Haus): die Doku nannte pg_hba.conf nie; auf Debian
+    („local all all peer“) endete Schritt 5 mit Exit 3 und „Peer authentication failed“. Jetzt
+    stehen die Zeilen in Schritt 1, das Haus der Tests nimmt genau sie (``haus_hba``), und ohne
+    sie sagt die Anmeldung deutsch, welche Zeile fehlt."""
+    zeilen = hba_der_doku()
+    regeln = [z.split() for z in zeilen.splitlines()]
+    assert regeln[0] == ["local", "wurzelwerk", "aw_stufe,aw_blick", "scram-sha-256"], regeln
+    assert all(r[1:3] == ["wurzelwerk", "aw_stufe,aw_blick"] and r[-1] == "scram-sha-256" for r in regeln)
+    assert "pg_reload_conf()" in schritt(1).sh()[-1]
+    haus.bauen(5)
+    hba = hba_datei(haus.server)
+    assert hba.read_text().startswith(zeilen)  # wie der Admin des Servers: vor allen anderen
+    assert haus.stufe("check_db.py").code == EXIT_OK
+    # Ohne die Zeilen: peer wie auf Debian – die Meldung nennt die Zeile aus Schritt 1.
+    hba.write_text(hba.read_text().replace(zeilen, ""))
+    try:
+        with haus.server.verwalten() as conn:
+            conn.execute("select pg_reload_conf()")
+        e = haus.stufe("check_db.py")
+        assert e.code == EXIT_DATENBANK, str(e)
+        assert "der Server prüft aw_stufe mit peer (pg_hba.conf)" in e.err, e.err
+        assert "local wurzelwerk aw_stufe scram-sha-256" in e.err and "Schritt 1" in e.err, e.err
+        assert "authentication failed" not in e.err and "Traceback" not in e.err, e.err
+    finally:
+        hba_zeilen_voran(haus.server, haus_hba(haus.server))
 
 
 def _abfragen() -> str:

@@ -19,6 +19,7 @@ import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -474,13 +475,19 @@ def cpu_sekunden(pid: int) -> float:
 # --- PostgreSQL 15 und das Haus mit getrennten Rollen (docs/betrieb.md, Einrichtung) ---------
 
 PG15 = Path("/usr/lib/postgresql/15/bin")
-# Die Rollen der Stufe melden sich nur mit Passwort an (scram-sha-256) – ihr Passwort steht in
-# .env, und ein falsches muss auffallen. Superuser, ingest und aw_admin kommen über trust: wie
-# sie sich anmelden, regelt das Haus, nicht die Stufe.
 HAUS_DB = "wurzelwerk"
 HAUS_ROLLEN = ("aw_blick", "aw_stufe", "aw_admin", "ingest")  # in dieser Reihenfolge zu löschen
-HBA_PASSWORT = "local all aw_stufe,aw_blick scram-sha-256\n"
 BETRIEB_DOKU = PROJEKT / "docs" / "betrieb.md"
+# pg_hba.conf des PostgreSQL 15 wie auf Debian nach „apt-get install postgresql-15“: der
+# Socket nur mit peer (der Benutzer des Systems heißt wie die Rolle), TCP auf demselben
+# Rechner mit Passwort. Nur der Superuser kommt über trust statt peer – die Tests laufen
+# nicht als Benutzer postgres.
+HBA_DEBIAN = """\
+local   all   postgres                   trust
+local   all   all                        peer
+host    all   all      127.0.0.1/32      scram-sha-256
+host    all   all      ::1/128           scram-sha-256
+"""
 
 
 def _als_postgres(befehl: str) -> None:
@@ -488,21 +495,26 @@ def _als_postgres(befehl: str) -> None:
     subprocess.run([*als, befehl], check=True)
 
 
-def pg15_starten(ort: Path) -> Server:
-    """PostgreSQL 15 aus dem Debian-Paket in ``ort`` (Socket dort, kein TCP; als root: als postgres).
+def freier_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
-    Superuser ``postgres`` über trust; die Rollen der Stufe nur mit Passwort (``HBA_PASSWORT``).
-    """
+
+def pg15_starten(ort: Path) -> Server:
+    """PostgreSQL 15 aus dem Debian-Paket in ``ort``: Socket dort und TCP auf 127.0.0.1 (ohne
+    SSL), pg_hba.conf wie auf Debian (``HBA_DEBIAN``); als root läuft er als postgres."""
     if os.geteuid() == 0:
         shutil.chown(ort, "postgres")
     daten = ort / "daten"
     _als_postgres(f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null")
-    hba = daten / "pg_hba.conf"
-    hba.write_text(HBA_PASSWORT + hba.read_text())  # die erste passende Zeile gilt
+    (daten / "pg_hba.conf").write_text(HBA_DEBIAN)
+    port = freier_port()
     _als_postgres(
-        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -c listen_addresses=\" -l '{ort / 'log'}' -w start >/dev/null"
+        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -p {port} -c listen_addresses=127.0.0.1\" "
+        f"-l '{ort / 'log'}' -w start >/dev/null"
     )
-    return Server(f"host={ort} user=postgres dbname=postgres", "postgresql-15", handle=ort)
+    return Server(f"host={ort} port={port} user=postgres dbname=postgres", "postgresql-15", handle=ort)
 
 
 def pg15_stoppen(ort: Path) -> None:
@@ -511,16 +523,40 @@ def pg15_stoppen(ort: Path) -> None:
     subprocess.run([*als, befehl], check=False)
 
 
-def passwort_pflicht(server: Server) -> None:
-    """Beim eingebetteten Server: die Rollen der Stufe nur mit Passwort (wie pg15_starten)."""
-    if server.pgdata is None:
-        return
-    hba = server.pgdata / "pg_hba.conf"
-    inhalt = hba.read_text()
-    if HBA_PASSWORT not in inhalt:
-        hba.write_text(HBA_PASSWORT + inhalt)
+def hba_datei(server: Server) -> Path:
+    with server.verwalten() as conn:
+        return Path(conn.execute("show hba_file").fetchone()[0])
+
+
+def hba_zeilen_voran(server: Server, zeilen: str, *, neu_lesen: bool = True) -> None:
+    """``zeilen`` an den Anfang von pg_hba.conf (die erste passende Zeile gilt); einmal."""
+    pfad = hba_datei(server)
+    inhalt = pfad.read_text()
+    if not inhalt.startswith(zeilen):
+        pfad.write_text(zeilen + inhalt.replace(zeilen, ""))
+    if neu_lesen:
         with server.verwalten() as conn:
             conn.execute("select pg_reload_conf()")
+
+
+def hba_der_doku() -> str:
+    """Die Zeilen für pg_hba.conf aus Schritt 1 der Einrichtung (der Block mit local/host)."""
+    return next(
+        text
+        for sprache, text in schritt(1).bloecke
+        if sprache == "text" and text.startswith(("local", "host"))
+    )
+
+
+def haus_hba(server: Server) -> str:
+    """pg_hba.conf des Hauses: zuerst die Zeilen aus Schritt 1 der Doku (die Rollen der Stufe mit
+    Passwort), dahinter, was das Haus regelt (Superuser, ingest, aw_admin: hier trust), und für
+    alle übrigen Rollen peer – wie Debian. So meldet sich aw_stufe nur an, weil die Doku es sagt."""
+    superuser = psycopg.conninfo.conninfo_to_dict(server.admin_url).get("user", "postgres")
+    return hba_der_doku() + (
+        f"local   {HAUS_DB}   {superuser},ingest,aw_admin   trust\n"
+        f"local   {HAUS_DB}   all                           peer\n"
+    )
 
 
 def haus_abreissen(server: Server) -> None:
