@@ -24,7 +24,7 @@ import subprocess
 import psycopg
 import pytest
 
-from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_OK, EXIT_VORAUSSETZUNG
+from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_KONFIGURATION, EXIT_OK, EXIT_VORAUSSETZUNG
 from auswahlstufe.lauf import rechte
 from auswahlstufe.lauf.ingest import RAW_ITEMS
 from tests.testhilfen import (
@@ -37,6 +37,7 @@ from tests.testhilfen import (
     hba_datei,
     hba_der_doku,
     hba_zeilen_voran,
+    psql_aufrufe,
     schritt,
 )
 
@@ -120,6 +121,9 @@ def test_die_doku_hat_ihre_schritte_und_ingest_gibt_was_rechte_sagt():
     assert grants == rechte.ingest_gibt("aw_admin"), grants
     create = re.search(r"create table if not exists raw_items \((.*?)\);", block, re.S).group(1)
     assert create.split() == RAW_ITEMS.split("(", 1)[1].rsplit(")", 1)[0].split()
+    # Schritt 8 nennt jede Sicht, die aw_blick liest (Befund 15: auswahl_offene_laeufe fehlte).
+    for sicht in rechte.SICHTEN:
+        assert f"`{sicht}`" in schritt(8).text, sicht
     # Nur Schritt 1 läuft als Superuser; jeder andere Block nennt seine Rolle.
     for s in einrichtung():
         for b in s.sh():
@@ -157,11 +161,15 @@ def test_das_haus_nach_der_doku(haus: Haus):
     liste = haus.ausfuehren(offen)
     assert liste.returncode == 0 and SLOT_TEXT not in liste.stdout, liste.stdout
 
-    # Die Abfragen für psql unter der Betriebsrolle (die Sichten eingeschlossen) …
+    # Die Abfragen für psql unter der Betriebsrolle (die Sichten eingeschlossen), mit dem Aufruf
+    # der Doku: DATABASE_URL aus .env, das Passwort aus ~/.pgpass – nicht in der Prozessliste
+    # (Befund 3: vorher stand es in psql "$DATABASE_URL"; haus.ausfuehren prüft jedes psql).
     abfragen = _abfragen()
-    lauf = haus.psql("aw_stufe", "-v", "version=" + _version(), "-v", "item=1", eingabe=abfragen)
+    lauf = haus.ausfuehren(_abfragen_aufruf(), eingabe=abfragen)
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert "2026-09-07 | Nord" in lauf.stdout and "| slot " in lauf.stdout, lauf.stdout
+    aufrufe = psql_aufrufe(haus.home.parent)
+    assert any(a and a[0].startswith("postgresql://aw_stufe@/wurzelwerk?") for a in aufrufe), aufrufe
 
     # … und die Rolle nur zum Lesen (Schritt 8): Sichten und Läufe ja, sonst nichts.
     haus.schritt(8)
@@ -215,10 +223,10 @@ def _abfragen() -> str:
     return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)[0]
 
 
-def _version() -> str:
-    from version import CODER_VERSION
-
-    return CODER_VERSION
+def _abfragen_aufruf() -> str:
+    text = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```sh\n(.*?)^```", abschnitt, re.S | re.M)[0]
 
 
 # --- Das Rezept als Admin ohne Superuser (15 und 18) ------------------------------------------
@@ -344,23 +352,41 @@ def test_ohne_einlesen_und_extrahieren_sagen_check_db_und_der_lauf_was_die_doku_
     assert e.err == _textblock("Was sonst gilt", "Fehler: "), e.err
 
 
-def test_falsches_passwort_sagt_woher_die_url_kam(haus: Haus):
+def test_falsches_passwort_sagt_woher_url_und_passwort_kamen(haus: Haus):
     haus.bauen(5)
-    env_datei = haus.klon / ".env"
-    richtig = env_datei.read_text()
-    env_datei.write_text(richtig.replace(haus.passwort("aw_stufe"), "Falsch-Geheim-1"))
+    env_datei, pgpass = haus.klon / ".env", haus.home / ".pgpass"
+    assert haus.passwort("aw_stufe") not in env_datei.read_text()  # Schritt 5: das Passwort in ~/.pgpass
+    assert pgpass.stat().st_mode & 0o777 == 0o600
+    richtig = pgpass.read_text()
+    pgpass.write_text(richtig.replace(haus.passwort("aw_stufe"), "Falsch-Geheim-1"))
     e = haus.stufe("auswahl.py", "--backfill")
     assert e.code == EXIT_DATENBANK, str(e)
     assert "Rolle oder Passwort falsch." in e.err and f"DATABASE_URL kommt aus {env_datei}." in e.err, e.err
+    assert f"Das Passwort kommt aus {pgpass}." in e.err, e.err
     assert "Falsch-Geheim-1" not in e.err + e.out and "Traceback" not in e.err
-    # aus der Umgebung: das sagt sie, und dass die .env daneben dann nicht zählt
-    env_datei.write_text(richtig)
+    # aus der Umgebung, mit Passwort in der URL: das sagt sie, und dass die .env daneben dann nicht zählt
+    pgpass.write_text(richtig)
     url = haus.url("aw_stufe", "Falsch-Geheim-2")
     e = haus.stufe("check_db.py", env={"DATABASE_URL": url})
     assert e.code == EXIT_DATENBANK, str(e)
     assert f"DATABASE_URL kommt aus der Umgebung (die Datei {env_datei} wird dann nicht gelesen)." in e.err, (
         e.err
     )
+    assert "Das Passwort kommt aus" not in e.err and "Falsch-Geheim-2" not in e.err, e.err
+    # ~/.pgpass für andere lesbar: libpq läse sie nicht (und sagte es englisch) – Exit 7, deutsch
+    pgpass.chmod(0o644)
+    e = haus.stufe("check_db.py")
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert (
+        e.err
+        == f"Fehler: {pgpass} ist für Gruppe oder andere lesbar; libpq liest die Passwortdatei dann nicht. chmod 600 {pgpass}\n"
+    ), e.err
+    # ohne Zeile in ~/.pgpass: was fehlt und wo
+    pgpass.write_text("")
+    pgpass.chmod(0o600)
+    e = haus.stufe("check_db.py")
+    assert e.code == EXIT_DATENBANK, str(e)
+    assert f"die URL enthält keins, und {pgpass} hat keine passende Zeile" in e.err, e.err
 
 
 # --- cron ------------------------------------------------------------------------------------------

@@ -156,6 +156,11 @@ def test_optionen_der_url_bleiben_und_die_grenzen_gelten(db_url, monkeypatch):
 def test_ohne_database_url_nennt_die_gesuchte_env(tmp_path):
     e = starten("auswahl.py", "--backfill", url=None, cwd=tmp_path)
     assert e.code == 4 and f"{tmp_path / '.env'} gibt es nicht" in e.err, str(e)
+    # Außerhalb des Klons gibt es dort keine .env.example (Befund 15): wohin, sagt die Meldung.
+    assert f"Im Klon aufrufen (cd {PROJEKT}: dort gehört .env hin, Vorlage .env.example)" in e.err, e.err
+    assert "kopieren nach .env" not in e.err
+    e = starten("auswahl.py", "--backfill", url=None, cwd=PROJEKT / "docs")
+    assert "Im Klon aufrufen" in e.err, e.err
     (tmp_path / ".env").write_text("ANDERES=1\n")
     (tmp_path / ".env").chmod(0o600)
     e = starten("check_db.py", url=None, cwd=tmp_path)

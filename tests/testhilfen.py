@@ -580,10 +580,11 @@ def klon_anlegen(ziel: Path) -> Path:
 
 @dataclass
 class Schritt:
-    """Ein Abschnitt der Einrichtung: Überschrift und seine Codeblöcke (Sprache, Text)."""
+    """Ein Abschnitt der Einrichtung: Überschrift, seine Codeblöcke (Sprache, Text) und sein Text."""
 
     titel: str
     bloecke: list[tuple[str, str]]
+    text: str = ""
 
     def sh(self) -> list[str]:
         return [text for sprache, text in self.bloecke if sprache == "sh"]
@@ -597,7 +598,7 @@ def einrichtung() -> list[Schritt]:
     for teil in re.split(r"^### ", abschnitt, flags=re.M)[1:]:
         titel, rest = teil.split("\n", 1)
         bloecke = re.findall(r"^```(\w*)\n(.*?)^```", rest, re.S | re.M)
-        schritte.append(Schritt(titel.strip(), bloecke))
+        schritte.append(Schritt(titel.strip(), bloecke, rest))
     return schritte
 
 
@@ -605,6 +606,32 @@ def schritt(nummer: int | str) -> Schritt:
     """Schritt „3. …“ (Zahl) oder ein Abschnitt, dessen Titel so beginnt (Text)."""
     anfang = f"{nummer}. " if isinstance(nummer, int) else nummer
     return next(s for s in einrichtung() if s.titel.startswith(anfang))
+
+
+def psql_mit_protokoll(bin_pfad: Path, ort: Path) -> Path:
+    """Ein Verzeichnis mit einem ``psql``, das seine Argumente an ``ort/psql-argv`` anhängt (jedes
+    mit NUL, jeden Aufruf mit RS abgeschlossen) und dann das echte psql aus ``bin_pfad``
+    ausführt: was ``ps -eo args`` von ihm zeigte, steht danach in der Datei."""
+    verzeichnis = ort / "psql-mit-protokoll"
+    if not verzeichnis.is_dir():
+        verzeichnis.mkdir(parents=True)
+        skript = verzeichnis / "psql"
+        skript.write_text(
+            "#!/bin/sh\n"
+            f"printf '%s\\0' \"$@\" >> '{ort / 'psql-argv'}'\n"
+            f"printf '\\036' >> '{ort / 'psql-argv'}'\n"
+            f"exec '{bin_pfad / 'psql'}' \"$@\"\n"
+        )
+        skript.chmod(0o755)
+    return verzeichnis
+
+
+def psql_aufrufe(ort: Path) -> list[list[str]]:
+    """Die Argumente jedes psql, das ``psql_mit_protokoll(…, ort)`` startete."""
+    datei = ort / "psql-argv"
+    if not datei.exists():
+        return []
+    return [aufruf.split("\0")[:-1] for aufruf in datei.read_text().split("\x1e")[:-1]]
 
 
 def block_ausfuehren(
@@ -616,13 +643,15 @@ def block_ausfuehren(
     home: Path,
     superuser: bool = False,
     timeout: float = 300,
+    eingabe: str | None = None,
 ) -> subprocess.CompletedProcess:
     """Ein sh-Block der Doku, wie ein Betreiber ihn einfügt: bash, im Klon, mit PGHOST/PGPORT
     des Servers. PGUSER (den Superuser) nur mit ``superuser`` – Schritt 1; jeder andere Block
-    muss seine Rolle selbst nennen (sonst nähme libpq den Benutzer des Systems, und das scheitert)."""
+    muss seine Rolle selbst nennen (sonst nähme libpq den Benutzer des Systems, und das scheitert).
+    psql kommt über ``psql_mit_protokoll`` (seine Argumente landen neben ``home``)."""
     teile = psycopg.conninfo.conninfo_to_dict(server.admin_url)
     umgebung = {
-        "PATH": f"{bin_pfad}:/usr/bin:/bin",
+        "PATH": f"{psql_mit_protokoll(bin_pfad, home.parent)}:{bin_pfad}:/usr/bin:/bin",
         "HOME": str(home),
         "PGHOST": teile.get("host", "localhost"),
         "PGPORT": str(teile.get("port", 5432)),
@@ -639,7 +668,8 @@ def block_ausfuehren(
         capture_output=True,
         text=True,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        input=eingabe,
+        stdin=None if eingabe is not None else subprocess.DEVNULL,
     )
 
 
@@ -660,15 +690,30 @@ class Haus:
         with self.server.verwalten() as conn:
             return conn.info.server_version // 10000
 
-    def ausfuehren(self, block: str, *, superuser: bool = False) -> subprocess.CompletedProcess:
-        return block_ausfuehren(
+    def ausfuehren(
+        self, block: str, *, superuser: bool = False, eingabe: str | None = None
+    ) -> subprocess.CompletedProcess:
+        """Ein Block der Doku; danach stand kein Passwort der Rollen in den Argumenten von psql."""
+        lauf = block_ausfuehren(
             block,
             server=self.server,
             bin_pfad=self.bin_pfad,
             klon=self.klon,
             home=self.home,
             superuser=superuser,
+            eingabe=eingabe,
         )
+        self.kein_passwort_in_der_prozessliste()
+        return lauf
+
+    def kein_passwort_in_der_prozessliste(self) -> None:
+        """Kein psql eines Blocks hatte ein Passwort der Stufe in seinen Argumenten (``ps -eo args``)."""
+        passwoerter = [p.read_text().strip() for p in self.home.glob(".aw_*_passwort")]
+        for argumente in psql_aufrufe(self.home.parent):
+            for passwort in passwoerter:
+                assert not any(passwort in a for a in argumente), (
+                    f"Passwort in der Prozessliste: psql {argumente}"
+                )
 
     def schritt(self, nummer: int | str) -> list[subprocess.CompletedProcess]:
         """Die sh-Blöcke eines Schritts; als Superuser nur der Schritt, dessen Titel das sagt (1)."""
@@ -714,6 +759,7 @@ class Haus:
     def stufe(self, skript: str, *args: str, env: dict | None = None) -> Ergebnis:
         """Ein Skript der Stufe im Klon, DATABASE_URL aus seiner .env (keine in der Umgebung)."""
         umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL" and not k.startswith("PG")}
+        umgebung["HOME"] = str(self.home)  # ~/.pgpass des Betreibers (Schritt 5)
         umgebung.update(env or {})
         lauf = subprocess.run(
             [str(self.klon / ".venv" / "bin" / "python"), skript, *args],
