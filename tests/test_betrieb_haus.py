@@ -260,6 +260,32 @@ def test_rezept_nennt_was_ingest_dem_admin_geben_muss_und_aendert_nichts(haus: H
     assert _rechte_von(haus, "aw_stufe")["raw_items"] == "SELECT"
 
 
+def test_rezept_unter_der_falschen_rolle_nennt_den_admin_der_stufe(haus: Haus):
+    """Befund 4 (Issue 19, im echten Haus): als ingest oder aw_stufe riet das Rezept „Ein Superuser
+    gibt es: alter role ingest createrole;“ – ein schädlicher Rat. Jetzt nennt es den Admin (den
+    Eigentümer der Tabellen der Stufe) und seinen Aufruf; als Superuser läuft es mit einer Warnung."""
+    haus.bauen(5)
+    rezept = schritt(4).sh()[0]
+    assert "-U aw_admin " in rezept
+    for falsch in ("ingest", "aw_stufe"):
+        lauf = haus.ausfuehren(rezept.replace("-U aw_admin ", f"-U {falsch} "))
+        assert lauf.returncode == 3, lauf.stdout + lauf.stderr
+        assert (
+            f"Das Rezept läuft als Admin der Stufe – der Rolle, die migriert hat und den Tabellen der Stufe "
+            f"gehört: das ist aw_admin, nicht {falsch}. Als aw_admin ausführen: psql -X -v ON_ERROR_STOP=1 "
+            "-U aw_admin -d wurzelwerk -v rolle=aw_stufe … -f rollen/aw-rolle-stufe.sql"
+        ) in lauf.stderr, lauf.stderr
+        assert "createrole" not in lauf.stderr.lower(), lauf.stderr
+    assert _attribute(haus, "ingest")[3] is False  # niemand hat CREATEROLE bekommen
+    lauf = haus.ausfuehren(rezept.replace("-U aw_admin ", ""), superuser=True)
+    assert lauf.returncode == 0, lauf.stderr
+    assert "Das Rezept läuft als Superuser postgres. Gedacht ist es für den Admin der Stufe (aw_admin" in (
+        lauf.stderr
+    ), lauf.stderr
+    haus.schritt(4)  # als Admin: still
+    assert "Superuser" not in haus.schritt(4)[0].stderr
+
+
 def test_rezept_verneint_keine_sonderrechte_sondern_prueft_sie(haus: Haus):
     """Issue 19.2: vorher scheiterte das Rezept als Admin an „alter role … nosuperuser …“ – auch,
     wenn ein Superuser die Rolle vorher anlegte. Jetzt prüft es und sagt, was ein Superuser tut."""
