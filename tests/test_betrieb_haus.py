@@ -348,6 +348,76 @@ def test_check_db_unter_der_betriebsrolle_nennt_ingest_und_das_rezept(haus: Haus
     assert e.code == EXIT_OK, str(e)
 
 
+def test_check_db_unter_aw_blick_und_ingest_nennt_alles_und_wer_was_tut(haus: Haus):
+    """Befund 5: als aw_blick endeten --modus blick und check_db.py mit Exit 4 und nur „Der Rolle
+    aw_blick fehlt ein Recht auf die Tabelle schema_migrationen.“; als ingest ebenso (auch mit
+    --migrieren). Jetzt prüft check_db, ohne Rechte zu brauchen, die es dann meldet."""
+    haus.bauen(8)
+    teile = psycopg.conninfo.conninfo_to_dict(haus.server.admin_url)
+    ort = f"host={teile['host']} port={teile.get('port', 5432)} dbname=wurzelwerk"
+    blick = {"DATABASE_URL": f"user=aw_blick {ort}"}  # das Passwort aus ~/.pgpass (Schritt 8)
+    e = haus.stufe("check_db.py", "--modus", "blick", env=blick)
+    assert e.code == EXIT_OK and e.out.endswith("Alle Voraussetzungen erfüllt (blick).\n"), str(e)
+    assert "Hinweis: für" not in e.out, e.out
+    e = haus.stufe("check_db.py", env=blick)
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert "  - Recht SELECT auf Tabelle schema_migrationen (für lauf, check_db)\n" in e.out, e.out
+    assert _nach_schritt(e.out) == [
+        "aw_blick hat die Rechte von blick (nur lesen): für sie ist .venv/bin/python check_db.py --modus "
+        "blick die Probe; die Rechte des Betriebs gibt ihr sonst der Admin mit dem Rezept:",
+        "als aw_admin (Eigentümer der Tabellen der Stufe), im Klon: psql -X -v ON_ERROR_STOP=1 -U aw_admin "
+        "-d wurzelwerk -v rolle=aw_blick -f rollen/aw-rolle-stufe.sql",
+    ], e.out
+    assert "Hinweis: für" not in e.out and "Traceback" not in e.err
+    ingest = {"DATABASE_URL": f"user=ingest {ort}"}
+    e = haus.stufe("check_db.py", env=ingest)
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert "  - Recht SELECT auf Tabelle extraktionen (für lauf, check_db)\n" in e.out, e.out
+    assert _nach_schritt(e.out) == [
+        "ingest ist Ingest (Eigentümer von raw_items), keine Rolle der Stufe: check_db.py prüft die "
+        "Betriebsrolle (DATABASE_URL aus .env im Klon) oder, mit --modus migrieren, den Admin (aw_admin)"
+    ], e.out
+    e = haus.stufe("check_db.py", "--migrieren", env=ingest)
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert "  - Eigentümer von selected_extractor (für migrieren)\n" in e.out, e.out
+    assert _nach_schritt(e.out) == [
+        "Migrieren ist Sache von aw_admin (Eigentümer der Tabellen der Stufe), nicht von ingest: "
+        "DATABASE_URL='user=aw_admin dbname=wurzelwerk' .venv/bin/python check_db.py --migrieren"
+    ], e.out
+
+
+def test_migrieren_ohne_raw_items_nennt_schritt_2_und_nur_was_den_admin_angeht(haus: Haus):
+    """Befund 11: --migrieren auf einer Datenbank ohne raw_items und ohne Rechte nannte jede
+    Migration mit „(python check_db.py --migrieren)“ – dem Befehl, der gerade lief –, raw_items
+    ohne Schritt und dem Admin Hinweise zu Betriebsarten, die nicht seine sind."""
+    haus.bauen(1)
+    lauf = haus.ausfuehren(schritt(3).sh()[0])
+    assert lauf.returncode == EXIT_VORAUSSETZUNG, lauf.stdout + lauf.stderr
+    assert "  - Tabelle raw_items (gehört Ingest)\n" in lauf.stdout, lauf.stdout
+    assert "Migration aw-" not in lauf.stdout and "python check_db.py --migrieren)" not in lauf.stdout
+    assert "Hinweis: nicht angewandt: aw-001-extraktionen, " in lauf.stdout, lauf.stdout
+    assert "Hinweis: für" not in lauf.stdout, lauf.stdout
+    assert _nach_schritt(lauf.stdout) == [
+        "als ingest (Eigentümer der Datenbank, Ingest): raw_items anlegen und dem Admin der Stufe die "
+        "Rechte geben – Schritt 2",
+        "als ingest (Eigentümer von public): grant create on schema public to aw_admin;",
+    ], lauf.stdout
+    haus.schritt(2)  # was dasteht, behebt es
+    haus.schritt(3)
+    haus.schritt(4)
+    haus.schritt(5)
+    # Der Betriebsrolle fehlt eine Migration (das Buch ohne aw-009): wer sie anwendet, wie.
+    with psycopg.connect(haus.server.url("wurzelwerk"), autocommit=True) as conn:
+        conn.execute("delete from schema_migrationen where name = 'aw-009-extraktion-versuche'")
+    e = haus.stufe("check_db.py")
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert "  - Migration aw-009-extraktion-versuche.sql (nicht angewandt)\n" in e.out, e.out
+    assert _nach_schritt(e.out) == [
+        "als aw_admin (Eigentümer der Tabellen der Stufe), im Klon: DATABASE_URL='user=aw_admin "
+        "dbname=wurzelwerk' .venv/bin/python check_db.py --migrieren – Schritt 3"
+    ], e.out
+
+
 def _textblock(schritt_titel: str, beginn: str) -> str:
     return next(
         text
