@@ -18,6 +18,7 @@ sich mit dem Passwort aus ``.env`` anmeldet (scram-sha-256).
 
 from __future__ import annotations
 
+import gzip
 import re
 import subprocess
 
@@ -119,8 +120,11 @@ def test_die_doku_hat_ihre_schritte_und_ingest_gibt_was_rechte_sagt():
     block = schritt(2).sh()[0]
     grants = [z for z in block.splitlines() if z.startswith("grant ")]
     assert grants == rechte.ingest_gibt("aw_admin"), grants
-    create = re.search(r"create table if not exists raw_items \((.*?)\);", block, re.S).group(1)
-    assert create.split() == RAW_ITEMS.split("(", 1)[1].rsplit(")", 1)[0].split()
+    # Befund 10: dieselbe DDL wie der Helfer von Ingest, mit dem Index auf slot – wörtlich.
+    assert block.startswith(
+        "psql -X -v ON_ERROR_STOP=1 -U ingest -d wurzelwerk <<'SQL'\n" + RAW_ITEMS + "grant "
+    )
+    assert "create index if not exists raw_items_slot on raw_items (slot);" in RAW_ITEMS
     # Schritt 8 nennt jede Sicht, die aw_blick liest (Befund 15: auswahl_offene_laeufe fehlte).
     for sicht in rechte.SICHTEN:
         assert f"`{sicht}`" in schritt(8).text, sicht
@@ -483,6 +487,64 @@ def test_falsches_passwort_sagt_woher_url_und_passwort_kamen(haus: Haus):
     e = haus.stufe("check_db.py")
     assert e.code == EXIT_DATENBANK, str(e)
     assert f"die URL enthält keins, und {pgpass} hat keine passende Zeile" in e.err, e.err
+
+
+# --- Eigene Testdaten: der Helfer von Ingest (Befunde 6, 10) ----------------------------------
+
+
+def _testdaten_bloecke() -> list[str]:
+    text = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Eigene Testdaten in ein frisches Haus\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```sh\n(.*?)^```", abschnitt, re.S | re.M)
+
+
+def test_testdaten_nach_der_doku_und_der_helfer_unter_der_falschen_rolle(haus: Haus):
+    """Befund 6: als Betriebsrolle sagte der Helfer nur „Der Rolle aw_stufe fehlt ein Recht auf die
+    Tabelle raw_items.“ – jetzt: er läuft als Ingest, mit dem Aufruf der Doku. Befund 10: nach
+    Schritt 2 legt er nichts an (dieselbe Tabelle mit Index)."""
+    haus.bauen(5)
+    for rolle, env in (("aw_stufe", {}), ("aw_admin", {"DATABASE_URL": "user=aw_admin dbname=wurzelwerk"})):
+        e = haus.stufe("-m", "auswahlstufe.lauf.ingest", env={**env, **_pg_umgebung(haus)})
+        assert e.code == EXIT_VORAUSSETZUNG, str(e)
+        assert e.err == (
+            f"Fehler: Der Rolle {rolle} fehlt das Recht, raw_items zu lesen und zu schreiben. Der Helfer "
+            "trägt Items für Ingest ein und läuft als Ingest, dem Eigentümer von raw_items (ingest): "
+            "DATABASE_URL='user=ingest dbname=wurzelwerk' .venv/bin/python -m auswahlstufe.lauf.ingest "
+            "(docs/betrieb.md, Eigene Testdaten in ein frisches Haus). Nichts eingetragen.\n"
+        ), e.err
+    assert haus.sql("ingest", "select count(*) from raw_items") == [(0,)]
+    # Der genannte Aufruf ist der der Doku; ihr Block läuft, wie er dasteht (mit einer Seite).
+    block = _testdaten_bloecke()[0]
+    assert (
+        "DATABASE_URL='user=ingest dbname=wurzelwerk' .venv/bin/python -m auswahlstufe.lauf.ingest\n" in block
+    )
+    (haus.klon / "meine-seiten").mkdir()
+    (haus.klon / "meine-seiten" / "1.html.gz").write_bytes(
+        gzip.compress(b"<html><body><article><p>Eine Seite zu Item 1.</p></article></body></html>")
+    )
+    lauf = haus.ausfuehren(block)
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    assert "neu 13, schon da 0" in lauf.stdout and "angelegt" not in lauf.stdout, lauf.stdout
+    assert re.search(r"(?:^|\| )neu 13, geändert 0, ", lauf.stdout, re.M) and "Traceback" not in lauf.stderr, (
+        lauf.stdout + lauf.stderr
+    )
+
+
+def test_der_helfer_legt_raw_items_an_wie_schritt_2_wenn_es_fehlt(haus: Haus):
+    haus.bauen(1)  # ein Testhaus ohne Schritt 2
+    block = _testdaten_bloecke()[0].split("\n# als Betriebsrolle", 1)[0]
+    lauf = haus.ausfuehren(block)
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    assert "raw_items angelegt, mit Index auf slot (wie Schritt 2 der Einrichtung)." in lauf.stdout
+    assert haus.sql("ingest", "select indexdef from pg_indexes where indexname = 'raw_items_slot'") == [
+        ("CREATE INDEX raw_items_slot ON public.raw_items USING btree (slot)",)
+    ]
+    haus.bauen(3)  # Schritt 2 danach: die Tabelle bleibt, die Rechte kommen dazu; migrieren geht
+
+
+def _pg_umgebung(haus: Haus) -> dict[str, str]:
+    teile = psycopg.conninfo.conninfo_to_dict(haus.server.admin_url)
+    return {"PGHOST": teile["host"], "PGPORT": str(teile.get("port", 5432))}
 
 
 # --- cron ------------------------------------------------------------------------------------------
