@@ -563,6 +563,25 @@ def test_cron_log_jede_zeile_mit_zeit_modus_slot_version_und_still_ohne_befund(d
     )
 
 
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+def test_der_zeilenkopf_steht_in_berliner_zeit_wie_jede_zeit_der_stufe(db_url, cli, zone):
+    """Befund 12 (Issue 19, im echten Haus): auf einem Rechner in UTC trug der Kopf +00:00, der
+    Hinweis daneben „begonnen … MEZ“ – zwei Zonen in einer Zeile. Slots sind Berliner Zeit."""
+    from datetime import datetime
+
+    from auswahlstufe.lauf.bereich import BERLIN
+
+    bestand(db_url, 3, 1)
+    vorher = datetime.now(BERLIN)
+    e = cli("--slot", SLOT_TEXT, env={**CRON, "TZ": zone})
+    assert e.code == EXIT_OK, str(e)
+    for zeile in e.out.splitlines():
+        zeit = datetime.fromisoformat(zeile.split(" ", 1)[0])
+        assert zeit.utcoffset() == datetime.now(BERLIN).utcoffset() or zeit.utcoffset() == vorher.utcoffset()
+        assert zeit.isoformat() == zeit.astimezone(BERLIN).isoformat(), zeile  # Wanduhr in Berlin
+        assert vorher - timedelta(seconds=1) <= zeit <= datetime.now(BERLIN), zeile
+
+
 def test_am_terminal_kein_zeilenkopf(db_url, tmp_path):
     bestand(db_url, 20, 1)
     herr, knecht = pty.openpty()
