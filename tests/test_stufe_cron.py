@@ -400,12 +400,19 @@ def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_n
     assert err.startswith(f"Hinweis: Lauf {lauf_id} (--slot {slot_text(slot)}, Prozess {prozess.pid} auf "), (
         err
     )
-    assert err.rstrip().endswith("endete nie; jetzt als abgebrochen geschlossen."), err
+    # Befund 14: er endete ja (Exit 3, eigene Meldung) – nur eintragen konnte er es nicht mehr
+    assert err.rstrip().endswith(
+        "trug sein Ende nicht ein (Datenbanksitzung weg: getötet, Server gestoppt oder Verbindung "
+        "verloren); jetzt als abgebrochen geschlossen."
+    ), err
+    assert "endete nie" not in err
     assert bilanzzeile(out).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, "), out
     toter = abfrage(
         db_url, "select zustand, exit_code, meldung from auswahl_laeufe where id = %s", (lauf_id,)
     )[0]
-    assert toter[:2] == ("abgebrochen", None) and toter[2].startswith("abgebrochen: endete nie"), toter
+    assert toter[:2] == ("abgebrochen", None) and toter[2].startswith(
+        "abgebrochen: trug sein Ende nicht ein"
+    ), toter
     assert abfrage(db_url, "select count(*) from auswahl_offene_laeufe") == [(0,)]
     # Einmal gemeldet, dann still.
     assert ende(im_hintergrund(db_url, "--nachholen", cwd=tmp_path)) == (EXIT_OK, "", "")
