@@ -525,9 +525,9 @@ def test_testdaten_nach_der_doku_und_der_helfer_unter_der_falschen_rolle(haus: H
     lauf = haus.ausfuehren(block)
     assert lauf.returncode == 0, lauf.stdout + lauf.stderr
     assert "neu 13, schon da 0" in lauf.stdout and "angelegt" not in lauf.stdout, lauf.stdout
-    assert re.search(r"(?:^|\| )neu 13, geändert 0, ", lauf.stdout, re.M) and "Traceback" not in lauf.stderr, (
-        lauf.stdout + lauf.stderr
-    )
+    assert (
+        re.search(r"(?:^|\| )neu 13, geändert 0, ", lauf.stdout, re.M) and "Traceback" not in lauf.stderr
+    ), lauf.stdout + lauf.stderr
 
 
 def test_der_helfer_legt_raw_items_an_wie_schritt_2_wenn_es_fehlt(haus: Haus):
