@@ -195,6 +195,41 @@ def test_nach_einem_backfill_ist_nichts_offen_nur_was_dazukommt(db_url, cli):
     assert eins not in [s for (s,) in abfrage(db_url, "select slot from raw_items")]
 
 
+def test_eine_neue_seite_eines_entschiedenen_items_nimmt_backfill_wie_die_hilfe_sagt(db_url, cli):
+    """Befund 7 (Issue 19, im echten Haus): die Hilfe versprach, --nachholen nehme Slots, „zu dem
+    seitdem Items, Kandidaten oder Seiten kamen“ – eine neue Seite eines Items mit Kandidaten
+    nahm es nicht (mit Absicht: lauf.nachholen). Jetzt sagt die Hilfe genau die Regel, und so läuft es."""
+    hilfe = " ".join(cli("--help").out.split())
+    assert "seitdem Items, Kandidaten oder Seiten" not in hilfe and "seitdem kamen Items" not in hilfe
+    assert (
+        "Offen ist ein Slot, in dem ein Item Kandidaten, aber keine Entscheidung dieser coder_version hat "
+        "– mit --extrahieren auch eine Seite, aber keine Kandidaten. Geänderte Kandidaten oder eine neue "
+        "Seite eines schon entschiedenen Items nimmt erst --backfill (die nächtliche cron-Zeile)."
+    ) in hilfe, hilfe
+    bestand(db_url, 3, 1)
+    assert bilanzzeile(cli("--backfill").out).startswith("neu 3, ")
+    with psycopg.connect(db_url, autocommit=True) as conn:  # die Seite von Item 1 kommt neu
+        conn.execute(
+            "insert into seiten (item_id, html) values (1, %s)",
+            (
+                b"<html><body><article><p>"
+                + b"Ein neuer Absatz mit Text. " * 30
+                + b"</p></article></body></html>",
+            ),
+        )
+    assert abfrage(db_url, "select count(*) from auswahl_slots_ohne_lauf") == [(0,)]
+    e = cli("--extrahieren", "--nachholen")
+    assert (e.code, e.out, e.err) == (EXIT_OK, "", ""), str(e)  # nichts offen
+    e = cli("--extrahieren", "--backfill", "--prozesse", "1")
+    assert e.code == EXIT_OK and "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in e.out, str(e)
+    assert (
+        abfrage(db_url, "select count(*) from extraktionen where item_id = 1 and seite_sha256 is not null")[
+            0
+        ][0]
+        > 0
+    )
+
+
 def test_nachholen_trocken_sagt_was_es_taete_und_schreibt_nichts(db_url, cli):
     bestand(db_url, 20, 2)
     e = cli("--nachholen", "--trocken")
