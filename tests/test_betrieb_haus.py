@@ -221,6 +221,23 @@ def test_schritt_1_laesst_die_rollen_der_stufe_mit_passwort_an_und_ohne_das_sagt
         hba_zeilen_voran(haus.server, haus_hba(haus.server))
 
 
+def test_eine_rolle_der_stufe_entfernen_wie_die_doku_sagt(haus: Haus):
+    """Befund 15: wie man eine Rolle des Rezepts wieder los wird, stand nirgends. Der Block der
+    Doku läuft als Admin ohne Superuser, auf 15 und 18, für aw_blick und aw_stufe."""
+    haus.bauen(8)
+    (block,) = schritt("Eine Rolle der Stufe entfernen").sh()
+    for rolle in ("aw_blick", "aw_stufe"):
+        lauf = haus.ausfuehren(block.replace("aw_blick", rolle))
+        assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+        with haus.server.verwalten() as conn:
+            assert not conn.execute("select 1 from pg_roles where rolname = %s", (rolle,)).fetchone()
+        assert f":{rolle}:" not in (haus.home / ".pgpass").read_text()
+        assert not (haus.home / f".{rolle}_passwort").exists()
+    assert _rechte_von(haus, "aw_stufe") == {} and _attribute(haus, "aw_admin")[1] is False
+    haus.schritt(4)  # und wieder anlegen geht
+    assert _rechte_von(haus, "aw_stufe") == _erwartete_rechte("betrieb", "blick", "einlesen", "extrahieren")
+
+
 def _abfragen() -> str:
     text = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
     abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
