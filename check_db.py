@@ -52,6 +52,8 @@ SQL_ANMELDUNG = "select current_user, current_database(), current_setting('serve
 SQL_BUCH_LESBAR = (
     "select to_regclass('schema_migrationen') is null or has_table_privilege('schema_migrationen', 'SELECT')"
 )
+# Liest die Rolle eine Tabelle der Stufe, die der Betrieb braucht (nicht nur die Sichten)?
+SQL_LIEST_TABELLEN = "select has_table_privilege('extraktionen', 'SELECT') or has_table_privilege('selected_extractor', 'SELECT')"
 # Wem gehören die Datenbank, raw_items (Ingest) und die Tabellen der Stufe (der Admin)?
 SQL_EIGENTUEMER = """
 select (select pg_get_userbyid(datdba) from pg_database where datname = current_database()),
@@ -183,12 +185,16 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
 
 def rolle_der_stufe(conn: psycopg.Connection) -> str:
     """Wofür die angemeldete Rolle da ist: ``ingest`` (Eigentümer von raw_items, nicht der Admin),
-    ``blick`` (liest die Sichten, darf aber nicht laufen), sonst ``betrieb`` (auch der Admin)."""
+    ``blick`` (liest die Sichten, aber keine Tabelle des Betriebs), sonst ``betrieb`` (auch der Admin)."""
     ich = conn.execute(rechte.SQL_ICH).fetchone()[0]
     _, ingest, admin = conn.execute(SQL_EIGENTUEMER).fetchone()
     if ich == ingest and ich != admin:
         return "ingest"
-    if admin is not None and not rechte.luecken(conn, "blick") and rechte.luecken(conn, "lauf"):
+    if (
+        admin is not None
+        and not rechte.luecken(conn, "blick")
+        and not conn.execute(SQL_LIEST_TABELLEN).fetchone()[0]
+    ):
         return "blick"
     return "betrieb"
 
