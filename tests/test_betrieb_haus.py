@@ -380,31 +380,45 @@ def test_check_db_unter_aw_blick_und_ingest_nennt_alles_und_wer_was_tut(haus: Ha
     e = haus.stufe("check_db.py", "--modus", "blick", env=blick)
     assert e.code == EXIT_OK and e.out.endswith("Alle Voraussetzungen erfüllt (blick).\n"), str(e)
     assert "Hinweis: für" not in e.out, e.out
-    e = haus.stufe("check_db.py", env=blick)
-    assert e.code == EXIT_VORAUSSETZUNG, str(e)
-    assert "  - Recht SELECT auf Tabelle schema_migrationen (für lauf, check_db)\n" in e.out, e.out
-    assert _nach_schritt(e.out) == [
-        "aw_blick hat die Rechte von blick (nur lesen): für sie ist .venv/bin/python check_db.py --modus "
-        "blick die Probe; die Rechte des Betriebs gibt ihr sonst der Admin mit dem Rezept:",
-        "als aw_admin (Eigentümer der Tabellen der Stufe), im Klon: psql -X -v ON_ERROR_STOP=1 -U aw_admin "
-        "-d wurzelwerk -v rolle=aw_blick -f rollen/aw-rolle-stufe.sql",
-    ], e.out
-    assert "Hinweis: für" not in e.out and "Traceback" not in e.err
     ingest = {"DATABASE_URL": f"user=ingest {ort}"}
-    e = haus.stufe("check_db.py", env=ingest)
-    assert e.code == EXIT_VORAUSSETZUNG, str(e)
-    assert "  - Recht SELECT auf Tabelle extraktionen (für lauf, check_db)\n" in e.out, e.out
-    assert _nach_schritt(e.out) == [
-        "ingest ist Ingest (Eigentümer von raw_items), keine Rolle der Stufe: check_db.py prüft die "
-        "Betriebsrolle (DATABASE_URL aus .env im Klon) oder, mit --modus migrieren, den Admin (aw_admin)"
-    ], e.out
-    e = haus.stufe("check_db.py", "--migrieren", env=ingest)
-    assert e.code == EXIT_VORAUSSETZUNG, str(e)
-    assert "  - Eigentümer von selected_extractor (für migrieren)\n" in e.out, e.out
-    assert _nach_schritt(e.out) == [
-        "Migrieren ist Sache von aw_admin (Eigentümer der Tabellen der Stufe), nicht von ingest: "
-        "DATABASE_URL='user=aw_admin dbname=wurzelwerk' .venv/bin/python check_db.py --migrieren"
-    ], e.out
+    faelle = [
+        (
+            blick,
+            (),
+            "Recht SELECT auf Tabelle schema_migrationen (für lauf, check_db)",
+            [
+                "aw_blick hat die Rechte von blick (nur lesen): für sie ist .venv/bin/python check_db.py "
+                "--modus blick die Probe; die Rechte des Betriebs gibt ihr sonst der Admin mit dem Rezept:",
+                "als aw_admin (Eigentümer der Tabellen der Stufe), im Klon: psql -X -v ON_ERROR_STOP=1 "
+                "-U aw_admin -d wurzelwerk -v rolle=aw_blick -f rollen/aw-rolle-stufe.sql",
+            ],
+        ),
+        (
+            ingest,
+            (),
+            "Recht SELECT auf Tabelle extraktionen (für lauf, check_db)",
+            [
+                "ingest ist Ingest (Eigentümer von raw_items), keine Rolle der Stufe: check_db.py prüft die "
+                "Betriebsrolle (DATABASE_URL aus .env im Klon) oder, mit --modus migrieren, den Admin "
+                "(aw_admin)"
+            ],
+        ),
+        (
+            ingest,
+            ("--migrieren",),
+            "Eigentümer von selected_extractor (für migrieren)",
+            [
+                "Migrieren ist Sache von aw_admin (Eigentümer der Tabellen der Stufe), nicht von ingest: "
+                "DATABASE_URL='user=aw_admin dbname=wurzelwerk' .venv/bin/python check_db.py --migrieren"
+            ],
+        ),
+    ]
+    for env, args, eintrag, schritte in faelle:
+        e = haus.stufe("check_db.py", *args, env=env)
+        assert e.code == EXIT_VORAUSSETZUNG, str(e)
+        assert f"  - {eintrag}\n" in e.out, e.out
+        assert _nach_schritt(e.out) == schritte, e.out
+        assert "Hinweis: für" not in e.out and "Traceback" not in e.err
 
 
 def test_migrieren_ohne_raw_items_nennt_schritt_2_und_nur_was_den_admin_angeht(haus: Haus):
