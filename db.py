@@ -5,11 +5,14 @@
   merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
 * ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
   String durch ``***``; jede Meldung mit einer URL geht hier durch.
-* ``verbinden`` prüft DATABASE_URL und die Grenzen aus der Umgebung (kaputt:
-  Exit 7), setzt application_name, statement_timeout und lock_timeout und
-  prüft die Mindestversion des Servers (zu alt: Exit 4).
+* ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne
+  Passwort in der URL – die Passwortdatei (``~/.pgpass``; kaputt oder für andere
+  lesbar: Exit 7), setzt application_name, statement_timeout und lock_timeout
+  und prüft die Mindestversion des Servers (zu alt: Exit 4).
 * ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten
-  mit einem deutschen Satz – nie ein Traceback, nie ein Passwort. Ein fehlendes
+  mit einem deutschen Satz – nie ein Traceback, nie ein Passwort. Eine
+  gescheiterte Anmeldung (pg_hba.conf, peer, SSL, …) nennt den nächsten
+  Schritt und woher URL und Passwort kamen. Ein fehlendes
   Recht wird ``RechtFehlt``: welche Rolle, welches Objekt; den nächsten Schritt
   hängt der Befehl an, der weiß, welche Betriebsart lief.
 
