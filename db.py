@@ -6,8 +6,8 @@
 * ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
   String durch ``***``; jede Meldung mit einer URL geht hier durch.
 * ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne
-  Passwort in der URL – die Passwortdatei (``~/.pgpass``; kaputt oder für andere
-  lesbar: Exit 7), setzt application_name, statement_timeout und lock_timeout
+  Passwort in der URL – die Passwortdatei ``~/.pgpass`` (eines kaputt oder die
+  Datei für andere lesbar: Exit 7), setzt application_name, statement_timeout und lock_timeout
   und prüft die Mindestversion des Servers (zu alt: Exit 4).
 * ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten
   mit einem deutschen Satz – nie ein Traceback, nie ein Passwort. Eine
