@@ -48,6 +48,18 @@ select exists (
 """
 # Anmeldung: wer, wo, welche Version.
 SQL_ANMELDUNG = "select current_user, current_database(), current_setting('server_version')"
+# Darf die Rolle das Buch der Migrationen lesen (oder gibt es keins)? Sonst bleibt der Stand offen.
+SQL_BUCH_LESBAR = (
+    "select to_regclass('schema_migrationen') is null or has_table_privilege('schema_migrationen', 'SELECT')"
+)
+# Liest die Rolle eine Tabelle der Stufe, die der Betrieb braucht (nicht nur die Sichten)?
+SQL_LIEST_TABELLEN = "select has_table_privilege('extraktionen', 'SELECT') or has_table_privilege('selected_extractor', 'SELECT')"
+# Wem gehören die Datenbank, raw_items (Ingest) und die Tabellen der Stufe (der Admin)?
+SQL_EIGENTUEMER = """
+select (select pg_get_userbyid(datdba) from pg_database where datname = current_database()),
+       (select pg_get_userbyid(relowner) from pg_class where oid = to_regclass('raw_items')),
+       (select pg_get_userbyid(relowner) from pg_class where oid = to_regclass('selected_extractor'))
+"""
 # Bestand.
 SQL_ITEMS = "select count(*) from raw_items"
 SQL_ITEMS_MIT_KANDIDATEN = "select count(distinct item_id) from extraktionen"
@@ -91,15 +103,27 @@ def fehlende_voraussetzungen(
             hinweise.append(
                 "raw_items hat keinen Index auf slot – ein Slot-Lauf liest dann die ganze Tabelle"
             )
-    for datei in migrationen.fehlende(conn):
-        fehlt.append(f"Migration {datei.name} (python check_db.py --migrieren)")
+    # Das Buch liest nur, wer es darf (blick braucht es nicht); fehlt das Recht, nennt es die Liste
+    # der Rechte unten, und der Stand der Migrationen bleibt hier offen.
+    offen = migrationen.fehlende(conn) if conn.execute(SQL_BUCH_LESBAR).fetchone()[0] else []
+    if "migrieren" in modi:  # was --migrieren gleich selbst anwendet, ist kein Mangel
+        if offen:
+            hinweise.append(
+                "nicht angewandt: " + ", ".join(d.stem for d in offen) + " – --migrieren wendet sie an, "
+                "sobald nichts mehr fehlt"
+            )
+    else:
+        fehlt += [f"Migration {datei.name} (nicht angewandt)" for datei in offen]
+    # Was anderen Modi fehlt, ist ein Hinweis für die Betriebsrolle – nicht für den Admin (der
+    # migriert), nicht für eine Rolle nur zum Lesen, nicht für Ingest: denen sagt es nichts.
+    andere = "migrieren" not in modi and set(modi) != {"blick"} and rolle_der_stufe(conn) == "betrieb"
     je_eintrag: dict[str, list[str]] = {}  # dasselbe fehlende Recht einmal, mit allen Modi, die es brauchen
     for name in rechte.MODI:
         fehlt_hier = rechte.fehlende(conn, name)
         if name in modi:
             for eintrag in fehlt_hier:
                 je_eintrag.setdefault(eintrag, []).append(name)
-        elif fehlt_hier and name != "migrieren":  # migrieren: mit Absicht eine andere Rolle
+        elif fehlt_hier and name != "migrieren" and andere:
             hinweise.append(f"für {name} fehlt: " + "; ".join(fehlt_hier) + f" (prüfen: --modus {name})")
     fehlt += [f"{eintrag} (für {', '.join(namen)})" for eintrag, namen in je_eintrag.items()]
     return fehlt, hinweise
@@ -146,14 +170,66 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
             ausgabe("Es fehlt:")
             for eintrag in fehlt:
                 ausgabe(f"  - {eintrag}")
-            schritte = rechte.abhilfe(
-                conn, [luecke for name in modi for luecke in rechte.luecken(conn, name)]
-            )
+            schritte = weitere_schritte(conn, modi, fehlt)
+            if "migrieren" in modi or rolle_der_stufe(conn) != "ingest":  # Ingest bekommt kein Rezept
+                schritte += rechte.abhilfe(
+                    conn, [luecke for name in modi for luecke in rechte.luecken(conn, name)]
+                )
+            schritte = list(dict.fromkeys(schritte))
             if schritte:
                 ausgabe("So zu beheben (docs/betrieb.md, Einrichtung):")
                 for schritt in schritte:
                     ausgabe(f"  - {schritt}")
         return fehlt
+
+
+def rolle_der_stufe(conn: psycopg.Connection) -> str:
+    """Wofür die angemeldete Rolle da ist: ``ingest`` (Eigentümer von raw_items, nicht der Admin),
+    ``blick`` (liest die Sichten, aber keine Tabelle des Betriebs), sonst ``betrieb`` (auch der Admin)."""
+    ich = conn.execute(rechte.SQL_ICH).fetchone()[0]
+    _, ingest, admin = conn.execute(SQL_EIGENTUEMER).fetchone()
+    if ich == ingest and ich != admin:
+        return "ingest"
+    if (
+        admin is not None
+        and not rechte.luecken(conn, "blick")
+        and not conn.execute(SQL_LIEST_TABELLEN).fetchone()[0]
+    ):
+        return "blick"
+    return "betrieb"
+
+
+def weitere_schritte(conn: psycopg.Connection, modi: tuple[str, ...], fehlt: list[str]) -> list[str]:
+    """Was sonst zu tun ist und wer es tut – neben den Rechten (``rechte.abhilfe``): raw_items
+    anlegen, migrieren, die richtige Rolle nehmen."""
+    ich, datenbank = conn.execute(rechte.SQL_ICH).fetchone()
+    besitzer, _, admin = conn.execute(SQL_EIGENTUEMER).fetchone()
+    schritte = []
+    if "Tabelle raw_items (gehört Ingest)" in fehlt:
+        schritte.append(
+            f"als {besitzer} (Eigentümer der Datenbank, Ingest): raw_items anlegen und dem Admin der Stufe "
+            "die Rechte geben – Schritt 2"
+        )
+    if any(eintrag.startswith("Migration ") for eintrag in fehlt):
+        wer = admin or "der Admin der Stufe"
+        schritte.append(
+            f"als {wer} (Eigentümer der Tabellen der Stufe), im Klon: "
+            + (f"DATABASE_URL='user={admin} dbname={datenbank}' " if admin and admin != ich else "")
+            + ".venv/bin/python check_db.py --migrieren – Schritt 3"
+        )
+    rolle = rolle_der_stufe(conn)
+    if "migrieren" not in modi and rolle == "ingest":
+        schritte.append(
+            f"{ich} ist Ingest (Eigentümer von raw_items), keine Rolle der Stufe: check_db.py prüft die "
+            "Betriebsrolle (DATABASE_URL aus .env im Klon) oder, mit --modus migrieren, den Admin"
+            + (f" ({admin})" if admin else "")
+        )
+    if "blick" not in modi and rolle == "blick":
+        schritte.append(
+            f"{ich} hat die Rechte von blick (nur lesen): für sie ist .venv/bin/python check_db.py --modus blick "
+            "die Probe; die Rechte des Betriebs gibt ihr sonst der Admin mit dem Rezept:"
+        )
+    return schritte
 
 
 def vor_dem_migrieren(url: str) -> bool:

@@ -5,11 +5,14 @@
   merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
 * ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
   String durch ``***``; jede Meldung mit einer URL geht hier durch.
-* ``verbinden`` prüft DATABASE_URL und die Grenzen aus der Umgebung (kaputt:
-  Exit 7), setzt application_name, statement_timeout und lock_timeout und
-  prüft die Mindestversion des Servers (zu alt: Exit 4).
+* ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne
+  Passwort in der URL – die Passwortdatei ``~/.pgpass`` (eines kaputt oder die
+  Datei für andere lesbar: Exit 7), setzt application_name, statement_timeout und lock_timeout
+  und prüft die Mindestversion des Servers (zu alt: Exit 4).
 * ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten
-  mit einem deutschen Satz – nie ein Traceback, nie ein Passwort. Ein fehlendes
+  mit einem deutschen Satz – nie ein Traceback, nie ein Passwort. Eine
+  gescheiterte Anmeldung (pg_hba.conf, peer, SSL, …) nennt den nächsten
+  Schritt und woher URL und Passwort kamen. Ein fehlendes
   Recht wird ``RechtFehlt``: welche Rolle, welches Objekt; den nächsten Schritt
   hängt der Befehl an, der weiß, welche Betriebsart lief.
 
@@ -154,6 +157,10 @@ class DatenbankUrl(str):
         return (DatenbankUrl, (str(self), self.herkunft))
 
 
+# Der Klon: db.py steht an seiner Wurzel, neben .env.example.
+KLON = Path(__file__).resolve().parent
+
+
 def _env_datei() -> Path | None:
     # Nur das Arbeitsverzeichnis: wer aus einem anderen Verzeichnis startet
     # (cron), setzt DATABASE_URL oder wechselt dorthin – keine Suche, die
@@ -188,10 +195,14 @@ def datenbank_url() -> DatenbankUrl:
         wo = f"{gesucht} enthält keine Zeile DATABASE_URL=…"
     else:
         wo = f"{gesucht} gibt es nicht (gesucht wird nur im Arbeitsverzeichnis)"
-    raise VoraussetzungFehlt(
-        f"DATABASE_URL ist nicht gesetzt – nicht in der Umgebung, und {wo}. "
-        "Vorlage: .env.example kopieren nach .env, dann chmod 600 .env."
-    )
+    if (Path.cwd() / ".env.example").is_file():
+        weiter = "Vorlage: .env.example kopieren nach .env, dann chmod 600 .env."
+    else:
+        weiter = (
+            f"Im Klon aufrufen (cd {KLON}: dort gehört .env hin, Vorlage .env.example) oder "
+            "DATABASE_URL setzen."
+        )
+    raise VoraussetzungFehlt(f"DATABASE_URL ist nicht gesetzt – nicht in der Umgebung, und {wo}. {weiter}")
 
 
 # --- Konfiguration prüfen ------------------------------------------------------------
@@ -282,6 +293,24 @@ def optionen(grenzen: dict[str, str], vorhanden: str | None = None) -> str:
     return f"{vorhanden} {eigene}" if vorhanden else eigene
 
 
+def passwortdatei_pruefen(teile: dict[str, str]) -> None:
+    """Ohne Passwort in der URL (und ohne PGPASSWORD) liest libpq die Passwortdatei – aber nicht,
+    wenn Gruppe oder andere sie lesen dürfen; dann schreibt libpq bei jeder Verbindung eine
+    englische Warnung auf stderr. Hier vorher, deutsch: KonfigurationsFehler (Exit 7)."""
+    if teile.get("password") or os.environ.get("PGPASSWORD"):
+        return
+    datei = passwortdatei(teile)
+    try:
+        modus = datei.stat().st_mode if datei is not None else 0
+    except OSError:
+        return
+    if stat.S_ISREG(modus) and modus & (stat.S_IRWXG | stat.S_IRWXO):
+        raise KonfigurationsFehler(
+            f"{datei} ist für Gruppe oder andere lesbar; libpq liest die Passwortdatei dann nicht. "
+            f"chmod 600 {datei}"
+        )
+
+
 def version_text(nummer: int) -> str:
     """server_version_num als Text: 180001 → „18.1“, 90624 → „9.6.24“."""
     if nummer >= 100000:
@@ -308,6 +337,7 @@ def verbinden(
     älter als ``MINDESTVERSION`` ist.
     """
     teile = url_pruefen(url)
+    passwortdatei_pruefen(teile)
     grenzen = laufgrenzen() if grenzen is None else grenzen
     with fehler_uebersetzen(url):
         conn = psycopg.connect(
@@ -329,19 +359,243 @@ def verbinden(
     return conn
 
 
-def _verbindungsfehler(text: str, ziel: str, herkunft: str = "") -> str:
+# --- Gescheiterte Anmeldung: ein deutscher Satz mit dem nächsten Schritt ---------------------------
+#
+# libpq und der Server melden eine gescheiterte Verbindung als Text (ohne SQLSTATE): englisch,
+# oder in der Sprache von lc_messages des Servers (deutsch mit »…«). Jeder Fall hier sagt, was
+# geschah und wer was tut; die Muster stehen für beide Sprachen da (Texte aus libpq 18 und
+# PostgreSQL 15, de.po). Was hier nicht steht, bleibt „Datenbankfehler (…): <Text>“.
+
+_NAME = r'["»](?P<{}>.*?)["«]'
+_ANMELDEMETHODE = re.compile(
+    r"\b(?P<methode>peer|ident)(?: authentication failed for user|-authentifizierung für benutzer) "
+    + _NAME.format("rolle"),
+    re.IGNORECASE,
+)
+_HBA_FELDER = re.compile(
+    r"(?:for host|für host) "
+    + _NAME.format("host")
+    + r", (?:user|benutzer) "
+    + _NAME.format("rolle")
+    + r", (?:database|datenbank) "
+    + _NAME.format("datenbank")
+    + r", (?P<verschluesselung>[^\n]*)",
+    re.IGNORECASE,
+)
+_VERSCHLUESSELUNG = {
+    "no encryption": "ohne Verschlüsselung",
+    "keine verschlüsselung": "ohne Verschlüsselung",
+    "ssl encryption": "mit SSL",
+    "ssl-verschlüsselung": "mit SSL",
+    "gss encryption": "mit GSS",
+    "gss-verschlüsselung": "mit GSS",
+}
+_EINRICHTUNG = "docs/betrieb.md, Einrichtung, Schritt 1"
+
+
+def _teile(url: str | None) -> dict[str, str]:
+    try:
+        return psycopg.conninfo.conninfo_to_dict(url) if url else {}
+    except psycopg.Error:
+        return {}
+
+
+def passwortdatei(teile: dict[str, str]) -> Path | None:
+    """Die Passwortdatei, die libpq liest, wenn die URL kein Passwort hat: ``passfile`` der URL,
+    sonst PGPASSFILE, sonst ``~/.pgpass``."""
+    pfad = teile.get("passfile") or os.environ.get("PGPASSFILE")
+    if pfad:
+        return Path(pfad)
+    try:
+        return Path.home() / ".pgpass"
+    except RuntimeError:  # kein HOME
+        return None
+
+
+def _passwort_herkunft(url: str | None) -> str:
+    """Woher libpq das Passwort nahm: „ Das Passwort kommt aus …“ – leer, wenn es in der URL steht."""
+    teile = _teile(url)
+    if teile.get("password"):
+        return ""
+    if os.environ.get("PGPASSWORD"):
+        return " Das Passwort kommt aus PGPASSWORD."
+    datei = passwortdatei(teile)
+    if datei is not None and datei.is_file():
+        return f" Das Passwort kommt aus {datei}."
+    return ""
+
+
+def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
+    """Die Zeile in pg_hba.conf, die ``rolle`` von ``host`` mit Passwort an ``datenbank`` lässt."""
+    if host in ("[local]", ""):
+        return f"local {datenbank} {rolle} scram-sha-256"
+    maske = "128" if ":" in host else "32"
+    return f"host {datenbank} {rolle} {host}/{maske} scram-sha-256"
+
+
+def _hba_satz(text: str, ziel: str) -> str | None:
+    """pg_hba.conf weist ab („reject“) oder hat keine Zeile – wer was in pg_hba.conf ändert."""
+    klein = text.lower()
+    abgewiesen = "rejects connection" in klein or "lehnt verbindung ab" in klein
+    keine_zeile = "no pg_hba.conf entry" in klein or "kein pg_hba.conf-eintrag" in klein
+    if not (abgewiesen or keine_zeile):
+        return None
+    treffer = _HBA_FELDER.search(text)
+    if not treffer:
+        return (
+            f"Der Server lässt diese Anmeldung nicht zu ({ziel}): pg_hba.conf hat keine Zeile dafür oder "
+            f"weist sie ab. Der Admin des Servers ergänzt eine Zeile für die Rolle ({_EINRICHTUNG})."
+        )
+    host, rolle, datenbank = treffer["host"], treffer["rolle"], treffer["datenbank"]
+    verschluesselung = treffer["verschluesselung"].strip().rstrip(".").lower()
+    wie = _VERSCHLUESSELUNG.get(verschluesselung, verschluesselung)
+    von = "über den Socket" if host == "[local]" else f"von {host}"
+    zeile = _hba_zeile(host, rolle, datenbank)
+    if abgewiesen:
+        return (
+            f"Der Server weist die Anmeldung von {rolle} an {datenbank} {von} ab ({ziel}): in "
+            f"pg_hba.conf passt zuerst eine Zeile „reject“. Der Admin des Servers setzt davor eine Zeile "
+            f"für die Rolle: {zeile} (dann select pg_reload_conf(); {_EINRICHTUNG})."
+        )
+    ssl = (
+        " Erlaubt der Server sie nur mit SSL (hostssl), genügt sslmode=require in DATABASE_URL."
+        if wie == "ohne Verschlüsselung" and host != "[local]"
+        else ""
+    )
+    return (
+        f"Der Server lässt {rolle} an {datenbank} {von} ({wie}) nicht zu ({ziel}): pg_hba.conf hat "
+        f"keine passende Zeile. Der Admin des Servers ergänzt eine: {zeile} (dann select "
+        f"pg_reload_conf(); {_EINRICHTUNG}).{ssl}"
+    )
+
+
+def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
+    """peer oder ident: der Server prüft den Benutzer des Systems, nicht das Passwort."""
+    treffer = _ANMELDEMETHODE.search(text)
+    if not treffer:
+        return None
+    rolle, methode = treffer["rolle"], treffer["methode"].lower()
+    datenbank = _teile(url).get("dbname") or rolle
+    wo = "local all all peer" if methode == "peer" else "host all all 127.0.0.1/32 ident"
+    return (
+        f"Anmeldung an {ziel} gescheitert: der Server prüft {rolle} mit {methode} (pg_hba.conf) – dafür "
+        f"müsste der Benutzer des Systems {rolle} heißen; ein Passwort zählt dort nicht. Für die "
+        f"Anmeldung mit Passwort setzt der Admin des Servers vor die Zeile „{wo}“ eine Zeile wie "
+        f"{_hba_zeile('[local]' if methode == 'peer' else '127.0.0.1', rolle, datenbank)} (dann select "
+        f"pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt "
+        "auf Debian schon scram-sha-256."
+    )
+
+
+def _ssl_satz(text: str, ziel: str) -> str | None:
+    klein = text.lower()
+    if "does not support ssl" in klein or "unterstützt kein ssl" in klein:
+        return (
+            f"Der Server spricht kein SSL, DATABASE_URL verlangt es ({ziel}; sslmode=require oder "
+            "strenger, auch aus PGSSLMODE). Entweder schaltet der Admin des Servers SSL ein (ssl = on "
+            "mit Zertifikat), oder – nur in einem vertrauten Netz, etwa auf demselben Rechner – "
+            "sslmode=prefer in DATABASE_URL."
+        )
+    if treffer := re.search(r'root certificate file ["»](.*?)["«] does not exist', text, re.IGNORECASE):
+        return (
+            f"sslmode=verify-ca oder verify-full prüft das Zertifikat des Servers ({ziel}) und braucht "
+            f"dafür ein Stammzertifikat; {treffer[1]} gibt es nicht. sslrootcert=PFAD in DATABASE_URL "
+            "(oder sslrootcert=system für die Stammzertifikate des Systems)."
+        )
+    if treffer := re.search(r'server certificate for ["»](.*?)["«].*? host name ["»](.*?)["«]', text, re.I):
+        return (
+            f"Das Zertifikat des Servers gilt für {treffer[1]}, DATABASE_URL nennt den Host {treffer[2]} "
+            f"({ziel}; sslmode=verify-full). Den Namen aus dem Zertifikat als Host nehmen."
+        )
+    if "certificate verify failed" in klein:
+        return (
+            f"Das Zertifikat des Servers ließ sich nicht prüfen ({ziel}): es ist nicht von dem "
+            "Stammzertifikat in sslrootcert unterschrieben (oder abgelaufen). sslrootcert in DATABASE_URL "
+            "prüfen."
+        )
+    if "requires a valid client certificate" in klein:
+        return (
+            f"Der Server verlangt ein Client-Zertifikat ({ziel}; pg_hba.conf: cert oder clientcert): "
+            "sslcert=… und sslkey=… in DATABASE_URL."
+        )
+    if "channel binding" in klein:
+        return (
+            f"channel_binding=require in DATABASE_URL, aber die Anmeldung am Server ({ziel}) bietet es "
+            "nicht (nur mit SSL und scram-sha-256). SSL einschalten oder channel_binding=prefer."
+        )
+    if "gssapi" in klein and "required" in klein:
+        return (
+            f"gssencmode=require in DATABASE_URL, aber der Server ({ziel}) verschlüsselt nicht mit GSSAPI "
+            "(über einen Socket nie). gssencmode=prefer oder disable."
+        )
+    return None
+
+
+def _verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None = None) -> str:
     klein = text.lower()
     woher = f" {herkunft}" if herkunft else ""
     if "password authentication failed" in klein or "passwort-authentifizierung" in klein:
-        return f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}"
+        return f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)}"
     if "no password supplied" in klein:
-        return f"Anmeldung an {ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins.{woher}"
-    if "does not exist" in klein and "database" in klein:
+        datei = passwortdatei(_teile(url))
+        return (
+            f"Anmeldung an {ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins, "
+            f"und {datei or '~/.pgpass'} hat keine passende Zeile (rechner:port:datenbank:rolle:passwort, "
+            f"* für beliebig; chmod 600; docs/betrieb.md, Einrichtung, Schritt 5).{woher}"
+        )
+    for satz in (_anmeldemethode_satz(text, ziel, url), _hba_satz(text, ziel), _ssl_satz(text, ziel)):
+        if satz:
+            return satz + woher
+    if treffer := re.search(
+        r'(?:role|rolle) ["»](.*?)["«] (?:is not permitted to log in|hat keine berechtigung zum einloggen)',
+        text,
+        re.I,
+    ):
+        return (
+            f"Die Rolle {treffer[1]} darf sich nicht anmelden (NOLOGIN; {ziel}). Der Admin der Stufe gibt "
+            f"es mit dem Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4) oder: alter role {treffer[1]} login;"
+        )
+    if "connect privilege" in klein or "connect-privileg" in klein:
+        rolle = _teile(url).get("user") or "der Rolle"
+        return (
+            f"Der Rolle {rolle} fehlt das Recht CONNECT auf die Datenbank ({ziel}). Der Eigentümer der "
+            "Datenbank gibt es (grant connect on database …), oder der Admin der Stufe mit dem "
+            "Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4)."
+        )
+    if any(
+        s in klein
+        for s in (
+            "too many clients",
+            "too many connections",
+            "zu viele verbindungen",
+            "connection slots are reserved",
+        )
+    ):
+        return (
+            f"Der Datenbankserver nimmt keine Verbindung mehr an ({ziel}): zu viele Verbindungen "
+            "(max_connections oder die Grenze der Rolle). Später erneut; ein erneuter Lauf setzt fort."
+        )
+    if any(
+        s in klein
+        for s in (
+            "is starting up",
+            "is shutting down",
+            "in recovery mode",
+            "not yet accepting connections",
+            "datenbanksystem startet",
+            "datenbanksystem fährt herunter",
+        )
+    ):
+        return (
+            f"Der Datenbankserver startet gerade oder fährt herunter ({ziel}). Später erneut; "
+            "ein erneuter Lauf setzt fort."
+        )
+    if "not currently accepting connections" in klein:
+        return f"Die Datenbank in {ziel} nimmt gerade keine Verbindungen an (ALLOW_CONNECTIONS false).{woher}"
+    if re.search(r"database .* does not exist|datenbank .* existiert nicht", klein):
         return f"Die Datenbank in {ziel} gibt es nicht.{woher}"
-    if "does not exist" in klein and "role" in klein:
+    if re.search(r"role .* does not exist|rolle .* existiert nicht", klein):
         return f"Die Rolle in {ziel} gibt es nicht.{woher}"
-    if "no pg_hba.conf entry" in klein:
-        return f"Der Server lässt diese Anmeldung nicht zu (pg_hba.conf: {ziel}).{woher}"
     if any(
         s in klein for s in ("connection refused", "no such file", "could not connect", "timeout expired")
     ):
@@ -370,15 +624,12 @@ def fehler_uebersetzen(url: str | None) -> Iterator[None]:
         yield
     except psycopg.Error as fehler:
         text = ohne_passwort(str(fehler), url)
-        raise _uebersetzt(fehler, text, ziel, getattr(url, "herkunft", ""), _rolle(url)) from None
+        raise _uebersetzt(fehler, text, ziel, getattr(url, "herkunft", ""), _rolle(url), url) from None
 
 
 def _rolle(url: str | None) -> str | None:
     """Der Rollenname aus der URL (ohne ihn: libpq nimmt PGUSER oder den Benutzer des Systems)."""
-    try:
-        return psycopg.conninfo.conninfo_to_dict(url).get("user") if url else None
-    except psycopg.Error:
-        return None
+    return _teile(url).get("user")
 
 
 # Was der Server bei fehlenden Rechten meldet (lc_messages englisch) → deutsch.
@@ -408,7 +659,12 @@ def recht_fehlt_satz(haupt: str, rolle: str | None, ziel: str) -> str:
 
 
 def _uebersetzt(
-    fehler: psycopg.Error, text: str, ziel: str, herkunft: str = "", rolle: str | None = None
+    fehler: psycopg.Error,
+    text: str,
+    ziel: str,
+    herkunft: str = "",
+    rolle: str | None = None,
+    url: str | None = None,
 ) -> Exception:
     haupt = (getattr(fehler.diag, "message_primary", None) or text).strip()
     if isinstance(fehler, errors.QueryCanceled):
@@ -442,8 +698,10 @@ def _uebersetzt(
             return KonfigurationsFehler(
                 f"DATABASE_URL: {treffer[1]}={treffer[2]!r:.40} ist kein gültiger Wert ({ziel})."
             )
-        return DatenbankFehler(_verbindungsfehler(text, ziel, herkunft))
+        return DatenbankFehler(_verbindungsfehler(text, ziel, herkunft, url))
     if isinstance(fehler, errors.InvalidPassword | errors.InvalidAuthorizationSpecification):
         woher = f" {herkunft}" if herkunft else ""
-        return DatenbankFehler(f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}")
+        return DatenbankFehler(
+            f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)}"
+        )
     return DatenbankFehler(f"Datenbankfehler ({ziel}): {haupt}")

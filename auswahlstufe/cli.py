@@ -71,9 +71,11 @@ def _naechster_schritt(params: dict) -> str | None:
 @click.option(
     "--nachholen",
     is_flag=True,
-    help="Jeden Slot mit Items kodieren, den noch kein erfolgreicher ganzer Lauf dieser coder_version "
-    "kodierte oder zu dem seitdem Items, Kandidaten oder Seiten kamen – der älteste zuerst, jeder als "
-    "eigener Slot-Lauf (für cron: holt nach, was ein gesperrter, gestoppter oder toter Lauf liegen ließ).",
+    help="Jeden offenen Slot kodieren, der älteste zuerst, jeden als eigenen Slot-Lauf (für cron: holt "
+    "nach, was ein gesperrter, gestoppter oder toter Lauf liegen ließ). Offen ist ein Slot, in dem ein "
+    "Item Kandidaten, aber keine Entscheidung dieser coder_version hat – mit --extrahieren auch eine "
+    "Seite, aber keine Kandidaten. Geänderte Kandidaten oder eine neue Seite eines schon entschiedenen "
+    "Items nimmt erst --backfill (die nächtliche cron-Zeile).",
 )
 @click.option(
     "--hoechstens",
@@ -180,9 +182,10 @@ def cli(
     wurzelwerk-auswahl ist der installierte Befehl (pip install -e .);
     python auswahl.py ist derselbe Befehl ohne Installation.
 
-    --nachholen ist der Aufruf für cron: er kodiert jeden offenen Slot (nie
-    ganz kodiert, oder seitdem kamen Items, Kandidaten oder Seiten dazu), der
-    älteste zuerst, höchstens --hoechstens je Aufruf. Ist nichts offen, endet
+    --nachholen ist der Aufruf für cron: er kodiert jeden offenen Slot (ein
+    Item mit Kandidaten ohne Entscheidung, mit --extrahieren auch eine Seite
+    ohne Kandidaten; Geändertes an schon entschiedenen Items nimmt erst
+    --backfill), der älteste zuerst, höchstens --hoechstens je Aufruf. Ist nichts offen, endet
     er still mit 0; hält ein anderer Lauf die Sperre, mit 5 und einem Hinweis
     auf stdout – der nächste Aufruf holt nach. Ohne Terminal trägt jede Zeile
     Zeit, Modus, Slot und coder_version (AUSWAHL_ZEILENKOPF=auto|an|aus);

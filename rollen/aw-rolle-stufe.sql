@@ -68,14 +68,24 @@ set local aw.einlesen = 'ja';
 set local aw.extrahieren = 'ja';
 \endif
 
--- 1. Darf der Admin die Rolle anlegen oder ändern?
+-- 1. Läuft das Rezept als Admin der Stufe, und darf er die Rolle anlegen oder ändern?
 do $$
 declare
     rolle text := current_setting('aw.rolle');
+    admin oid := (select relowner from pg_class where oid = to_regclass('selected_extractor'));
     ziel record;
 begin
     if rolle = '' then
         raise exception 'Rollenname ist leer: psql … -v rolle=aw_stufe';
+    end if;
+    -- Die Tabellen gibt es erst nach dem Migrieren; fehlen sie, sagt es Schritt 4 unten.
+    if admin is not null and (select rolsuper from pg_roles where rolname = current_user) then
+        raise warning 'Das Rezept läuft als Superuser %. Gedacht ist es für den Admin der Stufe (%, Eigentümer der Tabellen der Stufe); nach Schritt 1 braucht die Einrichtung keinen Superuser (docs/betrieb.md, Einrichtung, Schritt 4).',
+            current_user, pg_get_userbyid(admin);
+    elsif admin is not null and not pg_has_role(current_user, admin, 'USAGE') then
+        raise exception 'Das Rezept läuft als Admin der Stufe – der Rolle, die migriert hat und den Tabellen der Stufe gehört: das ist %, nicht %. Als % ausführen: psql -X -v ON_ERROR_STOP=1 -U % -d % -v rolle=% … -f rollen/aw-rolle-stufe.sql (docs/betrieb.md, Einrichtung, Schritt 4). Nichts geändert.',
+            pg_get_userbyid(admin), current_user, pg_get_userbyid(admin), quote_ident(pg_get_userbyid(admin)),
+            quote_ident(current_database()), quote_ident(rolle);
     end if;
     if not (select rolsuper or rolcreaterole from pg_roles where rolname = current_user) then
         raise exception '% darf keine Rollen anlegen (CREATEROLE fehlt). Ein Superuser gibt es: alter role % createrole;',

@@ -36,9 +36,10 @@ from tests.testhilfen import (
     Server,
     auswahl_starten,
     haus_abreissen,
+    haus_hba,
+    hba_zeilen_voran,
     klon_anlegen,
     ohne_server,
-    passwort_pflicht,
     pg15_starten,
     pg15_stoppen,
     psql_verzeichnis,
@@ -244,12 +245,14 @@ def haus(request, tmp_path) -> Haus:
         server = request.getfixturevalue("pg")
         if server.pgdata is None:  # TEST_DATABASE_URL, Docker: pg_hba.conf gehört nicht uns
             pytest.skip("das Haus braucht einen Server, dessen pg_hba.conf die Tests setzen (eingebettet)")
-        passwort_pflicht(server)
         bin_pfad = psql_verzeichnis()
     else:
         server = request.getfixturevalue("pg15")
         bin_pfad = PG15
     haus_abreissen(server)
+    # Wie der Admin des Servers in Schritt 1: die Zeilen der Doku nach pg_hba.conf; neu gelesen
+    # wird sie erst im Block von Schritt 1 (select pg_reload_conf()).
+    hba_zeilen_voran(server, haus_hba(server), neu_lesen=False)
     home = tmp_path / "home"
     home.mkdir()
     yield Haus(server, bin_pfad, klon_anlegen(tmp_path / "klon"), home)

@@ -18,16 +18,29 @@ sich mit dem Passwort aus ``.env`` anmeldet (scram-sha-256).
 
 from __future__ import annotations
 
+import gzip
 import re
 import subprocess
 
 import psycopg
 import pytest
 
-from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_OK, EXIT_VORAUSSETZUNG
+from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_KONFIGURATION, EXIT_OK, EXIT_VORAUSSETZUNG
 from auswahlstufe.lauf import rechte
 from auswahlstufe.lauf.ingest import RAW_ITEMS
-from tests.testhilfen import PROJEKT, SLOT, SLOT_TEXT, Haus, einrichtung, schritt
+from tests.testhilfen import (
+    PROJEKT,
+    SLOT,
+    SLOT_TEXT,
+    Haus,
+    einrichtung,
+    haus_hba,
+    hba_datei,
+    hba_der_doku,
+    hba_zeilen_voran,
+    psql_aufrufe,
+    schritt,
+)
 
 pytestmark = pytest.mark.datenbank
 
@@ -107,8 +120,14 @@ def test_die_doku_hat_ihre_schritte_und_ingest_gibt_was_rechte_sagt():
     block = schritt(2).sh()[0]
     grants = [z for z in block.splitlines() if z.startswith("grant ")]
     assert grants == rechte.ingest_gibt("aw_admin"), grants
-    create = re.search(r"create table if not exists raw_items \((.*?)\);", block, re.S).group(1)
-    assert create.split() == RAW_ITEMS.split("(", 1)[1].rsplit(")", 1)[0].split()
+    # Befund 10: dieselbe DDL wie der Helfer von Ingest, mit dem Index auf slot – wörtlich.
+    assert block.startswith(
+        "psql -X -v ON_ERROR_STOP=1 -U ingest -d wurzelwerk <<'SQL'\n" + RAW_ITEMS + "grant "
+    )
+    assert "create index if not exists raw_items_slot on raw_items (slot);" in RAW_ITEMS
+    # Schritt 8 nennt jede Sicht, die aw_blick liest (Befund 15: auswahl_offene_laeufe fehlte).
+    for sicht in rechte.SICHTEN:
+        assert f"`{sicht}`" in schritt(8).text, sicht
     # Nur Schritt 1 läuft als Superuser; jeder andere Block nennt seine Rolle.
     for s in einrichtung():
         for b in s.sh():
@@ -146,11 +165,15 @@ def test_das_haus_nach_der_doku(haus: Haus):
     liste = haus.ausfuehren(offen)
     assert liste.returncode == 0 and SLOT_TEXT not in liste.stdout, liste.stdout
 
-    # Die Abfragen für psql unter der Betriebsrolle (die Sichten eingeschlossen) …
+    # Die Abfragen für psql unter der Betriebsrolle (die Sichten eingeschlossen), mit dem Aufruf
+    # der Doku: DATABASE_URL aus .env, das Passwort aus ~/.pgpass – nicht in der Prozessliste
+    # (Befund 3: vorher stand es in psql "$DATABASE_URL"; haus.ausfuehren prüft jedes psql).
     abfragen = _abfragen()
-    lauf = haus.psql("aw_stufe", "-v", "version=" + _version(), "-v", "item=1", eingabe=abfragen)
+    lauf = haus.ausfuehren(_abfragen_aufruf(), eingabe=abfragen)
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert "2026-09-07 | Nord" in lauf.stdout and "| slot " in lauf.stdout, lauf.stdout
+    aufrufe = psql_aufrufe(haus.home.parent)
+    assert any(a and a[0].startswith("postgresql://aw_stufe@/wurzelwerk?") for a in aufrufe), aufrufe
 
     # … und die Rolle nur zum Lesen (Schritt 8): Sichten und Läufe ja, sonst nichts.
     haus.schritt(8)
@@ -170,16 +193,61 @@ def test_das_haus_nach_der_doku(haus: Haus):
     assert all(r not in {(n,) for n in ("ingest", "aw_admin", "aw_stufe", "aw_blick")} for r in supers)
 
 
+def test_schritt_1_laesst_die_rollen_der_stufe_mit_passwort_an_und_ohne_das_sagt_es_die_anmeldung(haus: Haus):
+    """Befund 1 (Issue 19, im echten Haus): die Doku nannte pg_hba.conf nie; auf Debian
+    („local all all peer“) endete Schritt 5 mit Exit 3 und „Peer authentication failed“. Jetzt
+    stehen die Zeilen in Schritt 1, das Haus der Tests nimmt genau sie (``haus_hba``), und ohne
+    sie sagt die Anmeldung deutsch, welche Zeile fehlt."""
+    zeilen = hba_der_doku()
+    regeln = [z.split() for z in zeilen.splitlines()]
+    assert regeln[0] == ["local", "wurzelwerk", "aw_stufe,aw_blick", "scram-sha-256"], regeln
+    assert all(r[1:3] == ["wurzelwerk", "aw_stufe,aw_blick"] and r[-1] == "scram-sha-256" for r in regeln)
+    assert "pg_reload_conf()" in schritt(1).sh()[-1]
+    haus.bauen(5)
+    hba = hba_datei(haus.server)
+    assert hba.read_text().startswith(zeilen)  # wie der Admin des Servers: vor allen anderen
+    assert haus.stufe("check_db.py").code == EXIT_OK
+    # Ohne die Zeilen: peer wie auf Debian – die Meldung nennt die Zeile aus Schritt 1.
+    hba.write_text(hba.read_text().replace(zeilen, ""))
+    try:
+        with haus.server.verwalten() as conn:
+            conn.execute("select pg_reload_conf()")
+        e = haus.stufe("check_db.py")
+        assert e.code == EXIT_DATENBANK, str(e)
+        assert "der Server prüft aw_stufe mit peer (pg_hba.conf)" in e.err, e.err
+        assert "local wurzelwerk aw_stufe scram-sha-256" in e.err and "Schritt 1" in e.err, e.err
+        assert "authentication failed" not in e.err and "Traceback" not in e.err, e.err
+    finally:
+        hba_zeilen_voran(haus.server, haus_hba(haus.server))
+
+
+def test_eine_rolle_der_stufe_entfernen_wie_die_doku_sagt(haus: Haus):
+    """Befund 15: wie man eine Rolle des Rezepts wieder los wird, stand nirgends. Der Block der
+    Doku läuft als Admin ohne Superuser, auf 15 und 18, für aw_blick und aw_stufe."""
+    haus.bauen(8)
+    (block,) = schritt("Eine Rolle der Stufe entfernen").sh()
+    for rolle in ("aw_blick", "aw_stufe"):
+        lauf = haus.ausfuehren(block.replace("aw_blick", rolle))
+        assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+        with haus.server.verwalten() as conn:
+            assert not conn.execute("select 1 from pg_roles where rolname = %s", (rolle,)).fetchone()
+        assert f":{rolle}:" not in (haus.home / ".pgpass").read_text()
+        assert not (haus.home / f".{rolle}_passwort").exists()
+    assert _rechte_von(haus, "aw_stufe") == {} and _attribute(haus, "aw_admin")[1] is False
+    haus.schritt(4)  # und wieder anlegen geht
+    assert _rechte_von(haus, "aw_stufe") == _erwartete_rechte("betrieb", "blick", "einlesen", "extrahieren")
+
+
 def _abfragen() -> str:
     text = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
     abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)[0]
 
 
-def _version() -> str:
-    from version import CODER_VERSION
-
-    return CODER_VERSION
+def _abfragen_aufruf() -> str:
+    text = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```sh\n(.*?)^```", abschnitt, re.S | re.M)[0]
 
 
 # --- Das Rezept als Admin ohne Superuser (15 und 18) ------------------------------------------
@@ -211,6 +279,32 @@ def test_rezept_nennt_was_ingest_dem_admin_geben_muss_und_aendert_nichts(haus: H
     haus.sql("ingest", "grant select on table raw_items to aw_admin with grant option")
     haus.schritt(4)
     assert _rechte_von(haus, "aw_stufe")["raw_items"] == "SELECT"
+
+
+def test_rezept_unter_der_falschen_rolle_nennt_den_admin_der_stufe(haus: Haus):
+    """Befund 4 (Issue 19, im echten Haus): als ingest oder aw_stufe riet das Rezept „Ein Superuser
+    gibt es: alter role ingest createrole;“ – ein schädlicher Rat. Jetzt nennt es den Admin (den
+    Eigentümer der Tabellen der Stufe) und seinen Aufruf; als Superuser läuft es mit einer Warnung."""
+    haus.bauen(5)
+    rezept = schritt(4).sh()[0]
+    assert "-U aw_admin " in rezept
+    for falsch in ("ingest", "aw_stufe"):
+        lauf = haus.ausfuehren(rezept.replace("-U aw_admin ", f"-U {falsch} "))
+        assert lauf.returncode == 3, lauf.stdout + lauf.stderr
+        assert (
+            f"Das Rezept läuft als Admin der Stufe – der Rolle, die migriert hat und den Tabellen der Stufe "
+            f"gehört: das ist aw_admin, nicht {falsch}. Als aw_admin ausführen: psql -X -v ON_ERROR_STOP=1 "
+            "-U aw_admin -d wurzelwerk -v rolle=aw_stufe … -f rollen/aw-rolle-stufe.sql"
+        ) in lauf.stderr, lauf.stderr
+        assert "createrole" not in lauf.stderr.lower(), lauf.stderr
+    assert _attribute(haus, "ingest")[3] is False  # niemand hat CREATEROLE bekommen
+    lauf = haus.ausfuehren(rezept.replace("-U aw_admin ", ""), superuser=True)
+    assert lauf.returncode == 0, lauf.stderr
+    assert "Das Rezept läuft als Superuser postgres. Gedacht ist es für den Admin der Stufe (aw_admin" in (
+        lauf.stderr
+    ), lauf.stderr
+    haus.schritt(4)  # als Admin: still
+    assert "Superuser" not in haus.schritt(4)[0].stderr
 
 
 def test_rezept_verneint_keine_sonderrechte_sondern_prueft_sie(haus: Haus):
@@ -275,6 +369,90 @@ def test_check_db_unter_der_betriebsrolle_nennt_ingest_und_das_rezept(haus: Haus
     assert e.code == EXIT_OK, str(e)
 
 
+def test_check_db_unter_aw_blick_und_ingest_nennt_alles_und_wer_was_tut(haus: Haus):
+    """Befund 5: als aw_blick endeten --modus blick und check_db.py mit Exit 4 und nur „Der Rolle
+    aw_blick fehlt ein Recht auf die Tabelle schema_migrationen.“; als ingest ebenso (auch mit
+    --migrieren). Jetzt prüft check_db, ohne Rechte zu brauchen, die es dann meldet."""
+    haus.bauen(8)
+    teile = psycopg.conninfo.conninfo_to_dict(haus.server.admin_url)
+    ort = f"host={teile['host']} port={teile.get('port', 5432)} dbname=wurzelwerk"
+    blick = {"DATABASE_URL": f"user=aw_blick {ort}"}  # das Passwort aus ~/.pgpass (Schritt 8)
+    e = haus.stufe("check_db.py", "--modus", "blick", env=blick)
+    assert e.code == EXIT_OK and e.out.endswith("Alle Voraussetzungen erfüllt (blick).\n"), str(e)
+    assert "Hinweis: für" not in e.out, e.out
+    ingest = {"DATABASE_URL": f"user=ingest {ort}"}
+    faelle = [
+        (
+            blick,
+            (),
+            "Recht SELECT auf Tabelle schema_migrationen (für lauf, check_db)",
+            [
+                "aw_blick hat die Rechte von blick (nur lesen): für sie ist .venv/bin/python check_db.py "
+                "--modus blick die Probe; die Rechte des Betriebs gibt ihr sonst der Admin mit dem Rezept:",
+                "als aw_admin (Eigentümer der Tabellen der Stufe), im Klon: psql -X -v ON_ERROR_STOP=1 "
+                "-U aw_admin -d wurzelwerk -v rolle=aw_blick -f rollen/aw-rolle-stufe.sql",
+            ],
+        ),
+        (
+            ingest,
+            (),
+            "Recht SELECT auf Tabelle extraktionen (für lauf, check_db)",
+            [
+                "ingest ist Ingest (Eigentümer von raw_items), keine Rolle der Stufe: check_db.py prüft die "
+                "Betriebsrolle (DATABASE_URL aus .env im Klon) oder, mit --modus migrieren, den Admin "
+                "(aw_admin)"
+            ],
+        ),
+        (
+            ingest,
+            ("--migrieren",),
+            "Eigentümer von selected_extractor (für migrieren)",
+            [
+                "Migrieren ist Sache von aw_admin (Eigentümer der Tabellen der Stufe), nicht von ingest: "
+                "DATABASE_URL='user=aw_admin dbname=wurzelwerk' .venv/bin/python check_db.py --migrieren"
+            ],
+        ),
+    ]
+    for env, args, eintrag, schritte in faelle:
+        e = haus.stufe("check_db.py", *args, env=env)
+        assert e.code == EXIT_VORAUSSETZUNG, str(e)
+        assert f"  - {eintrag}\n" in e.out, e.out
+        assert _nach_schritt(e.out) == schritte, e.out
+        assert "Hinweis: für" not in e.out and "Traceback" not in e.err
+
+
+def test_migrieren_ohne_raw_items_nennt_schritt_2_und_nur_was_den_admin_angeht(haus: Haus):
+    """Befund 11: --migrieren auf einer Datenbank ohne raw_items und ohne Rechte nannte jede
+    Migration mit „(python check_db.py --migrieren)“ – dem Befehl, der gerade lief –, raw_items
+    ohne Schritt und dem Admin Hinweise zu Betriebsarten, die nicht seine sind."""
+    haus.bauen(1)
+    lauf = haus.ausfuehren(schritt(3).sh()[0])
+    assert lauf.returncode == EXIT_VORAUSSETZUNG, lauf.stdout + lauf.stderr
+    assert "  - Tabelle raw_items (gehört Ingest)\n" in lauf.stdout, lauf.stdout
+    assert "Migration aw-" not in lauf.stdout and "python check_db.py --migrieren)" not in lauf.stdout
+    assert "Hinweis: nicht angewandt: aw-001-extraktionen, " in lauf.stdout, lauf.stdout
+    assert "Hinweis: für" not in lauf.stdout, lauf.stdout
+    assert _nach_schritt(lauf.stdout) == [
+        "als ingest (Eigentümer der Datenbank, Ingest): raw_items anlegen und dem Admin der Stufe die "
+        "Rechte geben – Schritt 2",
+        "als ingest (Eigentümer von public): grant create on schema public to aw_admin;",
+    ], lauf.stdout
+    haus.schritt(2)  # was dasteht, behebt es
+    haus.schritt(3)
+    haus.schritt(4)
+    haus.schritt(5)
+    # Der Betriebsrolle fehlt eine Migration (das Buch ohne aw-009): wer sie anwendet, wie.
+    with psycopg.connect(haus.server.url("wurzelwerk"), autocommit=True) as conn:
+        conn.execute("delete from schema_migrationen where name = 'aw-009-extraktion-versuche'")
+    e = haus.stufe("check_db.py")
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert "  - Migration aw-009-extraktion-versuche.sql (nicht angewandt)\n" in e.out, e.out
+    assert _nach_schritt(e.out) == [
+        "als aw_admin (Eigentümer der Tabellen der Stufe), im Klon: DATABASE_URL='user=aw_admin "
+        "dbname=wurzelwerk' .venv/bin/python check_db.py --migrieren – Schritt 3"
+    ], e.out
+
+
 def _textblock(schritt_titel: str, beginn: str) -> str:
     return next(
         text
@@ -305,23 +483,99 @@ def test_ohne_einlesen_und_extrahieren_sagen_check_db_und_der_lauf_was_die_doku_
     assert e.err == _textblock("Was sonst gilt", "Fehler: "), e.err
 
 
-def test_falsches_passwort_sagt_woher_die_url_kam(haus: Haus):
+def test_falsches_passwort_sagt_woher_url_und_passwort_kamen(haus: Haus):
     haus.bauen(5)
-    env_datei = haus.klon / ".env"
-    richtig = env_datei.read_text()
-    env_datei.write_text(richtig.replace(haus.passwort("aw_stufe"), "Falsch-Geheim-1"))
+    env_datei, pgpass = haus.klon / ".env", haus.home / ".pgpass"
+    assert haus.passwort("aw_stufe") not in env_datei.read_text()  # Schritt 5: das Passwort in ~/.pgpass
+    assert pgpass.stat().st_mode & 0o777 == 0o600
+    richtig = pgpass.read_text()
+    pgpass.write_text(richtig.replace(haus.passwort("aw_stufe"), "Falsch-Geheim-1"))
     e = haus.stufe("auswahl.py", "--backfill")
     assert e.code == EXIT_DATENBANK, str(e)
     assert "Rolle oder Passwort falsch." in e.err and f"DATABASE_URL kommt aus {env_datei}." in e.err, e.err
+    assert f"Das Passwort kommt aus {pgpass}." in e.err, e.err
     assert "Falsch-Geheim-1" not in e.err + e.out and "Traceback" not in e.err
-    # aus der Umgebung: das sagt sie, und dass die .env daneben dann nicht zählt
-    env_datei.write_text(richtig)
+    # aus der Umgebung, mit Passwort in der URL: das sagt sie, und dass die .env daneben dann nicht zählt
+    pgpass.write_text(richtig)
     url = haus.url("aw_stufe", "Falsch-Geheim-2")
     e = haus.stufe("check_db.py", env={"DATABASE_URL": url})
     assert e.code == EXIT_DATENBANK, str(e)
     assert f"DATABASE_URL kommt aus der Umgebung (die Datei {env_datei} wird dann nicht gelesen)." in e.err, (
         e.err
     )
+    assert "Das Passwort kommt aus" not in e.err and "Falsch-Geheim-2" not in e.err, e.err
+    # ~/.pgpass für andere lesbar: libpq läse sie nicht (und sagte es englisch) – Exit 7, deutsch
+    pgpass.chmod(0o644)
+    e = haus.stufe("check_db.py")
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert (
+        e.err
+        == f"Fehler: {pgpass} ist für Gruppe oder andere lesbar; libpq liest die Passwortdatei dann nicht. chmod 600 {pgpass}\n"
+    ), e.err
+    # ohne Zeile in ~/.pgpass: was fehlt und wo
+    pgpass.write_text("")
+    pgpass.chmod(0o600)
+    e = haus.stufe("check_db.py")
+    assert e.code == EXIT_DATENBANK, str(e)
+    assert f"die URL enthält keins, und {pgpass} hat keine passende Zeile" in e.err, e.err
+
+
+# --- Eigene Testdaten: der Helfer von Ingest (Befunde 6, 10) ----------------------------------
+
+
+def _testdaten_bloecke() -> list[str]:
+    text = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Eigene Testdaten in ein frisches Haus\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```sh\n(.*?)^```", abschnitt, re.S | re.M)
+
+
+def test_testdaten_nach_der_doku_und_der_helfer_unter_der_falschen_rolle(haus: Haus):
+    """Befund 6: als Betriebsrolle sagte der Helfer nur „Der Rolle aw_stufe fehlt ein Recht auf die
+    Tabelle raw_items.“ – jetzt: er läuft als Ingest, mit dem Aufruf der Doku. Befund 10: nach
+    Schritt 2 legt er nichts an (dieselbe Tabelle mit Index)."""
+    haus.bauen(5)
+    for rolle, env in (("aw_stufe", {}), ("aw_admin", {"DATABASE_URL": "user=aw_admin dbname=wurzelwerk"})):
+        e = haus.stufe("-m", "auswahlstufe.lauf.ingest", env={**env, **_pg_umgebung(haus)})
+        assert e.code == EXIT_VORAUSSETZUNG, str(e)
+        assert e.err == (
+            f"Fehler: Der Rolle {rolle} fehlt das Recht, raw_items zu lesen und zu schreiben. Der Helfer "
+            "trägt Items für Ingest ein und läuft als Ingest, dem Eigentümer von raw_items (ingest): "
+            "DATABASE_URL='user=ingest dbname=wurzelwerk' .venv/bin/python -m auswahlstufe.lauf.ingest "
+            "(docs/betrieb.md, Eigene Testdaten in ein frisches Haus). Nichts eingetragen.\n"
+        ), e.err
+    assert haus.sql("ingest", "select count(*) from raw_items") == [(0,)]
+    # Der genannte Aufruf ist der der Doku; ihr Block läuft, wie er dasteht (mit einer Seite).
+    block = _testdaten_bloecke()[0]
+    assert (
+        "DATABASE_URL='user=ingest dbname=wurzelwerk' .venv/bin/python -m auswahlstufe.lauf.ingest\n" in block
+    )
+    (haus.klon / "meine-seiten").mkdir()
+    (haus.klon / "meine-seiten" / "1.html.gz").write_bytes(
+        gzip.compress(b"<html><body><article><p>Eine Seite zu Item 1.</p></article></body></html>")
+    )
+    lauf = haus.ausfuehren(block)
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    assert "neu 13, schon da 0" in lauf.stdout and "angelegt" not in lauf.stdout, lauf.stdout
+    assert (
+        re.search(r"(?:^|\| )neu 13, geändert 0, ", lauf.stdout, re.M) and "Traceback" not in lauf.stderr
+    ), lauf.stdout + lauf.stderr
+
+
+def test_der_helfer_legt_raw_items_an_wie_schritt_2_wenn_es_fehlt(haus: Haus):
+    haus.bauen(1)  # ein Testhaus ohne Schritt 2
+    block = _testdaten_bloecke()[0].split("\n# als Betriebsrolle", 1)[0]
+    lauf = haus.ausfuehren(block)
+    assert lauf.returncode == 0, lauf.stdout + lauf.stderr
+    assert "raw_items angelegt, mit Index auf slot (wie Schritt 2 der Einrichtung)." in lauf.stdout
+    assert haus.sql("ingest", "select indexdef from pg_indexes where indexname = 'raw_items_slot'") == [
+        ("CREATE INDEX raw_items_slot ON public.raw_items USING btree (slot)",)
+    ]
+    haus.bauen(3)  # Schritt 2 danach: die Tabelle bleibt, die Rechte kommen dazu; migrieren geht
+
+
+def _pg_umgebung(haus: Haus) -> dict[str, str]:
+    teile = psycopg.conninfo.conninfo_to_dict(haus.server.admin_url)
+    return {"PGHOST": teile["host"], "PGPORT": str(teile.get("port", 5432))}
 
 
 # --- cron ------------------------------------------------------------------------------------------

@@ -217,3 +217,17 @@ def test_bereiche_und_voreinstellungen_deutsch():
     assert not ENGLISCH.search(hilfe), hilfe
     fehlt = CliRunner().invoke(befehl, [])
     assert "Fehler: Es fehlt die Option --c." in fehlt.stderr
+
+
+def test_erste_id_sagt_dasselbe_wie_ihr_bereich():
+    """Befund 15: die Hilfe sagte „(ab 0)“ neben „[Voreinstellung: 1; ab 1]“."""
+    from auswahlstufe.lauf import ingest
+
+    hilfe = " ".join(CliRunner().invoke(ingest.main, ["--help"]).stdout.split())
+    assert (
+        "Artikel ohne item_id bekommen ihre Stelle in der Datei als Nummer, gezählt ab N (der erste "
+        "Artikel der Datei N, der zweite N+1 …). [Voreinstellung: 1; ab 1]"
+    ) in hilfe, hilfe
+    assert "(ab 0)" not in hilfe
+    zeilen = ingest.item_zeilen([{"slot": "2026-09-07T08:00+02:00"}] * 2, "x.json", 1001)
+    assert [z[0] for z in zeilen] == [1001, 1002]

@@ -38,6 +38,7 @@ from tests.testhilfen import (
     SLOT_TEXT,
     bestand_anlegen,
     bilanzzeile,
+    hba_zeilen_voran,
     raw_items_anlegen,
     sql_konstanten,
     starten,
@@ -155,6 +156,11 @@ def test_optionen_der_url_bleiben_und_die_grenzen_gelten(db_url, monkeypatch):
 def test_ohne_database_url_nennt_die_gesuchte_env(tmp_path):
     e = starten("auswahl.py", "--backfill", url=None, cwd=tmp_path)
     assert e.code == 4 and f"{tmp_path / '.env'} gibt es nicht" in e.err, str(e)
+    # Außerhalb des Klons gibt es dort keine .env.example (Befund 15): wohin, sagt die Meldung.
+    assert f"Im Klon aufrufen (cd {PROJEKT}: dort gehört .env hin, Vorlage .env.example)" in e.err, e.err
+    assert "kopieren nach .env" not in e.err
+    e = starten("auswahl.py", "--backfill", url=None, cwd=PROJEKT / "docs")
+    assert "Im Klon aufrufen" in e.err, e.err
     (tmp_path / ".env").write_text("ANDERES=1\n")
     (tmp_path / ".env").chmod(0o600)
     e = starten("check_db.py", url=None, cwd=tmp_path)
@@ -266,6 +272,141 @@ def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_n
     assert "***" in meldung
     # das richtige Passwort kommt durch: die Anmeldung verlangt es wirklich
     db.verbinden(f"postgresql://{rolle}:{passwort}@/{db_name}?host={host}", "test").close()
+
+
+# --- Anmeldung scheitert an pg_hba.conf, peer oder SSL (Issue 19, im echten Haus: Befund 2) ------
+#
+# Vorher endete jede dieser Anmeldungen mit Exit 3 und „Datenbankfehler (…): connection failed: …
+# FATAL:  Peer authentication failed for user …“ – englisch, ohne nächsten Schritt. Der Server ist
+# der PostgreSQL 15 der Sitzung mit der pg_hba.conf von Debian (Socket: peer; TCP: Passwort).
+
+
+@pytest.fixture
+def pg15_anmeldung(pg15):
+    """(Server, Socket-Verzeichnis, Port): Datenbank aw_anmeldung und die Rolle aw_peer (mit Passwort,
+    aber kein Benutzer des Systems) auf dem PostgreSQL 15 der Sitzung."""
+    teile = psycopg.conninfo.conninfo_to_dict(pg15.admin_url)
+    with pg15.verwalten() as conn:
+        conn.execute("drop database if exists aw_anmeldung with (force)")
+        conn.execute("create database aw_anmeldung")
+        conn.execute("drop role if exists aw_peer")
+        conn.execute("create role aw_peer login password 'Peer-Geheim-1'")
+    yield pg15, teile["host"], teile["port"]
+    with pg15.verwalten() as conn:
+        conn.execute("drop database if exists aw_anmeldung with (force)")
+        conn.execute("drop role if exists aw_peer")
+
+
+def _anmeldung(url: str, tmp_path: Path) -> str:
+    """Die Meldung von check_db.py (Exit 3) für ``url`` – ohne Passwort, ohne Englisch."""
+    e = starten("check_db.py", url=url, cwd=tmp_path)
+    assert e.code == EXIT_DATENBANK, str(e)
+    assert "Peer-Geheim-1" not in e.err and "Traceback" not in e.err, e.err
+    for englisch in ("authentication failed", "rejects connection", "does not support", "Datenbankfehler"):
+        assert englisch not in e.err, e.err
+    return e.err
+
+
+def test_peer_auf_dem_socket_nennt_die_zeile_fuer_pg_hba(pg15_anmeldung, tmp_path):
+    """Debian: „local all all peer“ – die Rolle heißt nicht wie der Benutzer des Systems."""
+    _, socket, port = pg15_anmeldung
+    err = _anmeldung(f"postgresql://aw_peer:Peer-Geheim-1@/aw_anmeldung?host={socket}&port={port}", tmp_path)
+    assert "der Server prüft aw_peer mit peer (pg_hba.conf)" in err, err
+    assert "vor die Zeile „local all all peer“ eine Zeile wie local aw_anmeldung aw_peer scram-sha-256" in err
+    assert "select pg_reload_conf()" in err and "docs/betrieb.md, Einrichtung, Schritt 1" in err
+    assert "postgresql://aw_peer:***@/aw_anmeldung" in err  # das Ziel, maskiert
+
+
+def test_reject_in_pg_hba_nennt_die_zeile_davor(pg15_anmeldung, tmp_path):
+    server, socket, port = pg15_anmeldung
+    hba_zeilen_voran(
+        server,
+        "local   aw_anmeldung   aw_peer                reject\n"
+        "host    aw_anmeldung   aw_peer   127.0.0.1/32 reject\n",
+    )
+    err = _anmeldung(f"postgresql://aw_peer:Peer-Geheim-1@/aw_anmeldung?host={socket}&port={port}", tmp_path)
+    assert "Der Server weist die Anmeldung von aw_peer an aw_anmeldung über den Socket ab" in err, err
+    assert "Zeile „reject“" in err and "local aw_anmeldung aw_peer scram-sha-256" in err, err
+    # über TCP: die Adresse steht in der Zeile
+    err = _anmeldung(f"postgresql://aw_peer:Peer-Geheim-1@127.0.0.1:{port}/aw_anmeldung", tmp_path)
+    assert "von 127.0.0.1 ab" in err and "host aw_anmeldung aw_peer 127.0.0.1/32 scram-sha-256" in err, err
+
+
+def test_ssl_verlangt_aber_der_server_hat_keins(pg15_anmeldung, tmp_path):
+    _, _, port = pg15_anmeldung
+    err = _anmeldung(
+        f"postgresql://aw_peer:Peer-Geheim-1@127.0.0.1:{port}/aw_anmeldung?sslmode=require", tmp_path
+    )
+    assert "Der Server spricht kein SSL, DATABASE_URL verlangt es" in err, err
+    assert "sslmode=prefer" in err and "ssl = on" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "satz"),
+    [
+        # libpq 18 und PostgreSQL 15, englisch und mit lc_messages=de (de.po), wie psycopg sie reicht
+        (
+            'connection failed: connection to server on socket "/run/pg/.s.PGSQL.5432" failed: '
+            'FATAL:  Ident authentication failed for user "aw_stufe"',
+            "der Server prüft aw_stufe mit ident (pg_hba.conf)",
+        ),
+        (
+            "connection failed: FATAL:  Peer-Authentifizierung für Benutzer »aw_stufe« fehlgeschlagen",
+            "der Server prüft aw_stufe mit peer (pg_hba.conf)",
+        ),
+        (
+            'connection failed: FATAL:  no pg_hba.conf entry for host "10.0.0.7", user "aw_stufe", '
+            'database "wurzelwerk", no encryption',
+            "keine passende Zeile. Der Admin des Servers ergänzt eine: host wurzelwerk aw_stufe 10.0.0.7/32",
+        ),
+        (
+            "connection failed: FATAL:  kein pg_hba.conf-Eintrag für Host »[local]«, Benutzer »aw_blick«, "
+            "Datenbank »wurzelwerk«, keine Verschlüsselung",
+            "Der Server lässt aw_blick an wurzelwerk über den Socket (ohne Verschlüsselung) nicht zu",
+        ),
+        (
+            "connection failed: FATAL:  pg_hba.conf lehnt Verbindung ab für Host »127.0.0.1«, Benutzer "
+            "»aw_blick«, Datenbank »wurzelwerk«, keine Verschlüsselung",
+            "Der Server weist die Anmeldung von aw_blick an wurzelwerk von 127.0.0.1 ab",
+        ),
+        (
+            'connection failed: root certificate file "/root/.postgresql/root.crt" does not exist\n'
+            "Either provide the file, use the system's trusted roots with sslrootcert=system, or change "
+            "sslmode to disable server certificate verification.",
+            "/root/.postgresql/root.crt gibt es nicht. sslrootcert=PFAD",
+        ),
+        (
+            'connection failed: server certificate for "db.intern" does not match host name "10.0.0.5"',
+            "Das Zertifikat des Servers gilt für db.intern, DATABASE_URL nennt den Host 10.0.0.5",
+        ),
+        (
+            "connection failed: SSL error: certificate verify failed: self-signed certificate",
+            "Das Zertifikat des Servers ließ sich nicht prüfen",
+        ),
+        ("connection failed: FATAL:  connection requires a valid client certificate", "Client-Zertifikat"),
+        (
+            "connection failed: channel binding required, but SSL not in use",
+            "channel_binding=require in DATABASE_URL",
+        ),
+        (
+            'connection failed: FATAL:  role "aw_stufe" is not permitted to log in',
+            "Die Rolle aw_stufe darf sich nicht anmelden (NOLOGIN",
+        ),
+        (
+            'connection failed: FATAL:  permission denied for database "wurzelwerk"\n'
+            "DETAIL:  User does not have CONNECT privilege.",
+            "fehlt das Recht CONNECT auf die Datenbank",
+        ),
+        ("connection failed: FATAL:  sorry, too many clients already", "zu viele Verbindungen"),
+        ('connection failed: FATAL:  too many connections for role "aw_stufe"', "zu viele Verbindungen"),
+        ("connection failed: FATAL:  the database system is starting up", "startet gerade"),
+        ("connection failed: FATAL:  das Datenbanksystem fährt herunter", "fährt herunter"),
+    ],
+)
+def test_gescheiterte_anmeldung_ist_ein_deutscher_satz_mit_dem_naechsten_schritt(text, satz):
+    meldung = db._verbindungsfehler(text, "postgresql://aw_stufe:***@/wurzelwerk", "", "dbname=wurzelwerk")
+    assert satz in meldung, meldung
+    assert not meldung.startswith("Datenbankfehler") and "failed" not in meldung, meldung
 
 
 def test_zeitlimit_wird_zeitlimit(db_url, monkeypatch):

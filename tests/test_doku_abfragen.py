@@ -123,3 +123,31 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, roll
     assert f"{SLOT:%Y}" in lauf.stdout and "backfill" in lauf.stdout
     lauf = _psql(blick, abfragen, version=CODER_VERSION, item="1")
     assert lauf.returncode != 0 and "permission denied for table selected_extractor" in lauf.stderr
+
+
+def test_cron_je_tag_zaehlt_exit_5_als_gesperrt_nicht_als_fehler(daten, cli, db_url):
+    """Befund 8 (Issue 19, im echten Haus): die Abfrage „Hat cron heute gelaufen“ zählte jeden
+    Aufruf mit Exit 5 – für --nachholen aus cron der Normalfall – auch als Fehler. Jetzt heißt
+    er in auswahl_laeufe ``gesperrt`` (aw-007), und die Abfrage zählt ihn für sich."""
+    abfrage = next(a for a in _bloecke()[0].split(";") if "Hat cron heute gelaufen" in a).strip()
+    daten.item(1)
+    daten.kandidaten(1, {"trafilatura": "Ein Text für den Slot."})
+    with psycopg.connect(db_url, autocommit=True) as halter:  # ein anderer Lauf hält die Sperre
+        halter.execute(
+            "select pg_advisory_lock(hashtextextended(%s, 0))", (f"wurzelwerk-auswahl {CODER_VERSION}",)
+        )
+        assert cli("--nachholen").code == 5
+    assert cli("--nachholen").code == 0
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute(
+            "select exit_code, zustand from auswahl_laeufe where modus = 'nachholen' order by id"
+        ).fetchall() == [(5, "gesperrt"), (0, "erfolg")]
+        cur = conn.execute(abfrage)
+        zeile = dict(zip([s.name for s in cur.description], cur.fetchone(), strict=True))
+    assert {k: zeile[k] for k in ("aufrufe", "erfolg", "gesperrt", "fehler", "abgebrochen")} == {
+        "aufrufe": 2,
+        "erfolg": 1,
+        "gesperrt": 1,
+        "fehler": 0,
+        "abgebrochen": 0,
+    }, zeile

@@ -296,6 +296,18 @@ def test_slot_der_nicht_parst(falsch, lauf):
         lauf(falsch)
 
 
+@pytest.mark.parametrize("tag", ["2026-09-07", "20260907", "2026-W36-1"])
+def test_slot_ohne_uhrzeit_ist_ein_eingabefehler(tag, cli):
+    """Befund 13 (Issue 19, im echten Haus): --slot 2026-09-07 war Mitternacht, Exit 0, „hat keine
+    Items“ – ein Slot ist ein Zeitpunkt; ohne Uhrzeit Exit 1 mit den Schreibweisen, die gelten."""
+    e = cli("--slot", tag)
+    assert e.code == 1 and e.out == "", str(e)
+    assert e.err == (
+        f"Fehler: --slot „{tag}“ nennt keine Uhrzeit – ein Slot ist ein Zeitpunkt; erwartet z. B. "
+        "2026-09-07T08:00 (Europe/Berlin) oder 2026-09-07T08:00+02:00.\n"
+    ), e.err
+
+
 def test_slot_in_der_fruehjahrsluecke_gibt_es_nicht(cli):
     """2026-03-29: in Berlin springt die Uhr von 02:00 auf 03:00; 02:30 gibt es nicht."""
     with pytest.raises(EingabeFehler, match="gibt es in Europe/Berlin nicht") as fehler:

@@ -258,13 +258,15 @@ def test_ein_getoeteter_lauf_zaehlt_nicht_und_der_naechste_schliesst_ihn(db_url,
     erster, danach = laeufe(db_url)
     assert erster[:8] == getoetet[:8]  # die Bilanz bleibt, wie er starb: unbekannt
     assert erster[8] is None and erster[10], erster  # kein Exit-Code, aber geschlossen
-    assert erster[9].startswith("abgebrochen: endete nie") and "bemerkt von Lauf 2" in erster[9], erster
+    assert (
+        erster[9].startswith("abgebrochen: trug sein Ende nicht ein") and "bemerkt von Lauf 2" in erster[9]
+    ), erster
     assert danach[8] == EXIT_OK and danach[10]
     assert (
         f"Hinweis: Lauf 1 (--slot 2026-09-07T08:00+02:00, Prozess {prozess.pid} auf {erster[11]}, begonnen "
         in err
     ), err
-    assert "endete nie; jetzt als abgebrochen geschlossen." in err
+    assert "trug sein Ende nicht ein (Datenbanksitzung weg: " in err and "endete nie" not in err
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select zustand from auswahl_laeufe order by id").fetchall() == [
             ("abgebrochen",),

@@ -195,6 +195,41 @@ def test_nach_einem_backfill_ist_nichts_offen_nur_was_dazukommt(db_url, cli):
     assert eins not in [s for (s,) in abfrage(db_url, "select slot from raw_items")]
 
 
+def test_eine_neue_seite_eines_entschiedenen_items_nimmt_backfill_wie_die_hilfe_sagt(db_url, cli):
+    """Befund 7 (Issue 19, im echten Haus): die Hilfe versprach, --nachholen nehme Slots, „zu dem
+    seitdem Items, Kandidaten oder Seiten kamen“ – eine neue Seite eines Items mit Kandidaten
+    nahm es nicht (mit Absicht: lauf.nachholen). Jetzt sagt die Hilfe genau die Regel, und so läuft es."""
+    hilfe = " ".join(cli("--help").out.split())
+    assert "seitdem Items, Kandidaten oder Seiten" not in hilfe and "seitdem kamen Items" not in hilfe
+    assert (
+        "Offen ist ein Slot, in dem ein Item Kandidaten, aber keine Entscheidung dieser coder_version hat "
+        "– mit --extrahieren auch eine Seite, aber keine Kandidaten. Geänderte Kandidaten oder eine neue "
+        "Seite eines schon entschiedenen Items nimmt erst --backfill (die nächtliche cron-Zeile)."
+    ) in hilfe, hilfe
+    bestand(db_url, 3, 1)
+    assert bilanzzeile(cli("--backfill").out).startswith("neu 3, ")
+    with psycopg.connect(db_url, autocommit=True) as conn:  # die Seite von Item 1 kommt neu
+        conn.execute(
+            "insert into seiten (item_id, html) values (1, %s)",
+            (
+                b"<html><body><article><p>"
+                + b"Ein neuer Absatz mit Text. " * 30
+                + b"</p></article></body></html>",
+            ),
+        )
+    assert abfrage(db_url, "select count(*) from auswahl_slots_ohne_lauf") == [(0,)]
+    e = cli("--extrahieren", "--nachholen")
+    assert (e.code, e.out, e.err) == (EXIT_OK, "", ""), str(e)  # nichts offen
+    e = cli("--extrahieren", "--backfill", "--prozesse", "1")
+    assert e.code == EXIT_OK and "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in e.out, str(e)
+    assert (
+        abfrage(db_url, "select count(*) from extraktionen where item_id = 1 and seite_sha256 is not null")[
+            0
+        ][0]
+        > 0
+    )
+
+
 def test_nachholen_trocken_sagt_was_es_taete_und_schreibt_nichts(db_url, cli):
     bestand(db_url, 20, 2)
     e = cli("--nachholen", "--trocken")
@@ -400,12 +435,19 @@ def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_n
     assert err.startswith(f"Hinweis: Lauf {lauf_id} (--slot {slot_text(slot)}, Prozess {prozess.pid} auf "), (
         err
     )
-    assert err.rstrip().endswith("endete nie; jetzt als abgebrochen geschlossen."), err
+    # Befund 14: er endete ja (Exit 3, eigene Meldung) – nur eintragen konnte er es nicht mehr
+    assert err.rstrip().endswith(
+        "trug sein Ende nicht ein (Datenbanksitzung weg: getötet, Server gestoppt oder Verbindung "
+        "verloren); jetzt als abgebrochen geschlossen."
+    ), err
+    assert "endete nie" not in err
     assert bilanzzeile(out).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, "), out
     toter = abfrage(
         db_url, "select zustand, exit_code, meldung from auswahl_laeufe where id = %s", (lauf_id,)
     )[0]
-    assert toter[:2] == ("abgebrochen", None) and toter[2].startswith("abgebrochen: endete nie"), toter
+    assert toter[:2] == ("abgebrochen", None) and toter[2].startswith(
+        "abgebrochen: trug sein Ende nicht ein"
+    ), toter
     assert abfrage(db_url, "select count(*) from auswahl_offene_laeufe") == [(0,)]
     # Einmal gemeldet, dann still.
     assert ende(im_hintergrund(db_url, "--nachholen", cwd=tmp_path)) == (EXIT_OK, "", "")
@@ -561,6 +603,25 @@ def test_cron_log_jede_zeile_mit_zeit_modus_slot_version_und_still_ohne_befund(d
     assert (zeile["modus"], zeile["slot"]) == ("backfill", None) and zeile["text"].startswith("Fehler: "), (
         e.err
     )
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+def test_der_zeilenkopf_steht_in_berliner_zeit_wie_jede_zeit_der_stufe(db_url, cli, zone):
+    """Befund 12 (Issue 19, im echten Haus): auf einem Rechner in UTC trug der Kopf +00:00, der
+    Hinweis daneben „begonnen … MEZ“ – zwei Zonen in einer Zeile. Slots sind Berliner Zeit."""
+    from datetime import datetime
+
+    from auswahlstufe.lauf.bereich import BERLIN
+
+    bestand(db_url, 3, 1)
+    vorher = datetime.now(BERLIN)
+    e = cli("--slot", SLOT_TEXT, env={**CRON, "TZ": zone})
+    assert e.code == EXIT_OK, str(e)
+    for zeile in e.out.splitlines():
+        zeit = datetime.fromisoformat(zeile.split(" ", 1)[0])
+        assert zeit.utcoffset() == datetime.now(BERLIN).utcoffset() or zeit.utcoffset() == vorher.utcoffset()
+        assert zeit.isoformat() == zeit.astimezone(BERLIN).isoformat(), zeile  # Wanduhr in Berlin
+        assert vorher - timedelta(seconds=1) <= zeit <= datetime.now(BERLIN), zeile
 
 
 def test_am_terminal_kein_zeilenkopf(db_url, tmp_path):

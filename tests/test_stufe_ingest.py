@@ -359,7 +359,7 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
     assert f"Bis zum Fehler geschrieben: neu {schon}, " in err, err  # nach dem Verlust: kein Stapel mehr
     assert "Traceback" not in err and out == ""
     assert abfrage(db_url, "select id, exit_code, zustand from auswahl_laeufe order by id") == [
-        (1, EXIT_GESPERRT, "fehler"),
+        (1, EXIT_GESPERRT, "gesperrt"),  # Exit 5: auch eine verlorene Sperre (aw-007)
         (2, EXIT_OK, "erfolg"),
     ]
     # Der zweite hatte den ersten als abgebrochen geschlossen (seine Sitzung war weg); der erste

@@ -19,6 +19,7 @@ import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -474,13 +475,19 @@ def cpu_sekunden(pid: int) -> float:
 # --- PostgreSQL 15 und das Haus mit getrennten Rollen (docs/betrieb.md, Einrichtung) ---------
 
 PG15 = Path("/usr/lib/postgresql/15/bin")
-# Die Rollen der Stufe melden sich nur mit Passwort an (scram-sha-256) – ihr Passwort steht in
-# .env, und ein falsches muss auffallen. Superuser, ingest und aw_admin kommen über trust: wie
-# sie sich anmelden, regelt das Haus, nicht die Stufe.
 HAUS_DB = "wurzelwerk"
 HAUS_ROLLEN = ("aw_blick", "aw_stufe", "aw_admin", "ingest")  # in dieser Reihenfolge zu löschen
-HBA_PASSWORT = "local all aw_stufe,aw_blick scram-sha-256\n"
 BETRIEB_DOKU = PROJEKT / "docs" / "betrieb.md"
+# pg_hba.conf des PostgreSQL 15 wie auf Debian nach „apt-get install postgresql-15“: der
+# Socket nur mit peer (der Benutzer des Systems heißt wie die Rolle), TCP auf demselben
+# Rechner mit Passwort. Nur der Superuser kommt über trust statt peer – die Tests laufen
+# nicht als Benutzer postgres.
+HBA_DEBIAN = """\
+local   all   postgres                   trust
+local   all   all                        peer
+host    all   all      127.0.0.1/32      scram-sha-256
+host    all   all      ::1/128           scram-sha-256
+"""
 
 
 def _als_postgres(befehl: str) -> None:
@@ -488,21 +495,26 @@ def _als_postgres(befehl: str) -> None:
     subprocess.run([*als, befehl], check=True)
 
 
-def pg15_starten(ort: Path) -> Server:
-    """PostgreSQL 15 aus dem Debian-Paket in ``ort`` (Socket dort, kein TCP; als root: als postgres).
+def freier_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
-    Superuser ``postgres`` über trust; die Rollen der Stufe nur mit Passwort (``HBA_PASSWORT``).
-    """
+
+def pg15_starten(ort: Path) -> Server:
+    """PostgreSQL 15 aus dem Debian-Paket in ``ort``: Socket dort und TCP auf 127.0.0.1 (ohne
+    SSL), pg_hba.conf wie auf Debian (``HBA_DEBIAN``); als root läuft er als postgres."""
     if os.geteuid() == 0:
         shutil.chown(ort, "postgres")
     daten = ort / "daten"
     _als_postgres(f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null")
-    hba = daten / "pg_hba.conf"
-    hba.write_text(HBA_PASSWORT + hba.read_text())  # die erste passende Zeile gilt
+    (daten / "pg_hba.conf").write_text(HBA_DEBIAN)
+    port = freier_port()
     _als_postgres(
-        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -c listen_addresses=\" -l '{ort / 'log'}' -w start >/dev/null"
+        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -p {port} -c listen_addresses=127.0.0.1\" "
+        f"-l '{ort / 'log'}' -w start >/dev/null"
     )
-    return Server(f"host={ort} user=postgres dbname=postgres", "postgresql-15", handle=ort)
+    return Server(f"host={ort} port={port} user=postgres dbname=postgres", "postgresql-15", handle=ort)
 
 
 def pg15_stoppen(ort: Path) -> None:
@@ -511,16 +523,40 @@ def pg15_stoppen(ort: Path) -> None:
     subprocess.run([*als, befehl], check=False)
 
 
-def passwort_pflicht(server: Server) -> None:
-    """Beim eingebetteten Server: die Rollen der Stufe nur mit Passwort (wie pg15_starten)."""
-    if server.pgdata is None:
-        return
-    hba = server.pgdata / "pg_hba.conf"
-    inhalt = hba.read_text()
-    if HBA_PASSWORT not in inhalt:
-        hba.write_text(HBA_PASSWORT + inhalt)
+def hba_datei(server: Server) -> Path:
+    with server.verwalten() as conn:
+        return Path(conn.execute("show hba_file").fetchone()[0])
+
+
+def hba_zeilen_voran(server: Server, zeilen: str, *, neu_lesen: bool = True) -> None:
+    """``zeilen`` an den Anfang von pg_hba.conf (die erste passende Zeile gilt); einmal."""
+    pfad = hba_datei(server)
+    inhalt = pfad.read_text()
+    if not inhalt.startswith(zeilen):
+        pfad.write_text(zeilen + inhalt.replace(zeilen, ""))
+    if neu_lesen:
         with server.verwalten() as conn:
             conn.execute("select pg_reload_conf()")
+
+
+def hba_der_doku() -> str:
+    """Die Zeilen für pg_hba.conf aus Schritt 1 der Einrichtung (der Block mit local/host)."""
+    return next(
+        text
+        for sprache, text in schritt(1).bloecke
+        if sprache == "text" and text.startswith(("local", "host"))
+    )
+
+
+def haus_hba(server: Server) -> str:
+    """pg_hba.conf des Hauses: zuerst die Zeilen aus Schritt 1 der Doku (die Rollen der Stufe mit
+    Passwort), dahinter, was das Haus regelt (Superuser, ingest, aw_admin: hier trust), und für
+    alle übrigen Rollen peer – wie Debian. So meldet sich aw_stufe nur an, weil die Doku es sagt."""
+    superuser = psycopg.conninfo.conninfo_to_dict(server.admin_url).get("user", "postgres")
+    return hba_der_doku() + (
+        f"local   {HAUS_DB}   {superuser},ingest,aw_admin   trust\n"
+        f"local   {HAUS_DB}   all                           peer\n"
+    )
 
 
 def haus_abreissen(server: Server) -> None:
@@ -544,10 +580,11 @@ def klon_anlegen(ziel: Path) -> Path:
 
 @dataclass
 class Schritt:
-    """Ein Abschnitt der Einrichtung: Überschrift und seine Codeblöcke (Sprache, Text)."""
+    """Ein Abschnitt der Einrichtung: Überschrift, seine Codeblöcke (Sprache, Text) und sein Text."""
 
     titel: str
     bloecke: list[tuple[str, str]]
+    text: str = ""
 
     def sh(self) -> list[str]:
         return [text for sprache, text in self.bloecke if sprache == "sh"]
@@ -561,7 +598,7 @@ def einrichtung() -> list[Schritt]:
     for teil in re.split(r"^### ", abschnitt, flags=re.M)[1:]:
         titel, rest = teil.split("\n", 1)
         bloecke = re.findall(r"^```(\w*)\n(.*?)^```", rest, re.S | re.M)
-        schritte.append(Schritt(titel.strip(), bloecke))
+        schritte.append(Schritt(titel.strip(), bloecke, rest))
     return schritte
 
 
@@ -569,6 +606,32 @@ def schritt(nummer: int | str) -> Schritt:
     """Schritt „3. …“ (Zahl) oder ein Abschnitt, dessen Titel so beginnt (Text)."""
     anfang = f"{nummer}. " if isinstance(nummer, int) else nummer
     return next(s for s in einrichtung() if s.titel.startswith(anfang))
+
+
+def psql_mit_protokoll(bin_pfad: Path, ort: Path) -> Path:
+    """Ein Verzeichnis mit einem ``psql``, das seine Argumente an ``ort/psql-argv`` anhängt (jedes
+    mit NUL, jeden Aufruf mit RS abgeschlossen) und dann das echte psql aus ``bin_pfad``
+    ausführt: was ``ps -eo args`` von ihm zeigte, steht danach in der Datei."""
+    verzeichnis = ort / "psql-mit-protokoll"
+    if not verzeichnis.is_dir():
+        verzeichnis.mkdir(parents=True)
+        skript = verzeichnis / "psql"
+        skript.write_text(
+            "#!/bin/sh\n"
+            f"printf '%s\\0' \"$@\" >> '{ort / 'psql-argv'}'\n"
+            f"printf '\\036' >> '{ort / 'psql-argv'}'\n"
+            f"exec '{bin_pfad / 'psql'}' \"$@\"\n"
+        )
+        skript.chmod(0o755)
+    return verzeichnis
+
+
+def psql_aufrufe(ort: Path) -> list[list[str]]:
+    """Die Argumente jedes psql, das ``psql_mit_protokoll(…, ort)`` startete."""
+    datei = ort / "psql-argv"
+    if not datei.exists():
+        return []
+    return [aufruf.split("\0")[:-1] for aufruf in datei.read_text().split("\x1e")[:-1]]
 
 
 def block_ausfuehren(
@@ -580,13 +643,15 @@ def block_ausfuehren(
     home: Path,
     superuser: bool = False,
     timeout: float = 300,
+    eingabe: str | None = None,
 ) -> subprocess.CompletedProcess:
     """Ein sh-Block der Doku, wie ein Betreiber ihn einfügt: bash, im Klon, mit PGHOST/PGPORT
     des Servers. PGUSER (den Superuser) nur mit ``superuser`` – Schritt 1; jeder andere Block
-    muss seine Rolle selbst nennen (sonst nähme libpq den Benutzer des Systems, und das scheitert)."""
+    muss seine Rolle selbst nennen (sonst nähme libpq den Benutzer des Systems, und das scheitert).
+    psql kommt über ``psql_mit_protokoll`` (seine Argumente landen neben ``home``)."""
     teile = psycopg.conninfo.conninfo_to_dict(server.admin_url)
     umgebung = {
-        "PATH": f"{bin_pfad}:/usr/bin:/bin",
+        "PATH": f"{psql_mit_protokoll(bin_pfad, home.parent)}:{bin_pfad}:/usr/bin:/bin",
         "HOME": str(home),
         "PGHOST": teile.get("host", "localhost"),
         "PGPORT": str(teile.get("port", 5432)),
@@ -603,7 +668,8 @@ def block_ausfuehren(
         capture_output=True,
         text=True,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        input=eingabe,
+        stdin=None if eingabe is not None else subprocess.DEVNULL,
     )
 
 
@@ -624,15 +690,30 @@ class Haus:
         with self.server.verwalten() as conn:
             return conn.info.server_version // 10000
 
-    def ausfuehren(self, block: str, *, superuser: bool = False) -> subprocess.CompletedProcess:
-        return block_ausfuehren(
+    def ausfuehren(
+        self, block: str, *, superuser: bool = False, eingabe: str | None = None
+    ) -> subprocess.CompletedProcess:
+        """Ein Block der Doku; danach stand kein Passwort der Rollen in den Argumenten von psql."""
+        lauf = block_ausfuehren(
             block,
             server=self.server,
             bin_pfad=self.bin_pfad,
             klon=self.klon,
             home=self.home,
             superuser=superuser,
+            eingabe=eingabe,
         )
+        self.kein_passwort_in_der_prozessliste()
+        return lauf
+
+    def kein_passwort_in_der_prozessliste(self) -> None:
+        """Kein psql eines Blocks hatte ein Passwort der Stufe in seinen Argumenten (``ps -eo args``)."""
+        passwoerter = [p.read_text().strip() for p in self.home.glob(".aw_*_passwort")]
+        for argumente in psql_aufrufe(self.home.parent):
+            for passwort in passwoerter:
+                assert not any(passwort in a for a in argumente), (
+                    f"Passwort in der Prozessliste: psql {argumente}"
+                )
 
     def schritt(self, nummer: int | str) -> list[subprocess.CompletedProcess]:
         """Die sh-Blöcke eines Schritts; als Superuser nur der Schritt, dessen Titel das sagt (1)."""
@@ -678,6 +759,7 @@ class Haus:
     def stufe(self, skript: str, *args: str, env: dict | None = None) -> Ergebnis:
         """Ein Skript der Stufe im Klon, DATABASE_URL aus seiner .env (keine in der Umgebung)."""
         umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL" and not k.startswith("PG")}
+        umgebung["HOME"] = str(self.home)  # ~/.pgpass des Betreibers (Schritt 5)
         umgebung.update(env or {})
         lauf = subprocess.run(
             [str(self.klon / ".venv" / "bin" / "python"), skript, *args],

@@ -13,8 +13,9 @@ Die Regel des Hauses für einen Lauf ohne Aufsicht (cron):
 
 Am Terminal bleibt es, wie es war: der Fortschrittsbalken auf stderr, Zeilen
 ohne Kopf. Ist ein Strom kein Terminal, beginnt jede seiner Zeilen mit einem
-**Zeilenkopf** – Ortszeit mit Offset, Modus, Slot (falls einer) und
-coder_version –, etwa::
+**Zeilenkopf** – die Zeit in Europe/Berlin mit Offset (wie jede Zeit, die die Stufe
+nennt: Slots, „begonnen …“; gleich, in welcher Zone der Rechner läuft), Modus, Slot
+(falls einer) und coder_version –, etwa::
 
     2026-09-08T08:15:02+02:00 modus=nachholen slot=2026-09-07T08:00+02:00 version=auswahl-2+… | neu 12, …
 
@@ -33,6 +34,7 @@ from datetime import datetime
 from typing import TextIO
 
 from auswahlstufe.fehler import KonfigurationsFehler
+from auswahlstufe.lauf.bereich import BERLIN
 
 VARIABLE = "AUSWAHL_ZEILENKOPF"
 WERTE = ("auto", "an", "aus")
@@ -46,7 +48,7 @@ class _Kontext:
     version: str = ""
 
     def kopf(self) -> str:
-        teile = [datetime.now().astimezone().isoformat(timespec="seconds")]
+        teile = [datetime.now(BERLIN).isoformat(timespec="seconds")]
         if self.modus:
             teile.append(f"modus={self.modus}")
         if self.slot:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from auswahlstufe.fehler import EingabeFehler
@@ -11,7 +11,8 @@ BERLIN = ZoneInfo("Europe/Berlin")
 
 
 def slot_parsen(text: str) -> datetime:
-    """``2026-09-07T08:00`` (Europe/Berlin) oder mit Offset ``…+02:00``/``…Z``.
+    """``2026-09-07T08:00`` (Europe/Berlin) oder mit Offset ``…+02:00``/``…Z``; ein Tag ohne
+    Uhrzeit ist ein Eingabefehler (kein stilles Mitternacht).
 
     An der Zeitumstellung ist eine Ortszeit ohne Offset nicht immer ein
     Zeitpunkt: 02:30 am letzten Sonntag im März gibt es nicht (Lücke), 02:30 am
@@ -27,6 +28,15 @@ def slot_parsen(text: str) -> datetime:
             f"--slot „{text}“ ist kein Zeitpunkt; erwartet z. B. 2026-09-07T08:00 "
             "(Europe/Berlin) oder 2026-09-07T08:00+02:00."
         ) from None
+    try:  # nur ein Tag (2026-09-07, 20260907, 2026-W36-1) wäre sonst still Mitternacht
+        date.fromisoformat(text.strip())
+    except ValueError:
+        pass
+    else:
+        raise EingabeFehler(
+            f"--slot „{text}“ nennt keine Uhrzeit – ein Slot ist ein Zeitpunkt; erwartet z. B. "
+            "2026-09-07T08:00 (Europe/Berlin) oder 2026-09-07T08:00+02:00."
+        )
     if zeitpunkt.tzinfo is not None:
         return zeitpunkt
     erste = zeitpunkt.replace(tzinfo=BERLIN, fold=0)

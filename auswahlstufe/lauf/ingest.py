@@ -10,16 +10,20 @@ Vorführung, eine lokale Datenbank, die Tests und die Benchmarks. Pflicht sind
 die Items einer Datei im Stapelformat in ``raw_items`` ein, unter der Rolle von
 Ingest (``DATABASE_URL``; sie besitzt die Tabelle): ``item_id``, ``slot``,
 ``haus``, ``titel``, ``url`` je Artikel, ohne Datei die Beispiele
-(``beispiele/artikel.json``). Fehlt ``raw_items``, legt es die Tabelle an, wie
-oben. Ein Artikel ohne ``item_id`` bekommt seine Nummer in der Datei (ab 1, mit
-``--erste-id N`` ab N), ohne ``slot`` je 400 Artikel eine Stunde ab 2026-09-01
-06:00 Berliner Zeit – so wie ``bench.bestand``. Items, die es schon gibt, bleiben; gibt es eines schon mit
-anderen Werten, endet es mit Exit 1 und trägt nichts ein. Die Stufe selbst
-schreibt ``raw_items`` nie (docs/betrieb.md#eigene-testdaten-in-ein-frisches-haus).
+(``beispiele/artikel.json``). Fehlt ``raw_items`` (ein Testhaus ohne Schritt 2 der
+Einrichtung), legt es die Tabelle an wie oben, mit Index; steht sie schon, bleibt sie, wie
+sie ist. Unter einer anderen Rolle als Ingest schreibt es nichts und nennt Ingest. Ein
+Artikel ohne ``item_id`` bekommt seine Nummer in der Datei (ab 1, mit ``--erste-id N`` ab
+N), ohne ``slot`` je 400 Artikel eine Stunde ab 2026-09-01 06:00 Berliner Zeit – so wie
+``bench.bestand``. Items, die es schon gibt, bleiben; gibt es eines schon mit anderen
+Werten, endet es mit Exit 1 und trägt nichts ein. Die Stufe selbst schreibt ``raw_items``
+nie (docs/betrieb.md#eigene-testdaten-in-ein-frisches-haus).
 """
 
 from __future__ import annotations
 
+import shlex
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -27,11 +31,13 @@ import click
 
 import db
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.fehler import EingabeFehler
+from auswahlstufe.fehler import EingabeFehler, VoraussetzungFehlt
 from auswahlstufe.jsoneingabe import anzeigename, ist_item_id, kein_zeitpunkt, laden, typname, zeitpunkt
 
-RAW_ITEMS = """
-create table raw_items (
+# Wörtlich so in docs/betrieb.md, Einrichtung, Schritt 2 (ein Test vergleicht beide): die Tabelle
+# und ihr Index auf slot (ein Slot-Lauf liest sonst die ganze Tabelle); steht sie schon, nichts.
+RAW_ITEMS = """\
+create table if not exists raw_items (
     id bigint primary key,
     slot timestamptz not null,
     haus text,
@@ -39,11 +45,21 @@ create table raw_items (
     teaser text,
     url text,
     veroeffentlicht_am timestamptz
-)
+);
+create index if not exists raw_items_slot on raw_items (slot);
 """
 
 RAW_ITEMS_COPY = "copy raw_items (id, slot, haus, titel, url) from stdin"
 SQL_GIBT_ES_RAW_ITEMS = "select to_regclass('raw_items') is not null"
+# Darf die Rolle raw_items lesen und schreiben – oder, wenn es fehlt, anlegen? Und wer ist Ingest?
+SQL_ROLLE_VON_INGEST = """
+select current_user, current_database(), to_regclass('raw_items') is not null,
+       coalesce(has_table_privilege(to_regclass('raw_items'), 'SELECT')
+                and has_table_privilege(to_regclass('raw_items'), 'INSERT'),
+                has_schema_privilege('public', 'CREATE')),
+       coalesce((select pg_get_userbyid(relowner) from pg_class where oid = to_regclass('raw_items')),
+                (select pg_get_userbyid(datdba) from pg_database where datname = current_database()))
+"""
 SQL_RAW_ITEMS_DA = "select id, slot, haus, titel, url from raw_items where id = any(%s)"
 
 BEISPIELE = Path(__file__).resolve().parents[2] / "beispiele" / "artikel.json"
@@ -134,6 +150,27 @@ def _zeigen(wert: object) -> str:
     return f"„{wert:.60}“"
 
 
+def als_ingest(conn) -> None:
+    """Läuft der Helfer unter der Rolle von Ingest? Sonst VoraussetzungFehlt (Exit 4) mit der
+    Rolle, die es ist (Eigentümer von raw_items, oder der Datenbank, solange es fehlt), und dem
+    Aufruf wie in docs/betrieb.md – bevor irgendetwas geschrieben ist."""
+    ich, datenbank, gibt_es, darf, ingest = conn.execute(SQL_ROLLE_VON_INGEST).fetchone()
+    if darf:
+        return
+    wem = (
+        f"dem Eigentümer von raw_items ({ingest})" if gibt_es else f"dem Eigentümer der Datenbank ({ingest})"
+    )
+    was = (
+        "raw_items zu lesen und zu schreiben" if gibt_es else "raw_items anzulegen (CREATE im Schema public)"
+    )
+    raise VoraussetzungFehlt(
+        f"Der Rolle {ich} fehlt das Recht, {was}. Der Helfer trägt Items für Ingest ein und läuft "
+        f"als Ingest, {wem}: DATABASE_URL='user={ingest} dbname={datenbank}' .venv/bin/python -m "
+        f"auswahlstufe.lauf.ingest {shlex.join(sys.argv[1:])}".rstrip()
+        + " (docs/betrieb.md, Eigene Testdaten in ein frisches Haus). Nichts eingetragen."
+    )
+
+
 @click.command(cls=DeutscherBefehl)
 @click.argument(
     "datei", metavar="[DATEI.json]", required=False, type=click.Path(allow_dash=True, readable=False)
@@ -144,7 +181,8 @@ def _zeigen(wert: object) -> str:
     default=1,
     show_default=True,
     metavar="N",
-    help="Artikel ohne item_id bekommen N plus ihre Nummer in der Datei (ab 0).",
+    help="Artikel ohne item_id bekommen ihre Stelle in der Datei als Nummer, gezählt ab N (der erste "
+    "Artikel der Datei N, der zweite N+1 …).",
 )
 def main(datei: str | None, erste_id: int) -> None:
     """Nur für ein Testhaus: die Items einer Datei im Stapelformat nach raw_items eintragen.
@@ -159,9 +197,10 @@ def main(datei: str | None, erste_id: int) -> None:
     zeilen = item_zeilen(artikel, name, erste_id)
     url = db.datenbank_url()
     with db.fehler_uebersetzen(url), db.verbinden(url, "testhaus") as conn:
+        als_ingest(conn)
         if not conn.execute(SQL_GIBT_ES_RAW_ITEMS).fetchone()[0]:
             conn.execute(RAW_ITEMS)
-            click.echo("raw_items angelegt (wie Ingest: auswahlstufe/lauf/ingest.py).")
+            click.echo("raw_items angelegt, mit Index auf slot (wie Schritt 2 der Einrichtung).")
         neu, da = items_eintragen(conn, zeilen)
     click.echo(f"raw_items: {len(zeilen)} Items aus {name} – neu {neu}, schon da {da}")
 

@@ -9,7 +9,7 @@ Protokoll ist eine Auskunft, die Kodierung ist die Arbeit.
 Die Zeile sagt, wie der Lauf lief (Modus, Slot, Teil, ``--extrahieren``,
 ``--variante``, aus welchem Aufruf von ``--nachholen``) und auf welcher
 Datenbanksitzung er seine Sperre hält (``backend_pid``). Daran erkennt ein
-späterer Lauf einen Lauf, der nie endete, weil seine Sitzung starb (Server
+späterer Lauf einen Lauf, der sein Ende nicht eintrug, weil seine Sitzung starb (Server
 gestoppt, Prozess getötet, Rechner aus): ``verwaiste_schliessen`` schließt ihn
 als abgebrochen – ``beendet_am`` ist dann der Augenblick des Bemerkens,
 ``exit_code`` bleibt NULL, ``meldung`` beginnt mit „abgebrochen:“.
@@ -182,13 +182,20 @@ def beschreiben(conn: psycopg.Connection, lauf_id: int) -> tuple[str, datetime |
     return (_beschreibung(zeile), zeile[-1]) if zeile else (f"Lauf {lauf_id}", None)
 
 
+# Ein Lauf, dessen Sitzung starb, kann geendet haben (mit Exit 3 und eigener Meldung, als der
+# Server ging) – nur eintragen konnte er sein Ende nicht mehr. So sagt es der Hinweis.
+NICHT_EINGETRAGEN = (
+    "trug sein Ende nicht ein (Datenbanksitzung weg: getötet, Server gestoppt oder Verbindung verloren)"
+)
+
+
 def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None) -> list[str]:
     """Schließt offene Läufe, deren Datenbanksitzung nicht mehr lebt, als abgebrochen; gibt
     ihre Beschreibungen zurück (und meldet sie auf stderr: ein Lauf starb, das soll ein Mensch
     wissen – einmal, danach ist er geschlossen)."""
     meldung = (
-        "abgebrochen: endete nie, seine Datenbanksitzung ist weg (Server gestoppt oder neu gestartet, "
-        "Prozess getötet, Rechner aus)"
+        "abgebrochen: trug sein Ende nicht ein, seine Datenbanksitzung ist weg (Prozess getötet, Server "
+        "gestoppt oder neu gestartet, Verbindung verloren, Rechner aus)"
         + (f"; bemerkt von Lauf {von}" if von is not None else "")
         + ". Was er geschrieben hatte, bleibt; jede Zeile ist alt oder neu."
     )
@@ -198,5 +205,5 @@ def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None
         return []  # ohne Recht auf das Protokoll: das hat beginnen schon gemeldet
     beschreibungen = [_beschreibung(z) for z in sorted(zeilen)]
     for text in beschreibungen:
-        click.echo(f"Hinweis: {text} endete nie; jetzt als abgebrochen geschlossen.", err=True)
+        click.echo(f"Hinweis: {text} {NICHT_EINGETRAGEN}; jetzt als abgebrochen geschlossen.", err=True)
     return beschreibungen
