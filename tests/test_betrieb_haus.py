@@ -19,7 +19,6 @@ sich mit dem Passwort aus ``.env`` anmeldet (scram-sha-256).
 from __future__ import annotations
 
 import re
-import subprocess
 
 import psycopg
 import pytest
@@ -27,11 +26,18 @@ import pytest
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_OK, EXIT_VORAUSSETZUNG
 from auswahlstufe.lauf import rechte
 from auswahlstufe.lauf.ingest import RAW_ITEMS
-from tests.testhilfen import PROJEKT, SLOT, SLOT_TEXT, Haus, einrichtung, schritt
+from tests.testhilfen import (
+    PROJEKT,
+    SLOT,
+    SLOT_TEXT,
+    Haus,
+    abfragen_der_doku,
+    cron_zeilen,
+    einrichtung,
+    schritt,
+)
 
 pytestmark = pytest.mark.datenbank
-
-KLON_IN_DER_DOKU = "/srv/wurzelwerk-auswahl"
 
 
 def _items_von_ingest(haus: Haus) -> None:
@@ -147,7 +153,7 @@ def test_das_haus_nach_der_doku(haus: Haus):
     assert liste.returncode == 0 and SLOT_TEXT not in liste.stdout, liste.stdout
 
     # Die Abfragen für psql unter der Betriebsrolle (die Sichten eingeschlossen) …
-    abfragen = _abfragen()
+    abfragen = abfragen_der_doku()
     lauf = haus.psql("aw_stufe", "-v", "version=" + _version(), "-v", "item=1", eingabe=abfragen)
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert "2026-09-07 | Nord" in lauf.stdout and "| slot " in lauf.stdout, lauf.stdout
@@ -168,12 +174,6 @@ def test_das_haus_nach_der_doku(haus: Haus):
     with haus.server.verwalten() as conn:
         supers = conn.execute("select rolname from pg_roles where rolsuper order by 1").fetchall()
     assert all(r not in {(n,) for n in ("ingest", "aw_admin", "aw_stufe", "aw_blick")} for r in supers)
-
-
-def _abfragen() -> str:
-    text = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
-    abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)[0]
 
 
 def _version() -> str:
@@ -327,49 +327,20 @@ def test_falsches_passwort_sagt_woher_die_url_kam(haus: Haus):
 # --- cron ------------------------------------------------------------------------------------------
 
 
-def cron_zeilen() -> dict[str, str]:
-    """Die Befehle der crontab aus Schritt 7 (ohne die fünf Zeitfelder): der Tick und die Nacht."""
-    block = next(text for sprache, text in schritt(7).bloecke if sprache == "crontab")
-    zeilen = [z.split(None, 5) for z in block.splitlines() if z and not z.startswith(("#", "MAILTO="))]
-    assert [felder[:5] for felder in zeilen] == [["5-59/15", "*", "*", "*", "*"], ["30", "3", "*", "*", "*"]]
-    return {"tick": zeilen[0][5], "nacht": zeilen[1][5]}
-
-
-def wie_cron(haus: Haus, befehl: str) -> subprocess.CompletedProcess:
-    """Wie cron: /bin/sh -c, nur HOME, LOGNAME, SHELL und PATH=/usr/bin:/bin; der Klon statt /srv/…."""
-    befehl = befehl.replace(KLON_IN_DER_DOKU, str(haus.klon))
-    return subprocess.run(
-        [
-            "env",
-            "-i",
-            f"HOME={haus.home}",
-            "LOGNAME=aw",
-            "SHELL=/bin/sh",
-            "PATH=/usr/bin:/bin",
-            "/bin/sh",
-            "-c",
-            befehl,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def test_cron_zeile_aus_der_doku_wie_cron_sie_ausfuehrt(haus: Haus):
     haus.bauen(7)
     _items_von_ingest(haus)
     assert haus.stufe("auswahl.py", "--einlesen", str(PROJEKT / "beispiele" / "seiten.json")).code == 0
-    lauf = wie_cron(haus, cron_zeilen()["tick"])
+    lauf = haus.wie_cron(cron_zeilen()["tick"])
     # Erfolg: keine Ausgabe (also keine Mail), die Bilanz steht im Log, kein Slot offen.
     assert lauf.returncode == 0 and lauf.stdout == lauf.stderr == "", lauf.stdout + lauf.stderr
     log = (haus.klon / "log" / "auswahl.log").read_text()
     assert "neu 3, " in log and "Traceback" not in log, log
     assert haus.sql("aw_stufe", "select count(*) from auswahl_slots_ohne_lauf") == [(0,)]
     # nichts mehr offen: still, Exit 0
-    lauf = wie_cron(haus, cron_zeilen()["tick"])
+    lauf = haus.wie_cron(cron_zeilen()["tick"])
     assert lauf.returncode == 0 and lauf.stdout == lauf.stderr == "", lauf.stdout + lauf.stderr
     # die Nacht: ein Backfill mit Extraktion über alles, ebenso still
-    lauf = wie_cron(haus, cron_zeilen()["nacht"])
+    lauf = haus.wie_cron(cron_zeilen()["nacht"])
     assert lauf.returncode == 0 and lauf.stdout == lauf.stderr == "", lauf.stdout + lauf.stderr
     assert "Traceback" not in (haus.klon / "log" / "auswahl.log").read_text()

@@ -31,11 +31,13 @@ from tests.testhilfen import (
     PROJEKT,
     SLOT,
     SLOT_TEXT,
+    SQL_WARTET,
     bilanzzeile,
     ende,
     im_hintergrund,
     kinder,
     nachfahren,
+    warten_bis,
 )
 
 pytestmark = pytest.mark.datenbank
@@ -48,29 +50,12 @@ select g, x, 'Meldung ' || g || '. ' || repeat(%(satz)s::text, (3 + g %% 5)::int
     || case when x = 'newspaper4k' then 'Jetzt abonnieren.' else '' end
 from generate_series(%(von)s::bigint, %(bis)s::bigint) g, unnest(array['newspaper4k', 'readability', 'trafilatura']) x
 """
-# Die Verbindung eines Laufs wartet auf eine Zeilensperre (hier: am Fremdschlüssel auf raw_items).
-SQL_WARTET = """
-select count(*) from pg_stat_activity
-where datname = current_database() and application_name = %s and wait_event_type = 'Lock'
-"""
 
 
 def bestand(url: str, von: int, bis: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SQL_ITEMS, {"slot": SLOT, "von": von, "bis": bis})
         conn.execute(SQL_KANDIDATEN, {"von": von, "bis": bis, "satz": SATZ})
-
-
-def warten_bis(url: str, prozess, bedingung, was: str, frist: float = 120) -> None:
-    """Wartet, bis ``bedingung(conn)`` gilt (mit Frist); der Lauf darf nicht vorher enden."""
-    ende_um = time.monotonic() + frist
-    with psycopg.connect(url, autocommit=True) as conn:
-        while not bedingung(conn):
-            if prozess.poll() is not None:
-                pytest.fail(f"der Lauf endete, bevor {was}:\n{ende(prozess)}")
-            if time.monotonic() > ende_um:
-                pytest.fail(f"nach {frist} s nicht: {was}")
-            time.sleep(0.02)
 
 
 def abfrage(url: str, anfrage, params=None) -> list[tuple]:
