@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -65,10 +66,8 @@ def _worker_beginn(hauptprozess: int) -> None:
     Geforkt wird im Hauptthread (``Arbeiter.__init__``), der erst mit dem Prozess endet. Starb
     der Hauptprozess schon vor ``prctl``, kommt kein Signal mehr: dann gleich gehen. Ohne
     ``prctl`` (kein Linux) bleibt es beim alten: die Worker enden mit einem geordneten Lauf."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
     if os.getppid() != hauptprozess:
         os._exit(1)
     worker_start()
