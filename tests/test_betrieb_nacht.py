@@ -27,6 +27,11 @@ genau die offenen Slots, den toten Lauf und den letzten wirklich kodierten Slot;
 Ticks und die Zeile der Nacht holen alles nach, ohne dass ein Mensch etwas tut; das Protokoll
 erzählt die Nacht, wie sie war; und ``selected_extractor`` und ``extraktionen`` sind Zeile für
 Zeile, was ein sauberer Neubau aus denselben Items und Seiten ergibt.
+
+Der Neubau ist eine zweite Datenbank mit dem Schema der Stufe und nur den Items und Seiten des
+Hauses vom Ende der Nacht, einmal ``--extrahieren --backfill``: derselbe Weg durch Extraktion und
+Auswahl, aber ohne Geschichte. ``waehle`` im Prozess über die Kandidaten des Hauses prüfte nur die
+Auswahl – und gegen die Kandidaten, die die Nacht selbst schrieb.
 """
 
 from __future__ import annotations
