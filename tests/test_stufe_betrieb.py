@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +26,7 @@ from tests.testhilfen import (
     SLOT,
     SLOT_TEXT,
     bilanzzeile,
+    bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
     in_sitzung,
@@ -61,14 +61,6 @@ def bestand(url: str, n: int = ITEMS) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SQL_ITEMS, {"n": n})
         conn.execute(SQL_KANDIDATEN, {"n": n, "satz": SATZ})
-
-
-def bis_zum_ersten_stapel(url: str, prozess: subprocess.Popen) -> None:
-    frist = time.monotonic() + 60
-    with psycopg.connect(url, autocommit=True) as conn:
-        while conn.execute(SQL_GESCHRIEBEN).fetchone()[0] == 0:
-            assert prozess.poll() is None and time.monotonic() < frist, "Lauf endete vor dem ersten Stapel"
-            time.sleep(0.02)
 
 
 def geschrieben(url: str) -> int:

@@ -40,6 +40,7 @@ from tests.testhilfen import (
     SLOT,
     SLOT_TEXT,
     bilanzzeile,
+    bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
     kinder,
@@ -418,11 +419,7 @@ def test_ein_getoeteter_aufruf_von_nachholen_ist_ein_hinweis_nicht_zwei(db_url, 
     mit seinem Aufruf; geschlossen sind beide."""
     (slot,) = bestand(db_url, 5000, 1)
     prozess = im_hintergrund(db_url, "--nachholen", "--prozesse", "2", cwd=tmp_path)
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        frist = time.monotonic() + 60
-        while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
-            assert prozess.poll() is None and time.monotonic() < frist
-            time.sleep(0.02)
+    bis_zum_ersten_stapel(db_url, prozess)
     os.killpg(prozess.pid, signal.SIGKILL)
     ende(prozess, timeout=60)
     warten_bis_getrennt(db_url)

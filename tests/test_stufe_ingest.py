@@ -33,6 +33,7 @@ from tests.testhilfen import (
     SLOT_TEXT,
     SQL_WARTET,
     bilanzzeile,
+    bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
     kinder,
@@ -239,12 +240,7 @@ def test_idle_session_timeout_trifft_keine_verbindung_des_laufs(pg, db_name, db_
     bestand(db_url, 1, 5000)
     idle_session_timeout(pg, db_name, "1s")
     prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    warten_bis(
-        db_url,
-        prozess,
-        lambda conn: conn.execute("select count(*) from selected_extractor").fetchone()[0],
-        "er den ersten Stapel schrieb",
-    )
+    bis_zum_ersten_stapel(db_url, prozess)
     worker = kinder(prozess.pid)
     for pid in worker:
         os.kill(pid, signal.SIGSTOP)
@@ -309,12 +305,7 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
     „Der Datenbankserver wurde heruntergefahren“, was nicht stimmte."""
     bestand(db_url, 1, 5000)
     erster = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    warten_bis(
-        db_url,
-        erster,
-        lambda conn: conn.execute("select count(*) from selected_extractor").fetchone()[0],
-        "er den ersten Stapel schrieb",
-    )
+    bis_zum_ersten_stapel(db_url, erster)
     worker = kinder(erster.pid)
     for pid in worker:
         os.kill(pid, signal.SIGSTOP)

@@ -422,6 +422,17 @@ def warten_bis(url: str, prozess, bedingung, was: str, frist: float = 120) -> No
             time.sleep(0.02)
 
 
+def bis_zum_ersten_stapel(url: str, prozess, frist: float = 120) -> None:
+    """Wartet, bis der Lauf ``prozess`` seinen ersten Stapel nach selected_extractor schrieb."""
+    warten_bis(
+        url,
+        prozess,
+        lambda conn: conn.execute("select count(*) from selected_extractor").fetchone()[0],
+        "er den ersten Stapel schrieb",
+        frist,
+    )
+
+
 def starten(
     skript: str, *args: str, url: str | None, cwd: Path, env: dict | None = None, timeout: float = 300
 ) -> Ergebnis:
