@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import gzip
 import re
-import subprocess
 
 import psycopg
 import pytest
@@ -33,6 +32,8 @@ from tests.testhilfen import (
     SLOT,
     SLOT_TEXT,
     Haus,
+    abfragen_der_doku,
+    cron_zeilen,
     einrichtung,
     haus_hba,
     hba_datei,
@@ -43,8 +44,6 @@ from tests.testhilfen import (
 )
 
 pytestmark = pytest.mark.datenbank
-
-KLON_IN_DER_DOKU = "/srv/wurzelwerk-auswahl"
 
 
 def _items_von_ingest(haus: Haus) -> None:
@@ -168,7 +167,7 @@ def test_das_haus_nach_der_doku(haus: Haus):
     # Die Abfragen für psql unter der Betriebsrolle (die Sichten eingeschlossen), mit dem Aufruf
     # der Doku: DATABASE_URL aus .env, das Passwort aus ~/.pgpass – nicht in der Prozessliste
     # (Befund 3: vorher stand es in psql "$DATABASE_URL"; haus.ausfuehren prüft jedes psql).
-    abfragen = _abfragen()
+    abfragen = abfragen_der_doku()
     lauf = haus.ausfuehren(_abfragen_aufruf(), eingabe=abfragen)
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert "2026-09-07 | Nord" in lauf.stdout and "| slot " in lauf.stdout, lauf.stdout
@@ -236,12 +235,6 @@ def test_eine_rolle_der_stufe_entfernen_wie_die_doku_sagt(haus: Haus):
     assert _rechte_von(haus, "aw_stufe") == {} and _attribute(haus, "aw_admin")[1] is False
     haus.schritt(4)  # und wieder anlegen geht
     assert _rechte_von(haus, "aw_stufe") == _erwartete_rechte("betrieb", "blick", "einlesen", "extrahieren")
-
-
-def _abfragen() -> str:
-    text = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
-    abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)[0]
 
 
 def _abfragen_aufruf() -> str:
@@ -581,49 +574,20 @@ def _pg_umgebung(haus: Haus) -> dict[str, str]:
 # --- cron ------------------------------------------------------------------------------------------
 
 
-def cron_zeilen() -> dict[str, str]:
-    """Die Befehle der crontab aus Schritt 7 (ohne die fünf Zeitfelder): der Tick und die Nacht."""
-    block = next(text for sprache, text in schritt(7).bloecke if sprache == "crontab")
-    zeilen = [z.split(None, 5) for z in block.splitlines() if z and not z.startswith(("#", "MAILTO="))]
-    assert [felder[:5] for felder in zeilen] == [["5-59/15", "*", "*", "*", "*"], ["30", "3", "*", "*", "*"]]
-    return {"tick": zeilen[0][5], "nacht": zeilen[1][5]}
-
-
-def wie_cron(haus: Haus, befehl: str) -> subprocess.CompletedProcess:
-    """Wie cron: /bin/sh -c, nur HOME, LOGNAME, SHELL und PATH=/usr/bin:/bin; der Klon statt /srv/…."""
-    befehl = befehl.replace(KLON_IN_DER_DOKU, str(haus.klon))
-    return subprocess.run(
-        [
-            "env",
-            "-i",
-            f"HOME={haus.home}",
-            "LOGNAME=aw",
-            "SHELL=/bin/sh",
-            "PATH=/usr/bin:/bin",
-            "/bin/sh",
-            "-c",
-            befehl,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def test_cron_zeile_aus_der_doku_wie_cron_sie_ausfuehrt(haus: Haus):
     haus.bauen(7)
     _items_von_ingest(haus)
     assert haus.stufe("auswahl.py", "--einlesen", str(PROJEKT / "beispiele" / "seiten.json")).code == 0
-    lauf = wie_cron(haus, cron_zeilen()["tick"])
+    lauf = haus.wie_cron(cron_zeilen()["tick"])
     # Erfolg: keine Ausgabe (also keine Mail), die Bilanz steht im Log, kein Slot offen.
     assert lauf.returncode == 0 and lauf.stdout == lauf.stderr == "", lauf.stdout + lauf.stderr
     log = (haus.klon / "log" / "auswahl.log").read_text()
     assert "neu 3, " in log and "Traceback" not in log, log
     assert haus.sql("aw_stufe", "select count(*) from auswahl_slots_ohne_lauf") == [(0,)]
     # nichts mehr offen: still, Exit 0
-    lauf = wie_cron(haus, cron_zeilen()["tick"])
+    lauf = haus.wie_cron(cron_zeilen()["tick"])
     assert lauf.returncode == 0 and lauf.stdout == lauf.stderr == "", lauf.stdout + lauf.stderr
     # die Nacht: ein Backfill mit Extraktion über alles, ebenso still
-    lauf = wie_cron(haus, cron_zeilen()["nacht"])
+    lauf = haus.wie_cron(cron_zeilen()["nacht"])
     assert lauf.returncode == 0 and lauf.stdout == lauf.stderr == "", lauf.stdout + lauf.stderr
     assert "Traceback" not in (haus.klon / "log" / "auswahl.log").read_text()

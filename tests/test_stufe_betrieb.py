@@ -8,9 +8,9 @@ der OOM-Killer, ``kill -STOP`` oder cron es täten.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
-import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +22,17 @@ from psycopg import sql
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
 from auswahlstufe.lauf import laeufe as protokoll
 from auswahlstufe.lauf.stufe import Bilanz
-from tests.testhilfen import SLOT, SLOT_TEXT, bilanzzeile, ende, im_hintergrund, kinder, warten_bis_getrennt
+from tests.testhilfen import (
+    SLOT,
+    SLOT_TEXT,
+    bilanzzeile,
+    bis_zum_ersten_stapel,
+    ende,
+    im_hintergrund,
+    in_sitzung,
+    kinder,
+    warten_bis_getrennt,
+)
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -51,14 +61,6 @@ def bestand(url: str, n: int = ITEMS) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SQL_ITEMS, {"n": n})
         conn.execute(SQL_KANDIDATEN, {"n": n, "satz": SATZ})
-
-
-def bis_zum_ersten_stapel(url: str, prozess: subprocess.Popen) -> None:
-    frist = time.monotonic() + 60
-    with psycopg.connect(url, autocommit=True) as conn:
-        while conn.execute(SQL_GESCHRIEBEN).fetchone()[0] == 0:
-            assert prozess.poll() is None and time.monotonic() < frist, "Lauf endete vor dem ersten Stapel"
-            time.sleep(0.02)
 
 
 def geschrieben(url: str) -> int:
@@ -220,6 +222,30 @@ def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
     assert cli("--slot", "2026-09-07T08:00").code == EXIT_OK
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select slot from auswahl_slots_ohne_lauf").fetchall() == []
+
+
+def test_stirbt_der_hauptprozess_gehen_seine_worker_mit(db_url, tmp_path):
+    """SIGKILL nur auf den Hauptprozess – der OOM-Killer trifft einen Prozess, nicht die Gruppe.
+    Bis Issue 19 (die Nacht im Haus) warteten seine Worker dann ewig an der Auftragsschlange des
+    Executors (ihr Schreibende erbten sie selbst), verwaist, mit stdout und stderr des Laufs offen:
+    die cron-Zeile (``… 2>&1 >>log | tee -a log``) endete nie, und jeder solche Tod ließ zwei
+    Prozesse zurück. Jetzt nimmt der Kernel die Worker mit (PR_SET_PDEATHSIG)."""
+    bestand(db_url)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
+    bis_zum_ersten_stapel(db_url, prozess)
+    worker = kinder(prozess.pid)
+    assert len(worker) == 2, worker
+    try:
+        os.kill(prozess.pid, signal.SIGKILL)
+        ende(prozess, timeout=60)  # stdout und stderr zu: kein Worker hält sie mehr offen
+        frist = time.monotonic() + 60
+        while lebende := [pid for pid in worker if Path(f"/proc/{pid}").exists()]:
+            assert time.monotonic() < frist, f"Worker leben nach dem Tod des Hauptprozesses: {lebende}"
+            time.sleep(0.02)
+    finally:
+        for pid in in_sitzung(prozess.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_ein_getoeteter_lauf_zaehlt_nicht_und_der_naechste_schliesst_ihn(db_url, tmp_path):

@@ -40,6 +40,7 @@ from tests.testhilfen import (
     SLOT,
     SLOT_TEXT,
     bilanzzeile,
+    bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
     kinder,
@@ -451,6 +452,34 @@ def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_n
     assert abfrage(db_url, "select count(*) from auswahl_offene_laeufe") == [(0,)]
     # Einmal gemeldet, dann still.
     assert ende(im_hintergrund(db_url, "--nachholen", cwd=tmp_path)) == (EXIT_OK, "", "")
+
+
+def test_ein_getoeteter_aufruf_von_nachholen_ist_ein_hinweis_nicht_zwei(db_url, tmp_path):
+    """Stirbt ein Aufruf von --nachholen mitten in einem Slot, bleiben zwei Einträge offen: der
+    Aufruf und sein Slot-Lauf. Bis zur Nacht im Haus (Issue 19) meldete der nächste Lauf jeden
+    für sich – zwei Hinweise für einen toten Prozess. Jetzt einer: der Slot-Lauf, in dem er starb,
+    mit seinem Aufruf; geschlossen sind beide."""
+    (slot,) = bestand(db_url, 5000, 1)
+    prozess = im_hintergrund(db_url, "--nachholen", "--prozesse", "2", cwd=tmp_path)
+    bis_zum_ersten_stapel(db_url, prozess)
+    os.killpg(prozess.pid, signal.SIGKILL)
+    ende(prozess, timeout=60)
+    warten_bis_getrennt(db_url)
+    (aufruf, _), (slot_lauf, beginn) = abfrage(
+        db_url, "select id, begonnen_am from auswahl_laeufe where beendet_am is null order by id"
+    )
+
+    code, _out, err = ende(im_hintergrund(db_url, "--nachholen", cwd=tmp_path))
+    assert code == EXIT_OK, err
+    assert err.splitlines() == [
+        f"Hinweis: Lauf {slot_lauf} (--slot {slot_text(slot)} aus --nachholen {aufruf}, Prozess {prozess.pid} "
+        f"auf {socket.gethostname()}, begonnen {laeufe.zeit_text(beginn)}) {laeufe.NICHT_EINGETRAGEN}; jetzt "
+        f"als abgebrochen geschlossen, sein Aufruf {aufruf} ebenso."
+    ], err
+    assert (
+        abfrage(db_url, "select zustand from auswahl_laeufe where id in (%s, %s)", (aufruf, slot_lauf))
+        == [("abgebrochen",)] * 2
+    )
 
 
 def test_ein_lebender_lauf_wird_nie_geschlossen(db_url, tmp_path):

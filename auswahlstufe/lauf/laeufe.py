@@ -191,8 +191,9 @@ NICHT_EINGETRAGEN = (
 
 def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None) -> list[str]:
     """Schließt offene Läufe, deren Datenbanksitzung nicht mehr lebt, als abgebrochen; gibt
-    ihre Beschreibungen zurück (und meldet sie auf stderr: ein Lauf starb, das soll ein Mensch
-    wissen – einmal, danach ist er geschlossen)."""
+    die Beschreibungen der gemeldeten zurück (und meldet sie auf stderr: ein Lauf starb, das soll
+    ein Mensch wissen – einmal, danach ist er geschlossen). Ein Aufruf von --nachholen, der mit
+    einem seiner Slot-Läufe starb, steht im Hinweis des Slot-Laufs („sein Aufruf 11 ebenso“)."""
     meldung = (
         "abgebrochen: trug sein Ende nicht ein, seine Datenbanksitzung ist weg (Prozess getötet, Server "
         "gestoppt oder neu gestartet, Verbindung verloren, Rechner aus)"
@@ -203,7 +204,19 @@ def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None
         zeilen = conn.execute(SQL_VERWAISTE_SCHLIESSEN, {"meldung": meldung, "praefix": praefix}).fetchall()
     except psycopg.errors.InsufficientPrivilege:
         return []  # ohne Recht auf das Protokoll: das hat beginnen schon gemeldet
-    beschreibungen = [_beschreibung(z) for z in sorted(zeilen)]
-    for text in beschreibungen:
-        click.echo(f"Hinweis: {text} {NICHT_EINGETRAGEN}; jetzt als abgebrochen geschlossen.", err=True)
+    # Ein toter Aufruf von --nachholen hinterlässt zwei offene Einträge: sich und den Slot-Lauf,
+    # in dem er starb. Ein Prozess, ein Hinweis: der Slot-Lauf, mit seinem Aufruf.
+    geschlossen = {z[0] for z in zeilen}
+    mit_slot = {z[6] for z in zeilen if z[6] is not None}
+    beschreibungen = []
+    for zeile in sorted(zeilen):
+        if zeile[0] in mit_slot:
+            continue
+        text = _beschreibung(zeile)
+        aufruf = zeile[6]
+        ebenso = f", sein Aufruf {aufruf} ebenso" if aufruf in geschlossen else ""
+        click.echo(
+            f"Hinweis: {text} {NICHT_EINGETRAGEN}; jetzt als abgebrochen geschlossen{ebenso}.", err=True
+        )
+        beschreibungen.append(text)
     return beschreibungen
