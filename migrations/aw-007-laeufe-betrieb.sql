@@ -44,16 +44,13 @@ alter table auswahl_laeufe
     -- etwa nach seiner Aufbewahrungsfrist): übergangen und gezählt
     add column entfallen integer,
     -- offen: ohne Ende (läuft noch oder starb, bis ein anderer Lauf es bemerkt);
-    -- erfolg: Exit 0; gesperrt: Exit 5 (ein anderer Lauf hielt die Sperre – für
-    -- --nachholen aus cron der Normalfall – oder der Lauf verlor seine); fehler: ein
-    -- anderer Exit-Code (auch 130, Signal); abgebrochen: trug sein Ende nicht ein, ein
-    -- späterer Lauf schloss ihn (beendet_am ist dann der Augenblick, in dem er es
-    -- bemerkte; exit_code bleibt NULL)
+    -- erfolg: Exit 0; fehler: ein anderer Exit-Code (auch 130, Signal);
+    -- abgebrochen: starb ohne Ende, ein späterer Lauf schloss ihn (beendet_am ist
+    -- dann der Augenblick, in dem er es bemerkte; exit_code bleibt NULL)
     add column zustand text generated always as (
         case
             when beendet_am is null then 'offen'
             when exit_code = 0 then 'erfolg'
-            when exit_code = 5 then 'gesperrt'
             when exit_code is null then 'abgebrochen'
             else 'fehler'
         end

@@ -746,7 +746,7 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
 # --- Migrationen: eigene Grenzen und eine Sperre (Issue 10.10) --------------------------------
 
 LANGSAM = """begin;
-insert into schema_migrationen (name) values ('aw-009-langsam');
+insert into schema_migrationen (name) values ('aw-999-langsam');
 select pg_sleep(0.6);
 commit;
 """
@@ -759,7 +759,7 @@ def mit_langsamer_migration(tmp_path, monkeypatch):
     ordner.mkdir()
     for datei in migrationen.migrationsdateien():
         shutil.copy(datei, ordner)
-    (ordner / "aw-009-langsam.sql").write_text(LANGSAM)
+    (ordner / "aw-999-langsam.sql").write_text(LANGSAM)
     monkeypatch.setattr(migrationen, "VERZEICHNIS", ordner)
     return [d.stem for d in migrationen.migrationsdateien()]
 

@@ -19,6 +19,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from auswahlstufe.lauf import migrationen
 from tests.testhilfen import PROJEKT, SLOT, SLOT_TEXT, psql_pfad
 from version import CODER_VERSION
 
@@ -128,7 +129,7 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, roll
 def test_cron_je_tag_zaehlt_exit_5_als_gesperrt_nicht_als_fehler(daten, cli, db_url):
     """Befund 8 (Issue 19, im echten Haus): die Abfrage „Hat cron heute gelaufen“ zählte jeden
     Aufruf mit Exit 5 – für --nachholen aus cron der Normalfall – auch als Fehler. Jetzt heißt
-    er in auswahl_laeufe ``gesperrt`` (aw-007), und die Abfrage zählt ihn für sich."""
+    er in auswahl_laeufe ``gesperrt`` (aw-010), und die Abfrage zählt ihn für sich."""
     abfrage = next(a for a in _bloecke()[0].split(";") if "Hat cron heute gelaufen" in a).strip()
     daten.item(1)
     daten.kandidaten(1, {"trafilatura": "Ein Text für den Slot."})
@@ -151,3 +152,45 @@ def test_cron_je_tag_zaehlt_exit_5_als_gesperrt_nicht_als_fehler(daten, cli, db_
         "fehler": 0,
         "abgebrochen": 0,
     }, zeile
+
+
+SQL_SICHT_UND_RECHTE = (
+    "select c.oid, c.relacl, pg_get_viewdef(c.oid) from pg_class c where c.relname = 'auswahl_letzter_slot'"
+)
+
+
+def test_aw010_macht_aus_exit_5_gesperrt_in_einem_protokoll_von_vorher(daten, cli, db_url):
+    """aw-007 ist ausgeliefert, wie es war (Exit 5 hieß dort fehler); aw-010 legt zustand neu an.
+    Ein Protokoll, das mit aw-007 entstand, zählt danach jeden alten Lauf richtig, und die Sicht,
+    die an zustand hing, behält ihre Rechte (das Rezept muss nicht noch einmal laufen)."""
+    daten.item(1)
+    daten.kandidaten(1, {"trafilatura": "Ein Text für den Slot."})
+    with psycopg.connect(db_url, autocommit=True) as halter:
+        halter.execute(
+            "select pg_advisory_lock(hashtextextended(%s, 0))", (f"wurzelwerk-auswahl {CODER_VERSION}",)
+        )
+        assert cli("--nachholen").code == 5
+    assert cli("--nachholen").code == 0
+    aw007 = (PROJEKT / "migrations" / "aw-007-laeufe-betrieb.sql").read_text(encoding="utf-8")
+    alt = aw007.split("add column zustand text generated always as (", 1)[1].split(") stored;", 1)[0]
+    sicht = aw007.split("drop view auswahl_letzter_slot;\n", 1)[1].split(" on true;", 1)[0] + " on true"
+    assert "gesperrt" not in alt and "select * from auswahl_laeufe x" in sicht
+    with psycopg.connect(db_url, autocommit=True) as conn:  # zurück auf den Stand von aw-007
+        conn.execute("delete from schema_migrationen where name = 'aw-010-zustand-gesperrt'")
+        conn.execute(
+            sql.SQL(
+                "alter table auswahl_laeufe drop column zustand, add column zustand text generated always as ({}) stored"
+            ).format(sql.SQL(alt))
+        )
+        conn.execute(sql.SQL(sicht.replace("create view", "create or replace view", 1)))
+        conn.execute("grant select on auswahl_letzter_slot to public")
+        vorher = conn.execute("select exit_code, zustand from auswahl_laeufe order by id").fetchall()
+        sicht_vorher = conn.execute(SQL_SICHT_UND_RECHTE).fetchone()
+    assert (5, "fehler") in vorher
+    assert migrationen.migrieren(db_url, ausgabe=lambda _: None) == ["aw-010-zustand-gesperrt"]
+    with psycopg.connect(db_url) as conn:
+        nachher = conn.execute("select exit_code, zustand from auswahl_laeufe order by id").fetchall()
+        sicht_nachher = conn.execute(SQL_SICHT_UND_RECHTE).fetchone()
+    assert nachher == [(c, "gesperrt" if c == 5 else z) for c, z in vorher]
+    assert sicht_nachher[:2] == sicht_vorher[:2] and "=r/" in str(sicht_nachher[1])
+    assert "x.*" not in sicht_nachher[2] and "zustand" not in sicht_nachher[2]
