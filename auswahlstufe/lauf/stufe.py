@@ -44,6 +44,7 @@ import psycopg
 from psycopg import sql
 
 import db
+from auswahlstufe import kerne
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.fehler import Abgebrochen, StufenFehler, als_stufenfehler
 from auswahlstufe.fortschritt import fortschritt
@@ -156,7 +157,7 @@ def lauf(
         params["k"], params["n"] = teil_kn[0] - 1, teil_kn[1]
         bedingungen.append(lesen.BEDINGUNG_TEIL)
     url = db.datenbank_url()
-    prozesse = prozesse or os.cpu_count() or 1
+    prozesse = prozesse or kerne.nutzbar()
     dieser = _Lauf(
         version,
         sql.SQL(" and ").join(bedingungen),
