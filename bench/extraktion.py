@@ -46,12 +46,14 @@ Aufruf (aus dem Projektverzeichnis)::
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gzip
 import io
 import itertools
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -336,6 +338,26 @@ def aufrufe_messen(art: str, ordner: str, ausgabe: str) -> None:
     print(json.dumps({"aufrufe_s": summe}))
 
 
+PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
+
+
+def nachfahren_erben() -> None:
+    """Verwaiste Nachfahren (forkserver, resource_tracker eines gemessenen auswahl.py) fallen an
+    diesen Prozess statt an init: so zählt ``cpu_der_kinder`` auch ihre Prozessorzeit."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def cpu_der_kinder() -> float:
+    """Prozessorzeit aller abgewarteten Nachfahren bisher; wartet vorher auf alle, die noch laufen."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    verbrauch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return verbrauch.ru_utime + verbrauch.ru_stime
+
+
 def _aufrufe_im_prozess(art: str, ordner: Path, ausgabe: Path, kern: int) -> tuple[float, float]:
     """(Sekunden vom Start bis zum Ende, Summe der Aufrufe) eines Prozesses auf einem Kern."""
     beginn = time.perf_counter()
@@ -361,13 +383,13 @@ def _kandidaten(ausgabe: Path) -> dict[tuple[str, str], dict]:
     }
 
 
-def kern(n: int, runden: int, kern_nr: int | None) -> None:
-    """Stock-Aufrufe, schnelle Aufrufe und der ganze Befehl, abwechselnd, alles auf einem Kern."""
+def kern(n: int, runden: int, kern_nr: int | None, vorher: str | None) -> None:
+    """Stock-Aufrufe, schnelle Aufrufe und der ganze Befehl (mit ``vorher`` auch der des alten
+    Stands), abwechselnd, alles auf einem Kern; Wanduhr und Prozessorzeit aller Prozesse."""
     ids, _, _, _ = benchmark()
     kern_nr = max(os.sched_getaffinity(0)) if kern_nr is None else kern_nr
     last = [os.getloadavg()[0]]
-    zeiten: dict[str, list[float]] = {"stock": [], "stock_aufrufe": [], "schnell": [], "schnell_aufrufe": []}
-    zeiten["auswahl"] = []
+    nachfahren_erben()
     with tempfile.TemporaryDirectory(prefix="aw-kern-") as verzeichnis:
         arbeit = Path(verzeichnis)
         ordner = arbeit / "seiten"
@@ -376,60 +398,86 @@ def kern(n: int, runden: int, kern_nr: int | None) -> None:
             (ordner / f"{i}{'' if nr < len(ids) else f'-{nr // len(ids)}'}.html.gz").symlink_to(
                 AEB / "html" / f"{i}.html.gz"
             )
+        befehle = {"auswahl.py": PROJEKT}
+        if vorher:
+            befehle[f"auswahl.py ({vorher})"] = entpackt(vorher, arbeit / "vorher")
+        reihe = ["stock", "schnell", *befehle]
+        zeiten: dict[str, dict[str, list[float]]] = {
+            art: {"wand": [], "cpu": [], "aufrufe": []} for art in reihe
+        }
         for runde in range(runden):
-            reihe = ["stock", "schnell", "auswahl"]
-            for art in reihe[runde % 3 :] + reihe[: runde % 3]:
-                if art == "auswahl":
+            for art in reihe[runde % len(reihe) :] + reihe[: runde % len(reihe)]:
+                cpu = cpu_der_kinder()
+                if art in befehle:
                     sekunden, _, _ = gemessen(
-                        *("--extrahieren", str(ordner), "-o", str(arbeit / "auswahl.json")),
-                        *("--prozesse", "1"),
+                        *("--extrahieren", str(ordner), "-o", str(arbeit / f"{art}.json"), "--prozesse", "1"),
                         url=None,
                         cwd=arbeit,
+                        projekt=befehle[art],
                         kern=kern_nr,
                     )
-                    zeiten["auswahl"].append(sekunden)
                 else:
                     sekunden, aufrufe = _aufrufe_im_prozess(art, ordner, arbeit / f"{art}.json", kern_nr)
-                    zeiten[art].append(sekunden)
-                    zeiten[f"{art}_aufrufe"].append(aufrufe)
+                    zeiten[art]["aufrufe"].append(aufrufe)
+                zeiten[art]["wand"].append(sekunden)
+                zeiten[art]["cpu"].append(cpu_der_kinder() - cpu)
                 last.append(os.getloadavg()[0])
             print(
-                f"Runde {runde + 1}: stock {zeiten['stock'][-1]:.1f} s (Aufrufe {zeiten['stock_aufrufe'][-1]:.1f}), "
-                f"schnell {zeiten['schnell'][-1]:.1f} s (Aufrufe {zeiten['schnell_aufrufe'][-1]:.1f}), "
-                f"auswahl.py {zeiten['auswahl'][-1]:.1f} s; Lastmittel {last[-1]:.1f}",
+                f"Runde {runde + 1}: "
+                + ", ".join(
+                    f"{art} {z['wand'][-1]:.1f} s (Prozessorzeit {z['cpu'][-1]:.1f})"
+                    for art, z in zeiten.items()
+                )
+                + f"; Lastmittel {last[-1]:.1f}",
                 flush=True,
             )
         stock = _kandidaten(arbeit / "stock.json")
         gleich = {
-            art: sum(stock[k] == v for k, v in _kandidaten(arbeit / f"{art}.json").items())
-            for art in ("schnell", "auswahl")
+            art: sum(stock[k] == v for k, v in _kandidaten(arbeit / f"{art}.json").items()) for art in reihe
         }
-    m = {name: statistics.median(werte) for name, werte in zeiten.items()}
+    m = {art: {k: statistics.median(v) if v else 0.0 for k, v in z.items()} for art, z in zeiten.items()}
+    bezug = m["stock"]["aufrufe"]
     print(
-        f"\n`python -m bench.extraktion kern -n {n} --runden {runden}`: {n} Seiten aus bench/aeb/html, "
-        f"alles auf Kern {kern_nr}; Median aus {runden} Runden, Wanduhr; Lastmittel {min(last):.1f}–{max(last):.1f}"
+        f"\n`python -m bench.extraktion kern -n {n} --runden {runden}{f' --vorher {vorher}' if vorher else ''}`: "
+        f"{n} Seiten aus bench/aeb/html, alles auf Kern {kern_nr}; Median aus {runden} Runden; "
+        f"Lastmittel {min(last):.1f}–{max(last):.1f}"
     )
+    print(f"  {'':<66} {'Wanduhr':>8} {'Seiten/s':>9} {'Stock-Aufrufe ÷':>16} {'Prozessorzeit':>14}")
     zeilen = [
-        ("Stock-Aufrufe (Summe der Aufrufe)", m["stock_aufrufe"]),
-        ("Stock-Aufrufe, Prozess vom Start bis zum Ende", m["stock"]),
-        ("schnelle Aufrufe (Summe der Aufrufe)", m["schnell_aufrufe"]),
-        ("schnelle Aufrufe, Prozess vom Start bis zum Ende", m["schnell"]),
-        ("auswahl.py --extrahieren --prozesse 1, Start bis Ende", m["auswahl"]),
+        ("Stock-Aufrufe, Summe der Aufrufe", m["stock"]["aufrufe"], None),
+        ("Stock-Aufrufe in einem Prozess, Start bis Ende", m["stock"]["wand"], m["stock"]["cpu"]),
+        ("schnelle Aufrufe, Summe der Aufrufe", m["schnell"]["aufrufe"], None),
+        ("schnelle Aufrufe in einem Prozess, Start bis Ende", m["schnell"]["wand"], m["schnell"]["cpu"]),
+    ] + [
+        (f"{art} --extrahieren --prozesse 1, Start bis Ende", m[art]["wand"], m[art]["cpu"])
+        for art in befehle
     ]
-    print(f"  {'':<55} {'Sekunden':>9} {'Seiten/s':>9} {'Stock-Aufrufe ÷ dies':>22}")
-    for name, sekunden in zeilen:
-        print(f"  {name:<55} {sekunden:9.1f} {n / sekunden:9.2f} {m['stock_aufrufe'] / sekunden:21.2f}×")
+    for name, sekunden, cpu in zeilen:
+        print(
+            f"  {name:<66} {sekunden:7.1f}s {n / sekunden:9.2f} {bezug / sekunden:15.2f}× "
+            f"{'' if cpu is None else f'{cpu:13.1f}s'}"
+        )
+    neu = m["auswahl.py"]
     print(
-        f"Der ganze Befehl gegen die Stock-Aufrufe in einem Prozess (beide vom Start bis zum Ende): "
-        f"{m['stock'] / m['auswahl']:.2f}×"
+        f"Der ganze Befehl gegen die Stock-Aufrufe: {bezug / neu['wand']:.2f}× (gegen ihre Summe), "
+        f"{m['stock']['wand'] / neu['wand']:.2f}× (gegen ihren Prozess, beide vom Start bis zum Ende), "
+        f"{m['stock']['cpu'] / neu['cpu']:.2f}× (Prozessorzeit)"
+    )
+    if vorher:
+        alt = m[f"auswahl.py ({vorher})"]
+        print(
+            f"Der ganze Befehl gegen den von {vorher}: {alt['wand'] / neu['wand']:.2f}× (Wanduhr), "
+            f"{alt['cpu'] / neu['cpu']:.2f}× (Prozessorzeit)"
+        )
+    print(
+        f"Isolation und alles außer den Aufrufen je Seite: {1000 * (neu['wand'] - m['schnell']['aufrufe']) / n:.1f} ms "
+        f"(auswahl.py − Summe der schnellen Aufrufe, Wanduhr; mit Start, Zeichensatz, Auswahl, Schreiben), "
+        f"{1000 * (neu['cpu'] - m['schnell']['cpu']) / n:.1f} ms (Prozessorzeit gegen die schnellen Aufrufe in "
+        "einem Prozess, beide mit Start)"
     )
     print(
-        f"Isolation und alles außer den Aufrufen (auswahl.py − Summe der schnellen Aufrufe): "
-        f"{1000 * (m['auswahl'] - m['schnell_aufrufe']) / n:.1f} ms je Seite"
-    )
-    print(
-        f"Kandidaten gleich dem Stock-Aufruf: schnelle Aufrufe {gleich['schnell']}/{3 * n}, "
-        f"auswahl.py {gleich['auswahl']}/{3 * n}"
+        "Kandidaten gleich dem Stock-Aufruf: "
+        + ", ".join(f"{art} {zahl}/{3 * n}" for art, zahl in gleich.items() if art != "stock")
     )
 
 
@@ -498,7 +546,7 @@ def zufall(laeufe: int) -> None:
             for seite, laenge in json.loads(aus).items():
                 laengen[v].setdefault(seite, []).append(laenge)
     print(
-        f"`python -m bench.extraktion zufall --laeufe {laeufe}`: Länge des newspaper4k-Texts je Seite "
+        f"`python -m bench.extraktion zufall --runden {laeufe}`: Länge des newspaper4k-Texts je Seite "
         f"in {laeufe} frischen Prozessen (PYTHONHASHSEED 0–{laeufe - 1}, vorher 0–{5 * (laeufe - 1)} aeb-Seiten, "
         "Speicher belegt, Reihenfolge gemischt)"
     )
@@ -535,15 +583,14 @@ def zufall(laeufe: int) -> None:
 @click.option(
     "--vorher",
     metavar="COMMIT",
-    help="slot: abwechselnd auch mit dem Stand dieses Commits messen (etwa a3920e8).",
+    help="slot und kern: abwechselnd auch mit dem auswahl.py dieses Commits messen (etwa a3920e8).",
 )
 @click.option(
     "--runden",
     type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
     metavar="N",
-    help="slot und kern: so viele Runden, gemeldet wird der Median.",
+    help="slot und kern: so viele Runden, gemeldet wird der Median (ohne Angabe 3); zufall: so viele "
+    "frische Prozesse je Variante (ohne Angabe 6).",
 )
 @click.option(
     "--kern",
@@ -552,23 +599,14 @@ def zufall(laeufe: int) -> None:
     metavar="K",
     help="kern: auf diesem Kern messen (ohne Angabe: der letzte erlaubte).",
 )
-@click.option(
-    "--laeufe",
-    type=click.IntRange(min=1),
-    default=6,
-    show_default=True,
-    metavar="N",
-    help="zufall: frische Prozesse je Variante.",
-)
 def main(
     messung: str,
     anzahlen: tuple[int, ...],
     prozesse: int,
     block: int,
     vorher: str | None,
-    runden: int,
+    runden: int | None,
     kern_nr: int | None,
-    laeufe: int,
 ) -> None:
     """Extraktion gemessen: Güte aus dem HTML, Tempo auf den Kernen, Spitzenspeicher, ein Slot,
     alles auf einem Kern, newspaper4k-Zufall."""
@@ -577,11 +615,11 @@ def main(
     elif messung == "tempo":
         tempo((anzahlen or (543,))[0], prozesse, block)
     elif messung == "slot":
-        slot((anzahlen or (400,))[0], prozesse, vorher, runden)
+        slot((anzahlen or (400,))[0], prozesse, vorher, runden or 3)
     elif messung == "kern":
-        kern((anzahlen or (181,))[0], runden, kern_nr)
+        kern((anzahlen or (181,))[0], runden or 3, kern_nr, vorher)
     elif messung == "zufall":
-        zufall(laeufe)
+        zufall(runden or 6)
     else:
         speicher(list(anzahlen or (1000, 10000)), prozesse)
 

@@ -66,6 +66,9 @@ def gemessen(
     umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     if url is not None:
         umgebung["DATABASE_URL"] = url
+    # Der forkserver der Extraktion importiert seine Module vor sys.path des Hauptprozesses
+    # (Python 3.11): ohne PYTHONPATH kämen sie aus dem installierten Paket, nicht aus ``projekt``.
+    umgebung["PYTHONPATH"] = os.pathsep.join(filter(None, [str(projekt), os.environ.get("PYTHONPATH")]))
     with tempfile.TemporaryFile("w+") as fehler:
         start = time.perf_counter()
         prozess = subprocess.Popen(
