@@ -240,7 +240,7 @@ def entpackt(commit: str, ziel: Path) -> Path:
     return ziel
 
 
-def slot(n: int, prozesse: int, vorher: str | None, runden: int) -> None:
+def slot(n: int, prozesse: int, vorher: str | None, runden: int, kern_nr: int | None) -> None:
     """Ein Slot von n Seiten: ``auswahl.py --extrahieren --slot`` vom Start bis zum Ende, zweimal;
     mit ``vorher`` abwechselnd der Stand dieses Commits und der von jetzt."""
     ids, wahrheit, _, html = benchmark()
@@ -267,7 +267,9 @@ def slot(n: int, prozesse: int, vorher: str | None, runden: int) -> None:
                 for name, projekt in staende if runde % 2 == 0 else staende[::-1]:
                     with psycopg.connect(url) as conn:
                         conn.execute(SQL_SLOT_LEEREN)
-                    laeufe = [gemessen(*args, url=url, cwd=arbeit, projekt=projekt) for _ in range(2)]
+                    laeufe = [
+                        gemessen(*args, url=url, cwd=arbeit, projekt=projekt, kern=kern_nr) for _ in range(2)
+                    ]
                     with psycopg.connect(url) as conn:
                         zahlen = conn.execute(SQL_SLOT_ZAHLEN, {"slot": im_slot}).fetchone()
                         fassung = [z[0] for z in conn.execute(SQL_SLOT_FASSUNG)]
@@ -275,7 +277,8 @@ def slot(n: int, prozesse: int, vorher: str | None, runden: int) -> None:
                     last.append(os.getloadavg()[0])
     print(
         f"`python -m bench.extraktion slot -n {n} --prozesse {prozesse}"
-        f"{f' --vorher {vorher}' if vorher else ''} --runden {runden}`; PostgreSQL {version}, "
+        f"{f' --vorher {vorher}' if vorher else ''} --runden {runden}"
+        f"{'' if kern_nr is None else f' --kern {kern_nr}'}`; PostgreSQL {version}, "
         f"{kerne.nutzbar()} Kerne nutzbar, Lastmittel {min(last):.1f}–{max(last):.1f}"
     )
     print(f"Aufruf: wurzelwerk-auswahl {' '.join(args)} ({n} Seiten im Slot, 100 im Nachbarslot)")
@@ -311,13 +314,13 @@ def aufrufe_messen(art: str, ordner: str, ausgabe: str) -> None:
     """Jede Seite des Ordners durch die drei Aufrufe, ohne Isolation, wie die Stufe sie vorbereitet
     (Zeichensatzregel, URL wie im Stapel); ``art``: ``stock`` (mit Fix, ohne Beschleuniger) oder
     ``schnell``. Schreibt die Kandidaten im Stapelformat nach ``ausgabe`` und druckt die Summe der
-    Zeiten der Aufrufe (Wanduhr) als JSON."""
+    Zeiten der Aufrufe (Wanduhr) je Extraktor als JSON."""
     import logging
 
     logging.disable(logging.CRITICAL)
     extraktion.vorbereiten(beschleuniger=art == "schnell")
     aufrufe = extraktion.AUFRUFE if art == "schnell" else extraktion.STOCK_AUFRUFE
-    summe = 0.0
+    summe = dict.fromkeys(extraktion.EXTRAKTOREN, 0.0)
     artikel = []
     for schluessel, pfad in extraktion_stapel.ordner_dateien(Path(ordner)):
         text = zeichensatz.dekodieren(gzip.decompress(pfad.read_bytes()))[0]
@@ -332,7 +335,7 @@ def aufrufe_messen(art: str, ordner: str, ausgabe: str) -> None:
                     "text": None,
                     "error": f"Extraktor scheiterte: {type(e).__name__}: {str(e)[:300]}",
                 }
-            summe += time.perf_counter() - beginn
+            summe[name] += time.perf_counter() - beginn
         artikel.append({"id": schluessel, "extractions": kandidaten})
     Path(ausgabe).write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
     print(json.dumps({"aufrufe_s": summe}))
@@ -358,8 +361,8 @@ def cpu_der_kinder() -> float:
     return verbrauch.ru_utime + verbrauch.ru_stime
 
 
-def _aufrufe_im_prozess(art: str, ordner: Path, ausgabe: Path, kern: int) -> tuple[float, float]:
-    """(Sekunden vom Start bis zum Ende, Summe der Aufrufe) eines Prozesses auf einem Kern."""
+def _aufrufe_im_prozess(art: str, ordner: Path, ausgabe: Path, kern: int) -> tuple[float, dict[str, float]]:
+    """(Sekunden vom Start bis zum Ende, Summe der Aufrufe je Extraktor) eines Prozesses auf einem Kern."""
     beginn = time.perf_counter()
     lauf = subprocess.run(
         [sys.executable, "-c", AUFRUFE_MESSEN, art, str(ordner), str(ausgabe)],
@@ -403,7 +406,8 @@ def kern(n: int, runden: int, kern_nr: int | None, vorher: str | None) -> None:
             befehle[f"auswahl.py ({vorher})"] = entpackt(vorher, arbeit / "vorher")
         reihe = ["stock", "schnell", *befehle]
         zeiten: dict[str, dict[str, list[float]]] = {
-            art: {"wand": [], "cpu": [], "aufrufe": []} for art in reihe
+            art: {"wand": [], "cpu": [], "aufrufe": [], **{name: [] for name in extraktion.EXTRAKTOREN}}
+            for art in reihe
         }
         for runde in range(runden):
             for art in reihe[runde % len(reihe) :] + reihe[: runde % len(reihe)]:
@@ -418,7 +422,9 @@ def kern(n: int, runden: int, kern_nr: int | None, vorher: str | None) -> None:
                     )
                 else:
                     sekunden, aufrufe = _aufrufe_im_prozess(art, ordner, arbeit / f"{art}.json", kern_nr)
-                    zeiten[art]["aufrufe"].append(aufrufe)
+                    zeiten[art]["aufrufe"].append(sum(aufrufe.values()))
+                    for name, dauer in aufrufe.items():
+                        zeiten[art][name].append(dauer)
                 zeiten[art]["wand"].append(sekunden)
                 zeiten[art]["cpu"].append(cpu_der_kinder() - cpu)
                 last.append(os.getloadavg()[0])
@@ -457,6 +463,13 @@ def kern(n: int, runden: int, kern_nr: int | None, vorher: str | None) -> None:
             f"  {name:<66} {sekunden:7.1f}s {n / sekunden:9.2f} {bezug / sekunden:15.2f}× "
             f"{'' if cpu is None else f'{cpu:13.1f}s'}"
         )
+    print(
+        "Je Extraktor, ms je Seite (Summe der Aufrufe): "
+        + ", ".join(
+            f"{name} {1000 * m['stock'][name] / n:.1f} → {1000 * m['schnell'][name] / n:.1f}"
+            for name in extraktion.EXTRAKTOREN
+        )
+    )
     neu = m["auswahl.py"]
     print(
         f"Der ganze Befehl gegen die Stock-Aufrufe: {bezug / neu['wand']:.2f}× (gegen ihre Summe), "
@@ -597,7 +610,8 @@ def zufall(laeufe: int) -> None:
     "kern_nr",
     type=click.IntRange(min=0),
     metavar="K",
-    help="kern: auf diesem Kern messen (ohne Angabe: der letzte erlaubte).",
+    help="kern: auf diesem Kern messen (ohne Angabe: der letzte erlaubte); slot: auswahl.py auf diesem "
+    "Kern (ohne Angabe: auf allen).",
 )
 def main(
     messung: str,
@@ -615,7 +629,7 @@ def main(
     elif messung == "tempo":
         tempo((anzahlen or (543,))[0], prozesse, block)
     elif messung == "slot":
-        slot((anzahlen or (400,))[0], prozesse, vorher, runden or 3)
+        slot((anzahlen or (400,))[0], prozesse, vorher, runden or 3, kern_nr)
     elif messung == "kern":
         kern((anzahlen or (181,))[0], runden or 3, kern_nr, vorher)
     elif messung == "zufall":

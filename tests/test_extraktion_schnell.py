@@ -15,7 +15,7 @@
   Kandidaten – und dieselben wie stock.
 
 Alle Prozesse laufen gleichzeitig (``frische_prozesse``); der Stock-Prozess rechnet jede Seite
-einmal, die schnellen Prozesse vergleichen sich mit ihm. Die 50-MB-Seite und alle Seiten in
+einmal, die anderen vergleichen sich mit ihm. Die 5- und die 50-MB-Seite und alle Seiten in
 mehr Prozessen, auch mit Fix und ohne Beschleuniger: ``--langsam``.
 """
 
@@ -69,7 +69,7 @@ def feindliche_seiten(mit_50_mb: bool = False) -> list[tuple[str, bytes, str]]:
 
     seiten = {
         **feindlich.feindliche_seiten(mit_50_mb=mit_50_mb),
-        **feindlich.randfaelle(),
+        **feindlich.randfaelle(mit_5_mb=mit_50_mb),
         **feindlich.nebenschritte(),
     }
     return [(name, roh, ERSATZ_URL.format(schluessel=name)) for name, roh in seiten.items()]
@@ -183,26 +183,28 @@ def unterschiede(a: dict, b: dict) -> list[str]:
     return [f"{k}: {a[k]} ≠ {b[k]}" for k in sorted(a) if a[k] != b[k]]
 
 
-# Vorgeschichten der schnellen Prozesse: (Auftrag, PYTHONHASHSEED). Der erste rechnet alle
-# Seiten (Gleichheit mit stock), die anderen die, auf denen der Zufall sitzt, und aeb.
-VORGESCHICHTEN = {
-    "der Reihe nach": ({"seiten": ["aeb", "zufall", "feindlich"]}, "0"),
-    "gemischt, Speicher vorher belegt, feindliche Seiten vorher": (
-        {"seiten": ["zufall", "aeb"], "mischen": 5, "speicher_mb": 40, "vorher": "feindlich"},
-        "1",
-    ),
+# Der schnelle Prozess im Test (alle Seiten): eine andere Vorgeschichte als der Stock-Prozess
+# (der Reihe nach, PYTHONHASHSEED 0) und als die beiden Läufe der Stufe (Worker im forkserver).
+SCHNELL = "gemischt, Speicher vorher belegt, andere Seiten vorher"
+VORGESCHICHTE = {
+    "seiten": ["aeb", "zufall", "feindlich"],
+    "mischen": 5,
+    "speicher_mb": 40,
+    "vorher": "zufall",
 }
 
 
 @pytest.fixture(scope="module")
 def frische_prozesse(tmp_path_factory) -> dict[str, dict]:
-    """Alle Prozesse gleichzeitig: stock mit Fix (alle Seiten), die schnellen Vorgeschichten
-    und zwei ganze Läufe der Stufe über einen Ordner mit den aeb- und den Zufallsseiten."""
+    """Alle Prozesse gleichzeitig: stock mit Fix und schnell (je alle Seiten, mit verschiedener
+    Vorgeschichte) und zwei ganze Läufe der Stufe über einen Ordner mit den aeb- und den
+    Zufallsseiten, mit einem und mit zwei Workern."""
     tmp = tmp_path_factory.mktemp("schnell")
     ordner = ordner_mit(tmp, AEB, ZUFALL)
-    prozesse = {"stock": _starten({"art": "stock", "seiten": ["aeb", "zufall", "feindlich"]}, "0")}
-    for name, (auftrag, hashseed) in VORGESCHICHTEN.items():
-        prozesse[name] = _starten({"art": "schnell", **auftrag}, hashseed)
+    prozesse = {
+        "stock": _starten({"art": "stock", "seiten": ["aeb", "zufall", "feindlich"]}, "0"),
+        SCHNELL: _starten({"art": "schnell", **VORGESCHICHTE}, "1"),
+    }
     laeufe = {zahl: _stufe_starten(ordner, tmp / f"prozesse_{zahl}.json", zahl) for zahl in (1, 2)}
     try:
         ergebnisse = {name: json.loads(_ende(p)) for name, p in prozesse.items()}
@@ -397,7 +399,7 @@ def test_der_fix_gibt_fuer_jede_mengenordnung_denselben_text(monkeypatch):
 def test_schnell_gibt_dieselben_texte_und_fehler_wie_stock(frische_prozesse):
     stock = frische_prozesse["stock"]
     assert len(stock) == 3 * (181 + 6 + len(feindliche_seiten()))
-    assert unterschiede(stock, frische_prozesse["der Reihe nach"]) == []
+    assert unterschiede(stock, frische_prozesse[SCHNELL]) == []
 
 
 def test_die_feindlichen_seiten_pruefen_den_langsamen_weg(frische_prozesse):
@@ -424,10 +426,12 @@ def test_die_feindlichen_seiten_pruefen_den_langsamen_weg(frische_prozesse):
 
 def test_deterministisch_in_frischen_prozessen(frische_prozesse):
     """Die sechs Zufallsseiten (stock ohne Fix fast in jedem Prozess anders) und alle aeb-Seiten:
-    dieselben Kandidaten in jedem Prozess, was er auch vorher tat, und dieselben wie stock."""
+    dieselben Kandidaten in jedem Prozess, was er auch vorher tat, und dieselben wie stock – im
+    Stock-Prozess (der Reihe nach, PYTHONHASHSEED 0), im schnellen (gemischt, Speicher belegt,
+    andere Seiten vorher, PYTHONHASHSEED 1) und in den Workern zweier Läufe der Stufe."""
     stock = frische_prozesse["stock"]
     vergleiche = [name for name in frische_prozesse if name not in ("stock", "ausgaben")]
-    assert len(vergleiche) == 4
+    assert vergleiche == [SCHNELL, "--prozesse 1", "--prozesse 2"]
     for name in vergleiche:
         ergebnisse = frische_prozesse[name]
         assert len(ergebnisse) >= 3 * (181 + 6), name
