@@ -121,7 +121,8 @@ def _naechster_schritt(params: dict) -> str | None:
     "--prozesse",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Worker-Prozesse für die Rechenarbeit (Voreinstellung: Zahl der Kerne).",
+    help="Worker-Prozesse für die Rechenarbeit (Voreinstellung: Zahl der Kerne, die dieser Prozess "
+    "nutzen darf).",
 )
 @click.option(
     "--stapel-zeitlimit",

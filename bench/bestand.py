@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import shutil
 import sys
 import tempfile
@@ -29,6 +28,7 @@ import psycopg
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from auswahlstufe import kerne
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.jsoneingabe import laden
@@ -109,7 +109,7 @@ def messen(bestand: Path, prozesse: int | None, verzeichnis: Path) -> None:
                 gemessen("--slot", erster_slot, *extra, url=url, cwd=verzeichnis),
             )
         )
-        click.echo(f"Bestand: {bestand} ({anzahl} Items), Prozesse: {prozesse or os.cpu_count()}")
+        click.echo(f"Bestand: {bestand} ({anzahl} Items), Prozesse: {prozesse or kerne.nutzbar()}")
         click.echo("| Lauf | Sekunden | Spitze RSS (MB) | Bilanz |")
         click.echo("|---|---:|---:|---|")
         for name, (sekunden, spitze, bilanz) in ergebnisse:

@@ -48,7 +48,14 @@ def bereinigen_der_wahl(extraktionen: object) -> str:
     return bereinigen(text) if isinstance(text, str) else ""
 
 
-def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
+def auf_kern(kern: int | None) -> Callable[[], None] | None:
+    """Für ``preexec_fn``: bindet den Unterprozess (und was er startet) an einen Kern."""
+    return None if kern is None else lambda: os.sched_setaffinity(0, {kern})
+
+
+def gemessen(
+    *args: str, url: str | None, cwd: Path, projekt: Path = PROJEKT, kern: int | None = None
+) -> tuple[float, float, str]:
     """(Sekunden, größter RSS in MB, Bilanzzeile) eines Laufs von auswahl.py.
 
     Der RSS kommt aus wait4 für genau diesen Prozess; er umfasst seine
@@ -56,17 +63,26 @@ def gemessen(*args: str, url: str, cwd: Path) -> tuple[float, float, str]:
     das Protokoll des Laufs (Fortschritt, Bilanz der Extraktion, Bilanz): zurück
     kommt die Bilanz der Auswahl (die erste Zeile ``neu …``/``trocken, …``, sonst die
     erste Zeile), ohne Zeilenkopf.
+    ``projekt``: das auswahl.py eines anderen Stands (etwa eines entpackten Commits);
+    ``kern``: der Lauf samt Workern nur auf diesem Kern; ``url=None``: ohne Datenbank.
     """
-    umgebung = {**os.environ, "DATABASE_URL": url, "AUSWAHL_ZEILENKOPF": "aus"}
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    umgebung["AUSWAHL_ZEILENKOPF"] = "aus"
+    if url is not None:
+        umgebung["DATABASE_URL"] = url
+    # Der forkserver der Extraktion importiert seine Module vor sys.path des Hauptprozesses
+    # (Python 3.11): ohne PYTHONPATH kämen sie aus dem installierten Paket, nicht aus ``projekt``.
+    umgebung["PYTHONPATH"] = os.pathsep.join(filter(None, [str(projekt), os.environ.get("PYTHONPATH")]))
     with tempfile.TemporaryFile("w+") as fehler:
         start = time.perf_counter()
         prozess = subprocess.Popen(
-            [sys.executable, str(PROJEKT / "auswahl.py"), *args],
+            [sys.executable, str(projekt / "auswahl.py"), *args],
             cwd=cwd,
             env=umgebung,
             stdout=subprocess.PIPE,
             stderr=fehler,
             text=True,
+            preexec_fn=auf_kern(kern),
         )
         out = prozess.stdout.read()
         _, status, verbrauch = os.wait4(prozess.pid, 0)

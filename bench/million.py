@@ -41,7 +41,7 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 import click
 import psycopg
 
-from auswahlstufe import server
+from auswahlstufe import kerne, server
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
 from auswahlstufe.lauf import ingest
@@ -194,7 +194,7 @@ def main(groessen: tuple[int, ...]) -> None:
     print(f"`{befehl}`")
     print(
         f"Maschine: {os.cpu_count()} Kerne ({platform.machine()}), Python {platform.python_version()}, "
-        f"PostgreSQL {version}, {os.cpu_count()} Worker"
+        f"PostgreSQL {version}, {kerne.nutzbar()} Worker"
     )
     print()
     print("\n".join(tabelle(ergebnisse)))

@@ -31,7 +31,15 @@ README = PROJEKT / "README.md"
 # Alle Markdown-Dateien, die Menschen lesen: README, docs/, die READMEs daneben.
 DOKUMENTE = sorted(
     [README, *(PROJEKT / "docs").glob("*.md")]
-    + [PROJEKT / p for p in ("bench/README.md", "bench/aeb/README.md", "beispiele/README.md")]
+    + [
+        PROJEKT / p
+        for p in (
+            "bench/README.md",
+            "bench/aeb/README.md",
+            "bench/newspaper4k-zufall/README.md",
+            "beispiele/README.md",
+        )
+    ]
 )
 
 # Schnellstart 1: die Vorführung der Postgres-Stufe an einem Wegwerf-Server.

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import random
 import signal
 import threading
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from auswahlstufe.extraktion import seiten as extraktion
+from auswahlstufe.referenz.feindlich import feindliche_seiten, grosse_seite
 from tests.testhilfen import cpu_sekunden
 
 AEB = Path(__file__).resolve().parents[1] / "bench" / "aeb"
@@ -32,22 +32,7 @@ def normale_seite() -> tuple[extraktion.Seite, dict]:
     return extraktion.Seite(roh, kandidaten[NORMAL]["url"], NORMAL), kandidaten[NORMAL]["extractions"]
 
 
-def grosse_seite(mb: int) -> bytes:
-    absatz = b"<p>" + b"Ein ganz gewoehnlicher Satz mit ein paar Woertern darin. " * 20 + b"</p>\n"
-    return b"<html><body><article>" + absatz * (mb * 2**20 // len(absatz)) + b"</article></body></html>"
-
-
-FEINDLICH = {
-    "verschachtelt": b"<html><body>" + b"<div>" * 100_000 + b"tief" + b"</div>" * 100_000 + b"</body></html>",
-    "50_mb": grosse_seite(50),
-    "binaerer_muell": random.Random(13).randbytes(300_000),
-    "falscher_zeichensatz": (
-        "<html><head><meta charset='utf-8'></head><body><p>Grüße aus Köln, schöne Äpfel.</p></body></html>"
-    ).encode("latin-1"),
-    "leer": b"",
-    "nur_skripte": b"<html><head><script>var a = 1;</script></head><body><script>alert(1)</script></body></html>",
-    "kein_html": b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n",
-}
+FEINDLICH = feindliche_seiten()
 
 
 def gueltig(ergebnis: dict) -> bool:

@@ -12,6 +12,12 @@ mit denen die veröffentlichten Kandidaten des Benchmarks entstanden
 * readability: ``Document(html).summary()``, daraus Text mit Absatzgrenzen
   (``readability_text``).
 
+Das sind die Stock-Aufrufe (``STOCK_AUFRUFE``). Zwei Eingriffe, beide an die geprüften
+Fassungen gebunden (``fassungen.py``): newspaper4k wird deterministisch
+(``newspaper_fest.py``: zwei Mengen in fester Reihenfolge; die einzige Abweichung von stock
+newspaper4k), und die Stufe ruft die schnellen Aufrufe (``AUFRUFE``, ``schnell.py``), die
+Byte für Byte dieselben Texte und Fehler geben wie die Stock-Aufrufe mit diesem Fix.
+
 Zeichensatz: eine Regel für alle drei, in ``zeichensatz.py`` (``dekodieren``, ``lesbar``).
 Keine HTML-Seite (PDF, Bild, Archiv, Binärdaten; ``art.py``): alle drei Kandidaten
 bekommen denselben Fehler, ohne dass ein Extraktor sie sieht.
@@ -39,8 +45,9 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from auswahlstufe import kerne
 from auswahlstufe.anzeige import kurz
-from auswahlstufe.extraktion import art
+from auswahlstufe.extraktion import art, newspaper_fest, schnell
 from auswahlstufe.extraktion.zeichensatz import dekodieren_roh, lesbar
 from auswahlstufe.fehler import VoraussetzungFehlt
 
@@ -53,7 +60,7 @@ PAKETE = {"trafilatura": "trafilatura", "newspaper4k": "newspaper4k", "readabili
 EINSTELLUNGEN = {
     "trafilatura": "extract(html), Voreinstellungen; Fassung 1",
     "newspaper4k": "Article(url, fetch_images=False), download(input_html), parse(); "
-    "ko: word_tokenize(preserve_line=True); Fassung 1",
+    "ko: word_tokenize(preserve_line=True); Kandidatenordnung fest (newspaper_fest); Fassung 2",
     "readability": "Document(html).summary(), Text mit Absatzgrenzen; Fassung 1",
 }
 ZEICHENSATZREGEL = (
@@ -139,7 +146,10 @@ def _readability(html: str, url: str) -> str:
     return readability_text(Document(html).summary())
 
 
-AUFRUFE = {"trafilatura": _trafilatura, "newspaper4k": _newspaper4k, "readability": _readability}
+# Wie die veröffentlichten Kandidaten entstanden (mit newspaper_fest): Maßstab für schnell.py.
+STOCK_AUFRUFE = {"trafilatura": _trafilatura, "newspaper4k": _newspaper4k, "readability": _readability}
+# Was die Stufe ruft: dieselben Texte und Fehler, weniger Arbeit (schnell.py, nach vorbereiten()).
+AUFRUFE = {**STOCK_AUFRUFE, "newspaper4k": schnell.newspaper4k_text}
 
 
 def _koreanisch_offline(text: str) -> list[str]:
@@ -149,9 +159,12 @@ def _koreanisch_offline(text: str) -> list[str]:
     return word_tokenize(text, preserve_line=True)
 
 
-def vorbereiten() -> None:
-    """Lädt die Extraktoren und stellt newspaper4k für koreanische Seiten auf einen
-    Tokenizer ohne NLTK-Daten um. Einmal je Prozess; im forkserver vor allen Workern."""
+def vorbereiten(*, beschleuniger: bool = True) -> None:
+    """Lädt die Extraktoren, stellt newspaper4k für koreanische Seiten auf einen Tokenizer
+    ohne NLTK-Daten um, macht newspaper4k deterministisch (``newspaper_fest``) und spielt die
+    Beschleuniger ein (``schnell``; ohne sie, ``beschleuniger=False``, sind ``STOCK_AUFRUFE``
+    die Aufrufe wie stock). Einmal je Prozess, in jedem Worker vor der ersten Seite; scheitert
+    bei einer ungeprüften Fassung (``fassungen.FassungUngeprueft``)."""
     import warnings
 
     warnings.filterwarnings("ignore")  # dateutil & Co. warnen je Seite auf Englisch
@@ -162,10 +175,13 @@ def vorbereiten() -> None:
     del newspaper, readability
     importlib.import_module("newspaper.languages.ko").tokenizer = _koreanisch_offline
     importlib.import_module("newspaper.languages.ja")  # scheitert früh, wenn tinysegmenter fehlt
+    newspaper_fest.einspielen()
+    if beschleuniger:
+        schnell.beschleuniger_einspielen()
 
 
 def extrahieren(extraktor: str, html: str, url: str) -> str:
-    """Ein Extraktor auf einer Seite, hier im Prozess (ohne Isolation)."""
+    """Ein Extraktor auf einer Seite, hier im Prozess (ohne Isolation; nach ``vorbereiten()``)."""
     return AUFRUFE[extraktor](html, url)
 
 
@@ -338,7 +354,7 @@ class Extraktion:
         aufrufe_je_worker: int = AUFRUFE_JE_WORKER,
         extraktoren: tuple[str, ...] = EXTRAKTOREN,
     ) -> None:
-        self.prozesse = prozesse or os.cpu_count() or 1
+        self.prozesse = prozesse or kerne.nutzbar()
         self.zeitlimit_s = zeitlimit_s
         self.speichergrenze_mb = speichergrenze_mb
         self.aufrufe_je_worker = aufrufe_je_worker

@@ -58,6 +58,7 @@ import psycopg
 from psycopg import sql
 
 import db
+from auswahlstufe import kerne
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.fehler import Abgebrochen, LaufGesperrt, LaufGesperrtLeise, StufenFehler, als_stufenfehler
 from auswahlstufe.fortschritt import fortschritt
@@ -226,7 +227,7 @@ def lauf(
     if slot_zeit is not None:
         ausgabe.slot_setzen(laeufe.slot_text(slot_zeit))
     url = db.datenbank_url()
-    prozesse = prozesse or os.cpu_count() or 1
+    prozesse = prozesse or kerne.nutzbar()
 
     # Die Worker entstehen vor den Verbindungen: geforkte Worker sollen keine
     # Verbindung erben (ein geerbter Socket, den ein Kind schließt, träfe den Lauf).

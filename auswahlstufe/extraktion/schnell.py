@@ -1,0 +1,383 @@
+"""Schneller extrahieren, dieselben Texte: nur die nötigen Schritte, Zwischenspeicher, C statt Python.
+
+Die Stufe ruft die drei Extraktoren so auf, wie die veröffentlichten Kandidaten des
+Benchmarks entstanden (``seiten.STOCK_AUFRUFE``). Dieses Modul gibt für jede Seite Byte für
+Byte dieselben Texte und dieselben Fehler wie diese Stock-Aufrufe (mit ``newspaper_fest``),
+mit weniger Arbeit:
+
+* ``newspaper4k_text``: nur die Schritte von ``Article.parse()``, von denen der Text abhängt
+  (Titel, Metadaten und Sprache, Hauptknoten, Reinigung, Formatierung). Autoren, Datum,
+  Videos und Bilder entfallen: sie verändern den Baum nicht und setzen nur eigene Felder.
+  Nur wenn einer dieser Schritte auf der Seite eine Ausnahme würfe (JSON-LD unerwarteter
+  Gestalt, ein Datum, an dem dateutil mit ``InvalidOperation`` scheitert) – stock speichert
+  dann einen Fehler statt eines Texts –, läuft das vollständige ``parse()``, mit demselben
+  Fehler (``_nebenschritte_unbedenklich``).
+* Beschleuniger in newspaper4k (``beschleuniger_einspielen``): die Übersetzungstabelle des
+  Tokenizers einmal statt bei jedem Aufruf, ein Gedächtnis für schon zerlegte Texte, die
+  Stoppwort-Objekte je Sprache ohne Dateisystemzugriff.
+* Ein Beschleuniger für alle drei Extraktoren: lxml.html bestimmt die Python-Klasse jedes
+  Knotens über einen Python-Rückruf; hier dieselbe Zuordnung mit lxmls Lookups in C.
+
+trafilatura und readability laufen sonst wie stock: die geprüften Abkürzungen brachten zu
+wenig oder änderten Texte (docs/extraktion.md, „Verworfen“).
+
+Gebunden an die geprüften Fassungen (``fassungen.pruefen``); jede Abkürzung vergleicht
+``tests/test_extraktion_schnell.py`` mit dem Stock-Aufruf auf den 181 aeb-Seiten, den sechs
+Seiten aus ``bench/newspaper4k-zufall`` und den feindlichen Seiten
+(``auswahlstufe/referenz/feindlich.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import threading
+
+from auswahlstufe.extraktion import fassungen
+from auswahlstufe.extraktion.fassungen import FassungUngeprueft
+
+_SPERRE = threading.Lock()
+
+# --- Beschleuniger (reine Zwischenspeicher und Lookups in C) ----------------------------
+
+_ORIGINALE: dict[str, object] = {}
+_BESCHLEUNIGER: dict[str, object] = {}
+
+
+# So viele Zeichen Eingabe merkt sich der Tokenizer höchstens (dann fängt er neu an);
+# mit den Tokens etwa zehnmal so viele Bytes Speicher.
+GEDAECHTNIS_ZEICHEN = 1_000_000
+
+
+def _tokenizer_mit_tabelle():
+    """``newspaper.text.default_tokenizer`` mit einmal gebauter Tabelle und Regex und
+    einem Gedächtnis für schon zerlegte Texte.
+
+    Stock baut bei jedem Aufruf ``str.maketrans(punctuation, " " * len(punctuation))``
+    (über 800 Zeichen) und den Regex-Text neu; beides hängt nur von Modulkonstanten ab.
+    ``"".join(contraction_separators)`` ordnet eine Menge (je PYTHONHASHSEED anders) –
+    als Zeichenklasse ist die Reihenfolge gleichgültig, wie bei stock.
+
+    Derselbe Text wird oft mehrmals zerlegt (``compute_features`` zählt Stoppwörter im Text
+    eines Knotens, ``is_highlink_density`` zerlegt ihn gleich noch einmal, und den Text jedes
+    Links für jeden Vorfahren neu; auf den aeb-Seiten sind 64 % der Aufrufe Wiederholungen).
+    Die Zerlegung ist eine reine Funktion des Texts; das Gedächtnis hält höchstens
+    ``GEDAECHTNIS_ZEICHEN`` Zeichen und gibt wie stock jedes Mal eine neue Liste zurück."""
+    text = importlib.import_module("newspaper.text")
+    tabelle = str.maketrans(text.punctuation, " " * len(text.punctuation))
+    zeichen = re.escape("".join(text.contraction_separators))
+    kontraktion = re.compile(
+        rf"(?<=\W)[{zeichen}]|[{zeichen}](?=\W)|" f"^[{zeichen}]*|[{zeichen}]*$|[{zeichen}]{{2,}}"
+    )
+
+    gedaechtnis: dict[str, tuple[str, ...]] = {}
+    gemerkt = [0]  # Zeichen im Gedächtnis
+
+    def default_tokenizer(eingabe):
+        if isinstance(eingabe, bytes):
+            eingabe = eingabe.decode("utf-8", "replace")
+        tokens = gedaechtnis.get(eingabe)
+        if tokens is None:
+            tokens = tuple(
+                text.whitespace_tokenizer.tokenize(kontraktion.sub(" ", eingabe.translate(tabelle)).lower())
+            )
+            if gemerkt[0] + len(eingabe) > GEDAECHTNIS_ZEICHEN:
+                gedaechtnis.clear()
+                gemerkt[0] = 0
+            if len(eingabe) <= GEDAECHTNIS_ZEICHEN // 4:
+                gedaechtnis[eingabe] = tokens
+                gemerkt[0] += len(eingabe)
+        return list(tokens)  # stock gibt eine neue Liste zurück
+
+    default_tokenizer.__doc__ = text.default_tokenizer.__doc__
+    default_tokenizer._stock = text.default_tokenizer
+    return default_tokenizer
+
+
+def _stopwords_init_mit_speicher(stock_init):
+    """``StopWords.__init__`` mit Zwischenspeicher je Sprachangabe.
+
+    Stock prüft bei jedem Objekt über pathlib, ob die Stoppwortdatei und ein Sprachmodul
+    existieren (``parsers.is_highlink_density`` baut je Wortzählung ein neues Objekt).
+    Beim ersten Mal je Sprache läuft stock (auch mit seinen Fehlern, die nicht gemerkt
+    werden); danach dieselben Felder ohne Dateisystem. ``tokenizer`` und ``find_stopwords``
+    werden wie bei stock bei jedem Objekt aus dem Sprachmodul bzw. ``newspaper.text`` gelesen."""
+    text = importlib.import_module("newspaper.text")
+    gemerkt: dict[str, tuple[str, object]] = {}
+
+    def __init__(self, language="en"):
+        eintrag = gemerkt.get(language)
+        if eintrag is None:
+            stock_init(self, language)
+            sprache = text.normalize_language_code(language)
+            gemerkt[language] = (sprache, sys.modules.get(f"newspaper.languages.{sprache}"))
+            return
+        sprache, modul = eintrag
+        self.find_stopwords = None
+        self.tokenizer = text.default_tokenizer
+        if modul is not None:
+            if hasattr(modul, "find_stopwords"):
+                self.find_stopwords = modul.find_stopwords
+            self.tokenizer = modul.tokenizer
+        self.stop_words = self._cached_stop_words[sprache]
+
+    __init__._stock = stock_init
+    return __init__
+
+
+def _klassen_lookup_in_c():
+    """Dieselbe Zuordnung Knoten → Python-Klasse wie ``lxml.html.HtmlElementClassLookup``,
+    aber mit lxmls Lookups in C statt eines Python-Rückrufs.
+
+    lxml.html ruft für jeden Python-Stellvertreter eines Knotens ``lookup()`` in Python auf
+    (auf den aeb-Seiten rund 3 500 Mal je Seite und Extraktor). Stock: Element →
+    ``_element_classes.get(name.lower(), HtmlElement)`` (form, input, label, select,
+    textarea mit eigenen Klassen), Kommentar → ``HtmlComment``, PI →
+    ``HtmlProcessingInstruction``, Entity → ``HtmlEntity``. Hier: ``ElementDefaultClassLookup``
+    mit genau diesen vier Klassen, davor ``ElementNamespaceClassLookup`` mit den Sonderklassen
+    unter jeder Groß-/Kleinschreibung ihres Namens (stock senkt ``name`` ab; über ASCII hinaus
+    ergibt ``lower()`` bei diesen Namen nichts Neues). Einziger Unterschied: ein Element mit
+    Namensraum und einem dieser Namen bekäme ``HtmlElement`` – der HTML-Parser erzeugt keine
+    Namensräume, und keiner der drei Extraktoren legt solche Elemente an."""
+    import itertools
+
+    from lxml import etree, html
+
+    standard = etree.ElementDefaultClassLookup(
+        element=html.HtmlElement,
+        comment=html.HtmlComment,
+        pi=html.HtmlProcessingInstruction,
+        entity=html.HtmlEntity,
+    )
+    lookup = etree.ElementNamespaceClassLookup(standard)
+    ohne_namensraum = lookup.get_namespace(None)
+    for name, klasse in html.HtmlElementClassLookup()._element_classes.items():
+        for schreibung in itertools.product(*((z.lower(), z.upper()) for z in name)):
+            ohne_namensraum["".join(schreibung)] = klasse
+    return lookup
+
+
+def _html_parser():
+    """Die HTML-Parser, mit denen die drei Extraktoren ihre Bäume bauen."""
+    import lxml.html
+    import readability.htmls
+    import trafilatura.utils
+
+    parser = {
+        "lxml.html.html_parser": lxml.html.html_parser,  # newspaper4k, readability_text, Cleaner
+        "readability.htmls.utf8_parser": readability.htmls.utf8_parser,
+        "trafilatura.utils.HTML_PARSER": trafilatura.utils.HTML_PARSER,
+    }
+    for name, p in parser.items():
+        if type(p) is not lxml.html.HTMLParser:
+            raise FassungUngeprueft(f"{name} ist kein lxml.html.HTMLParser, sondern {type(p).__name__}")
+    return parser
+
+
+def beschleuniger_einspielen() -> None:
+    """Tokenizer, Stoppwort-Speicher (newspaper4k) und Klassen-Lookup in C (alle drei)."""
+    with _SPERRE:
+        if _ORIGINALE:
+            return
+        fassungen.pruefen()
+        import lxml.html
+
+        text = importlib.import_module("newspaper.text")
+        if not _BESCHLEUNIGER:  # einmal je Prozess gebaut; Ein- und Ausschalten tauscht nur
+            _BESCHLEUNIGER["default_tokenizer"] = _tokenizer_mit_tabelle()
+            _BESCHLEUNIGER["StopWords.__init__"] = _stopwords_init_mit_speicher(text.StopWords.__init__)
+            _BESCHLEUNIGER["lookup"] = _klassen_lookup_in_c()
+        _ORIGINALE["default_tokenizer"] = text.default_tokenizer
+        _ORIGINALE["StopWords.__init__"] = text.StopWords.__init__
+        text.default_tokenizer = _BESCHLEUNIGER["default_tokenizer"]
+        text.StopWords.__init__ = _BESCHLEUNIGER["StopWords.__init__"]
+        for name, parser in _html_parser().items():
+            # Stock-Parser haben genau den Lookup von lxml.html.HTMLParser.__init__.
+            _ORIGINALE[f"lookup:{name}"] = lxml.html.HtmlElementClassLookup()
+            parser.set_element_class_lookup(_BESCHLEUNIGER["lookup"])
+
+
+def beschleuniger_entfernen() -> None:
+    """Stellt die Stock-Funktionen wieder her (für Messungen im selben Prozess)."""
+    with _SPERRE:
+        if not _ORIGINALE:
+            return
+        text = importlib.import_module("newspaper.text")
+        text.default_tokenizer = _ORIGINALE.pop("default_tokenizer")
+        text.StopWords.__init__ = _ORIGINALE.pop("StopWords.__init__")
+        for name, parser in _html_parser().items():
+            parser.set_element_class_lookup(_ORIGINALE.pop(f"lookup:{name}"))
+
+
+# --- newspaper4k nur mit den Schritten, von denen der Text abhängt -----------------------
+
+# Elemente, aus denen PubdateExtractor.parse Datumstexte liest: <time datetime>, <meta> mit
+# content und Elemente aus PUBLISH_DATE_TAGS (Datum in "datetime" oder "content"). Jeder
+# dieser Texte steht in einem Attribut datetime oder content; "//" sucht im ganzen Baum
+# (stock sucht teils nur unter doc – eine Obermenge schadet nicht, siehe unten).
+_MIT_DATUMSATTRIBUT = "//*[@datetime or @content]"
+
+
+def _autoren_json_ld(autoren, json_ld_scripts) -> None:
+    """Der JSON-LD-Teil von ``AuthorsExtractor.parse`` (0.9.6), wörtlich; nur er kann werfen."""
+    authors = []
+    for script_tag in json_ld_scripts:
+        if "@graph" in script_tag:
+            for item in script_tag.get("@graph", []):
+                if not isinstance(item, dict):
+                    continue
+                if item.get("@type") == "Person":
+                    authors.append(item.get("name", ""))
+                if "author" in item:
+                    authors.extend(autoren._get_authors_from_ld(item["author"]))
+        else:
+            if "author" in script_tag:
+                authors.extend(autoren._get_authors_from_ld(script_tag["author"]))
+
+    authors = [re.sub(r"[\n\t\r\xa0]", " ", x) for x in authors if x]
+
+
+def _datum_json_ld(datum, json_ld_scripts) -> None:
+    """Der JSON-LD-Teil von ``PubdateExtractor.parse`` (0.9.6), wörtlich."""
+    for script_tag in json_ld_scripts:
+        if "@graph" in script_tag:
+            for item in script_tag.get("@graph", []):
+                if not isinstance(item, dict):
+                    continue
+                date_str = item.get("datePublished")
+                if date_str is None:
+                    continue
+                datum._parse_date_str(date_str)
+        else:
+            for k in script_tag:
+                if k == "datePublished":  # noqa: SIM114 – wörtlich wie stock
+                    datum._parse_date_str(script_tag[k])
+                elif k == "dateCreated":
+                    datum._parse_date_str(script_tag[k])
+
+
+def _videos_json_ld(videos, json_ld_scripts) -> None:
+    """Der JSON-LD-Teil von ``VideoExtractor.parse`` (0.9.6), wörtlich (ohne die Liste)."""
+    from newspaper.utils import Video
+
+    for script_tag in json_ld_scripts:
+        if "@graph" in script_tag:
+            script_tag_ = script_tag.get("@graph", [])
+        elif isinstance(script_tag, list):
+            script_tag_ = script_tag
+        else:
+            script_tag_ = [script_tag]
+        for item in script_tag_:
+            if not isinstance(item, dict):
+                continue
+            if item.get("@type") == "VideoObject":
+                m = Video()
+                m.src = item.get("contentUrl")
+                m.embed_code = item.get("embedUrl")
+                m.provider = videos._get_provider(m.src)
+
+
+def _datumstexte(url: str, doc) -> list:
+    """Obermenge der Texte, die ``PubdateExtractor.parse`` außerhalb von JSON-LD an
+    ``_parse_date_str`` gibt: das Datum in der URL, ``datetime`` jedes ``<time>``,
+    ``content`` jedes ``<meta>`` mit name/property/itemprop aus PUBLISH_DATE_META_INFO
+    (stock: ``get_metatags``, genauer Vergleich) und das Datumsattribut jedes Elements aus
+    PUBLISH_DATE_TAGS (stock: Vergleich nach ASCII-Kleinschreibung; hier ``lower()``, das
+    höchstens mehr trifft)."""
+    from newspaper import parsers, urls
+    from newspaper.extractors.defines import PUBLISH_DATE_META_INFO, PUBLISH_DATE_TAGS
+
+    texte = []
+    treffer = re.search(urls.STRICT_DATE_REGEX, url)
+    if treffer:
+        texte.append(treffer.group(0))
+    meta_namen = frozenset(PUBLISH_DATE_META_INFO)
+    for element in doc.xpath(_MIT_DATUMSATTRIBUT):
+        if element.tag == "time" and element.get("datetime"):
+            texte.append(element.get("datetime"))
+        if element.tag == "meta" and any(
+            element.get(a) in meta_namen for a in ("name", "property", "itemprop")
+        ):
+            texte.append(parsers.get_attribute(element, "content"))
+        for t in PUBLISH_DATE_TAGS:
+            if (element.get(t["attribute"]) or "").lower() == t["value"].lower():
+                texte.append(parsers.get_attribute(element, t["content"]))
+    return texte
+
+
+def _nebenschritte_unbedenklich(artikel, doc) -> bool:
+    """True, wenn Autoren, Datum, Videos und Bilder auf dieser Seite keine Ausnahme werfen.
+
+    Von diesen Schritten hängt der Text nicht ab (sie lesen den Baum nur; die Autoren
+    arbeiten auf Kopien); sie zählen nur, weil eine Ausnahme in ihnen ``parse()`` abbricht
+    und die Stufe dann einen Fehler speichert. Werfen können sie (0.9.6) nur an zwei Stellen:
+
+    * im JSON-LD unerwarteter Gestalt (``null``, eine Zahl, ``"@graph": 5``, ein Name als
+      Zahl, eine ``contentUrl`` als Zahl, …) – hier laufen dieselben Schleifen wörtlich auf
+      denselben Objekten (``parsers.get_ld_json_object``, wie jeder der drei Extraktoren);
+    * in dateutil, das nicht nur die in ``_parse_date_str`` abgefangenen Fehler wirft
+      (``decimal.InvalidOperation`` bei langen Ziffernfolgen) – hier läuft das Stock-
+      ``_parse_date_str`` über eine Obermenge der Datumstexte (``_datumstexte``).
+
+    Der Rest kann nicht werfen: Autoren über Attribute (XPath, Textkopien, Regex auf str),
+    Datum außerhalb dieser beiden Stellen, Videos im Hauptknoten (Attribute, ``int()`` mit
+    abgefangenem ValueError), Bilder mit ``fetch_images=False`` (``urljoin`` fängt ValueError
+    selbst ab). Keiner der drei bricht früh ab, also wirft die Prüfung, wann immer stock
+    wirft; wirft sie öfter (Obermenge), kostet das nur den langsamen Weg."""
+    from newspaper import parsers
+    from newspaper.extractors.authors_extractor import AuthorsExtractor
+    from newspaper.extractors.pubdate_extractor import PubdateExtractor
+    from newspaper.extractors.videos_extractor import VideoExtractor
+
+    try:
+        json_ld = parsers.get_ld_json_object(doc)
+        datum = PubdateExtractor(artikel.config)
+        if json_ld:
+            _autoren_json_ld(AuthorsExtractor(artikel.config), json_ld)
+            _datum_json_ld(datum, json_ld)
+            _videos_json_ld(VideoExtractor(artikel.config), json_ld)
+        for text in _datumstexte(artikel.url, doc):
+            datum._parse_date_str(text)
+    except Exception:
+        return False
+    return True
+
+
+def newspaper4k_text(html: str, url: str) -> str:
+    """Wie ``Article(url, fetch_images=False)``, ``download(input_html=html)``, ``parse()``,
+    ``.text`` – nur die Schritte von ``Article.parse()`` (0.9.6), von denen der Text abhängt.
+
+    Abweichungen von ``Article.parse()``, Zeile für Zeile:
+    ``get_authors`` und ``get_publishing_date`` (vor dem Hauptknoten) sowie ``get_videos``
+    und ``fetch_images`` (danach) entfallen – sie setzen nur eigene Felder und verändern den
+    Baum nicht; ob sie werfen würden, prüft ``_nebenschritte_unbedenklich``, sonst läuft
+    stock. Die übrigen Felder (``meta_site_name`` usw.) werden nicht gesetzt; ``text`` wird
+    wie im Setter von ``Article.text`` auf ``config.max_text`` Zeichen gekürzt."""
+    from newspaper import Article, parsers
+    from newspaper.cleaners import DocumentCleaner
+    from newspaper.outputformatters import OutputFormatter
+    from newspaper.utils import get_available_languages
+
+    artikel = Article(url, fetch_images=False)
+    artikel.download(input_html=html)
+    artikel.throw_if_not_downloaded_verbose()
+    doc = parsers.fromstring(artikel.html)
+    if doc is None:
+        return ""
+    if not _nebenschritte_unbedenklich(artikel, doc):
+        artikel.parse()  # vollständig, mit demselben Fehler wie stock
+        return artikel.text or ""
+
+    document_cleaner = DocumentCleaner(artikel.config)
+    output_formatter = OutputFormatter(artikel.config)
+    title = artikel.extractor.get_title(doc)
+    metadata = artikel.extractor.get_metadata(artikel.url, doc)
+    if metadata["language"] in get_available_languages() and artikel.config.use_meta_language:
+        artikel.config.language = metadata["language"]
+    top_node = artikel.extractor.calculate_best_node(doc)
+    if top_node is None:
+        return ""
+    ergaenzt = document_cleaner.clean(artikel.extractor.top_node_complemented)
+    text, _ = output_formatter.get_formatted(ergaenzt, title)
+    return text[: artikel.config.max_text] if text else ""

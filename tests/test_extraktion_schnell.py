@@ -1,0 +1,508 @@
+"""Deterministisch und schnell: dieselben Texte wie stock, und zwar immer dieselben (Issue 20, 1–2).
+
+* **Fassungen:** genau die geprüften Pakete und unveränderter Quelltext jeder Funktion, die
+  ``newspaper_fest`` und ``schnell`` umschließen, nachbauen oder voraussetzen – sonst
+  scheitert die Extraktion laut (``fassungen.FassungUngeprueft``, Exit 4), und diese Tests auch.
+* **Fix:** newspaper4k gibt für jede Reihenfolge, die ``set()`` in 0.9.6 liefern könnte,
+  denselben Text; ohne den Fix nicht (auf allen sechs Seiten aus ``bench/newspaper4k-zufall``).
+* **Gleichheit:** die schnellen Aufrufe (``seiten.AUFRUFE``) geben Byte für Byte dieselben
+  Texte und dieselben Fehler wie die Stock-Aufrufe mit Fix (``seiten.STOCK_AUFRUFE``) – auf den
+  181 aeb-Seiten, den sechs Zufallsseiten und den feindlichen Seiten
+  (``auswahlstufe/referenz/feindlich.py``). Stock und schnell laufen je in einem frischen Prozess.
+* **Determinismus:** frische Prozesse mit verschiedener Vorgeschichte (PYTHONHASHSEED, andere
+  Seiten vorher, andere Reihenfolge, vorher belegter Speicher) und ganze Läufe
+  ``auswahl.py --extrahieren ORDNER`` mit ``--prozesse 1`` und ``--prozesse 2`` geben dieselben
+  Kandidaten – und dieselben wie stock.
+
+Alle Prozesse laufen gleichzeitig (``frische_prozesse``); der Stock-Prozess rechnet jede Seite
+einmal, die anderen vergleichen sich mit ihm. Die 5- und die 50-MB-Seite und alle Seiten in
+mehr Prozessen, auch mit Fix und ohne Beschleuniger: ``--langsam``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.metadata
+import inspect
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+PROJEKT = Path(__file__).resolve().parents[1]
+AEB = PROJEKT / "bench" / "aeb"
+ZUFALL = PROJEKT / "bench" / "newspaper4k-zufall"
+EXTRAKTOREN = ("trafilatura", "newspaper4k", "readability")
+ERSATZ_URL = "http://example.com/{schluessel}.html"
+# Genug für die langsamste Seite auf einer überlasteten Maschine; ein Zeitlimit darf die
+# Ausgaben nicht unterscheiden (es ist ein Fehler der Umgebung, kein Ergebnis).
+ZEITLIMIT_S = "600"
+
+
+# --- Seiten (Schlüssel, Bytes, URL) ----------------------------------------------------------
+
+
+def aeb_seiten() -> list[tuple[str, bytes, str]]:
+    wahrheit = json.loads((AEB / "ground-truth.json").read_text(encoding="utf-8"))
+    return [
+        (i, gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()), wahrheit[i]["url"])
+        for i in sorted(wahrheit)
+    ]
+
+
+def zufall_seiten() -> list[tuple[str, bytes, str]]:
+    seiten = json.loads((ZUFALL / "seiten.json").read_text(encoding="utf-8"))
+    return [
+        (s["id"], gzip.decompress((ZUFALL / "html" / f"{s['id']}.html.gz").read_bytes()), s["url"])
+        for s in seiten
+    ]
+
+
+def feindliche_seiten(mit_50_mb: bool = False) -> list[tuple[str, bytes, str]]:
+    from auswahlstufe.referenz import feindlich
+
+    seiten = {
+        **feindlich.feindliche_seiten(mit_50_mb=mit_50_mb),
+        **feindlich.randfaelle(mit_5_mb=mit_50_mb),
+        **feindlich.nebenschritte(),
+    }
+    return [(name, roh, ERSATZ_URL.format(schluessel=name)) for name, roh in seiten.items()]
+
+
+SEITEN = {"aeb": aeb_seiten, "zufall": zufall_seiten, "feindlich": feindliche_seiten}
+
+
+def ergebnis(aufruf, html: str, url: str) -> list:
+    """``["text", sha256, Länge]`` oder ``["fehler", Meldung]``, die Meldung wie im Worker."""
+    try:
+        text = aufruf(html, url)
+    except Exception as e:
+        return ["fehler", f"Extraktor scheiterte: {type(e).__name__}: {str(e)[:300]}"]
+    return ["text", hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), len(text)]
+
+
+def aus_kandidat(kandidat: dict) -> list:
+    """Ein Kandidat aus der Ausgabe der Stufe in derselben Form wie ``ergebnis``."""
+    if kandidat["error"] is not None:
+        return ["fehler", kandidat["error"]]
+    text = kandidat["text"]
+    return ["text", hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), len(text)]
+
+
+# --- ein frischer Prozess: ``python -m tests.test_extraktion_schnell AUFTRAG`` ---------------
+
+
+def im_frischen_prozess(auftrag: dict) -> dict:
+    """Läuft im frischen Prozess: ``{"schlüssel/extraktor": ergebnis}``."""
+    import logging
+    import warnings
+
+    logging.disable(logging.CRITICAL)
+    warnings.filterwarnings("ignore")
+    from auswahlstufe.extraktion import seiten, zeichensatz
+
+    schnell = auftrag["art"] == "schnell"
+    seiten.vorbereiten(beschleuniger=schnell)
+    aufrufe = seiten.AUFRUFE if schnell else seiten.STOCK_AUFRUFE
+    halde = []
+    if auftrag.get("speicher_mb"):  # Speicher belegen und lückenhaft freigeben: andere Adressen
+        r = random.Random(auftrag["speicher_mb"])
+        halde = [[r.random()] * r.randint(1, 8) for _ in range(auftrag["speicher_mb"] * 10_000)]
+        del halde[:: r.randint(2, 5)]
+    for _, roh, url in SEITEN[auftrag["vorher"]]() if auftrag.get("vorher") else ():
+        ergebnis(aufrufe["newspaper4k"], zeichensatz.dekodieren(roh)[0], url)  # andere Seiten vorher
+    if auftrag.get("mit_50_mb"):
+        SEITEN["feindlich"] = lambda: feindliche_seiten(mit_50_mb=True)
+    liste = [seite for art in auftrag["seiten"] for seite in SEITEN[art]()]
+    if auftrag.get("mischen") is not None:
+        random.Random(auftrag["mischen"]).shuffle(liste)
+    aus = {}
+    for schluessel, roh, url in liste:
+        html = zeichensatz.dekodieren(roh)[0]  # wie die Stufe: Zeichensatzregel, dann lesbar()
+        for name in EXTRAKTOREN:
+            aus[f"{schluessel}/{name}"] = ergebnis(aufrufe[name], html, url)
+    return aus
+
+
+def _starten(auftrag: dict, hashseed: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.test_extraktion_schnell", json.dumps(auftrag)],
+        cwd=PROJEKT,
+        env={**os.environ, "PYTHONHASHSEED": hashseed},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _stufe_starten(ordner: Path, ausgabe: Path, prozesse: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            *(sys.executable, str(PROJEKT / "auswahl.py"), "--extrahieren", str(ordner), "-o", str(ausgabe)),
+            *("--prozesse", str(prozesse), "--extraktion-zeitlimit", ZEITLIMIT_S),
+        ],
+        cwd=ordner.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _ende(prozess: subprocess.Popen) -> str:
+    stdout, stderr = prozess.communicate(timeout=3600)
+    assert prozess.returncode == 0, stderr[-3000:]
+    return stdout
+
+
+def ordner_mit(tmp: Path, *quellen: Path) -> Path:
+    """Ein Ordner mit den .html.gz-Dateien der Quellen (als Verweise), für ``--extrahieren``."""
+    ordner = tmp / "seiten"
+    ordner.mkdir()
+    for quelle in quellen:
+        for datei in sorted((quelle / "html").glob("*.html.gz")):
+            (ordner / datei.name).symlink_to(datei)
+    return ordner
+
+
+def stufe_ergebnisse(ausgabe: Path) -> dict:
+    return {
+        f"{artikel['id']}/{name}": aus_kandidat(artikel["extractions"][name])
+        for artikel in json.loads(ausgabe.read_text(encoding="utf-8"))
+        for name in EXTRAKTOREN
+    }
+
+
+def unterschiede(a: dict, b: dict) -> list[str]:
+    assert a.keys() == b.keys(), sorted(a.keys() ^ b.keys())[:10]
+    return [f"{k}: {a[k]} ≠ {b[k]}" for k in sorted(a) if a[k] != b[k]]
+
+
+# Der schnelle Prozess im Test (alle Seiten): eine andere Vorgeschichte als der Stock-Prozess
+# (der Reihe nach, PYTHONHASHSEED 0) und als die beiden Läufe der Stufe (Worker im forkserver).
+SCHNELL = "gemischt, Speicher vorher belegt, andere Seiten vorher"
+VORGESCHICHTE = {
+    "seiten": ["aeb", "zufall", "feindlich"],
+    "mischen": 5,
+    "speicher_mb": 40,
+    "vorher": "zufall",
+}
+
+
+@pytest.fixture(scope="module")
+def frische_prozesse(tmp_path_factory) -> dict[str, dict]:
+    """Alle Prozesse gleichzeitig: stock mit Fix und schnell (je alle Seiten, mit verschiedener
+    Vorgeschichte) und zwei ganze Läufe der Stufe über einen Ordner mit den aeb- und den
+    Zufallsseiten, mit einem und mit zwei Workern."""
+    tmp = tmp_path_factory.mktemp("schnell")
+    ordner = ordner_mit(tmp, AEB, ZUFALL)
+    prozesse = {
+        "stock": _starten({"art": "stock", "seiten": ["aeb", "zufall", "feindlich"]}, "0"),
+        SCHNELL: _starten({"art": "schnell", **VORGESCHICHTE}, "1"),
+    }
+    laeufe = {zahl: _stufe_starten(ordner, tmp / f"prozesse_{zahl}.json", zahl) for zahl in (1, 2)}
+    try:
+        ergebnisse = {name: json.loads(_ende(p)) for name, p in prozesse.items()}
+        for zahl, lauf in laeufe.items():
+            _ende(lauf)
+            # Der Ordner hat keine URLs: newspaper4k sieht http://example.com/<id>.html statt der
+            # echten. Auf diesen Seiten ändert das keinen Text (sonst schlüge der Vergleich an).
+            ergebnisse[f"--prozesse {zahl}"] = stufe_ergebnisse(tmp / f"prozesse_{zahl}.json")
+    finally:
+        for prozess in [*prozesse.values(), *laeufe.values()]:
+            if prozess.poll() is None:  # nach einem Fehler: keine Waisen
+                prozess.kill()
+                prozess.wait()
+    ergebnisse["ausgaben"] = {zahl: (tmp / f"prozesse_{zahl}.json").read_bytes() for zahl in (1, 2)}
+    return ergebnisse
+
+
+# --- Fassungen -------------------------------------------------------------------------------
+
+
+def test_installiert_sind_genau_die_geprueften_fassungen():
+    """Was ``fassungen`` als geprüft führt, ist installiert und – wo pyproject.toml es pinnt –
+    genau die gepinnte Version; die Quelltexte haben ihren geprüften sha256."""
+    import re
+    import tomllib
+
+    from auswahlstufe.extraktion import fassungen
+
+    extra = tomllib.loads((PROJEKT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    gepinnt = dict(re.match(r"([\w.-]+)(?:\[[\w-]+\])?==(.+)", p).groups() for p in extra["extraktion"])
+    installiert = {paket: importlib.metadata.version(paket) for paket in fassungen.GEPRUEFT}
+    assert installiert == fassungen.GEPRUEFT
+    assert {p: v for p, v in fassungen.GEPRUEFT.items() if p in gepinnt} == {
+        p: gepinnt[p] for p in fassungen.GEPRUEFT if p in gepinnt
+    }
+    assert set(fassungen.GEPRUEFT) - set(gepinnt) == {"python-dateutil"}  # kommt mit newspaper4k
+    fassungen.pruefen()
+
+
+def test_andere_fassung_scheitert_laut_mit_exit_4(monkeypatch):
+    from auswahlstufe import fehler
+    from auswahlstufe.extraktion import fassungen
+
+    echte = importlib.metadata.version
+    monkeypatch.setattr(fassungen, "_geprueft", [])
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda paket: "0.9.7" if paket == "newspaper4k" else echte(paket)
+    )
+    with pytest.raises(fassungen.FassungUngeprueft, match=r"newspaper4k 0\.9\.7 ist installiert") as e:
+        fassungen.pruefen()
+    assert e.value.exit_code == fehler.EXIT_VORAUSSETZUNG
+
+
+def test_anderer_quelltext_scheitert_laut(monkeypatch):
+    from auswahlstufe.extraktion import fassungen
+
+    monkeypatch.setattr(fassungen, "_geprueft", [])
+    pfad = "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor.compute_gravity_scores"
+    monkeypatch.setitem(fassungen.QUELLTEXT, pfad, "0" * 64)
+    with pytest.raises(fassungen.FassungUngeprueft, match="weicht vom geprüften ab"):
+        fassungen.pruefen()
+
+
+def _schleife(quelltext: str, anfang: str) -> list[str]:
+    """Die Zeilen der ``for script_tag in json_ld_scripts:``-Schleife (eingerückt wie sie)."""
+    zeilen = textwrap.dedent(quelltext).splitlines()
+    start = next(i for i, z in enumerate(zeilen) if z.strip() == anfang)
+    tiefe = len(zeilen[start]) - len(zeilen[start].lstrip())
+    ende = start + 1
+    while ende < len(zeilen) and (
+        not zeilen[ende].strip() or len(zeilen[ende]) - len(zeilen[ende].lstrip()) > tiefe
+    ):
+        ende += 1
+    return [z[tiefe:] for z in zeilen[start:ende] if z.strip()]
+
+
+@pytest.mark.parametrize(
+    ("stock", "kopie", "ersetzen"),
+    [
+        ("AuthorsExtractor.parse", "_autoren_json_ld", {"self.": "autoren."}),
+        ("PubdateExtractor.parse", "_datum_json_ld", {"self.": "datum."}),
+        ("VideoExtractor.parse", "_videos_json_ld", {"self.": "videos."}),
+    ],
+)
+def test_json_ld_schleifen_sind_woertlich_kopiert(stock, kopie, ersetzen):
+    """Die Wache des schnellen Wegs führt die JSON-LD-Schleifen der drei Extraktoren aus; bis
+    auf ``self`` und das Verwerfen der Ergebnisse sind sie Zeile für Zeile die von stock."""
+    from newspaper.extractors import authors_extractor, pubdate_extractor, videos_extractor
+
+    from auswahlstufe.extraktion import schnell
+
+    klassen = {
+        "AuthorsExtractor": authors_extractor.AuthorsExtractor,
+        "PubdateExtractor": pubdate_extractor.PubdateExtractor,
+        "VideoExtractor": videos_extractor.VideoExtractor,
+    }
+    klasse, methode = stock.split(".")
+    anfang = "for script_tag in json_ld_scripts:"
+    original = _schleife(inspect.getsource(getattr(klassen[klasse], methode)), anfang)
+    for alt, neu in ersetzen.items():
+        original = [z.replace(alt, neu) for z in original]
+    nachgebaut = _schleife(inspect.getsource(getattr(schnell, kopie)), anfang)
+    # Was stock nur sammelt, lässt die Kopie fallen: es zählen die Aufrufe, die werfen können.
+    gesammelt = {
+        "date_matches.append((datetime_obj, 10))",
+        "date_matches.append((datetime_obj, 9))",
+        "date_matches.append((datetime_obj, 7))",
+        "videos.movies.append(m)",
+        "if datetime_obj:",
+    }
+
+    def vereinfacht(zeilen):
+        return [
+            z.strip().replace("datetime_obj = ", "").split("  # noqa")[0]
+            for z in zeilen
+            if z.strip() not in gesammelt
+        ]
+
+    assert vereinfacht(nachgebaut) == vereinfacht(original)
+    if klasse == "AuthorsExtractor":  # danach kann noch die Bereinigung der Namen werfen
+        zeile = 'authors = [re.sub(r"[\\n\\t\\r\\xa0]", " ", x) for x in authors if x]'
+        assert zeile in inspect.getsource(klassen[klasse].parse)
+        assert zeile in inspect.getsource(schnell._autoren_json_ld)
+
+
+# --- Fix: jede Mengenordnung gibt denselben Text ---------------------------------------------
+
+# So viele simulierte Mengenordnungen je Seite; ohne Fix geben sie auf jeder der sechs Seiten
+# mindestens zwei Texte (die Ordnungen hängen nur an den Startwerten, nicht am Prozess).
+ORDNUNGEN = 4
+
+
+def _geschuettelt(stock_ntc, stock_cgs, samen: int):
+    """Die Stock-Methoden mit einem Ergebnis in einer Reihenfolge, wie ``set()`` sie liefern
+    könnte: die div-Gruppe von nodes_to_check (aus ``set(items)``) und die ganze Liste von
+    compute_gravity_scores gemischt – vom Startwert aus der Dokumentreihenfolge, damit jede
+    Ordnung in jedem Prozess dieselbe ist."""
+    from auswahlstufe.extraktion import newspaper_fest
+
+    zufall = random.Random(samen)
+    ntc = newspaper_fest.umschlag_nodes_to_check(stock_ntc)
+    cgs = newspaper_fest.umschlag_compute_gravity_scores(stock_cgs)
+
+    def nodes_to_check(self, doc):
+        knoten = ntc(self, doc)
+        divs = [k for k in knoten if k.tag == "div"]
+        zufall.shuffle(divs)
+        return [k for k in knoten if k.tag != "div"] + divs
+
+    def compute_gravity_scores(self, nodes_with_text):
+        eltern = list(cgs(self, nodes_with_text))
+        zufall.shuffle(eltern)
+        return eltern
+
+    return nodes_to_check, compute_gravity_scores
+
+
+def test_der_fix_gibt_fuer_jede_mengenordnung_denselben_text(monkeypatch):
+    import logging
+
+    from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor as abe
+
+    from auswahlstufe.extraktion import newspaper_fest, schnell, seiten, zeichensatz
+
+    logging.disable(logging.CRITICAL)
+    seiten.vorbereiten()
+    stock_ntc, stock_cgs = abe.nodes_to_check._stock, abe.compute_gravity_scores._stock
+    ohne_fix_verschieden = []
+    for schluessel, roh, url in zufall_seiten():
+        html = zeichensatz.dekodieren(roh)[0]
+        mit_fix, ohne_fix = set(), set()
+        for samen in range(ORDNUNGEN):
+            ntc, cgs = _geschuettelt(stock_ntc, stock_cgs, samen)
+            monkeypatch.setattr(abe, "nodes_to_check", newspaper_fest.umschlag_nodes_to_check(ntc))
+            monkeypatch.setattr(
+                abe, "compute_gravity_scores", newspaper_fest.umschlag_compute_gravity_scores(cgs)
+            )
+            mit_fix.add(schnell.newspaper4k_text(html, url))
+            ntc, cgs = _geschuettelt(stock_ntc, stock_cgs, samen)  # dieselbe Ordnung noch einmal
+            monkeypatch.setattr(abe, "nodes_to_check", ntc)
+            monkeypatch.setattr(abe, "compute_gravity_scores", cgs)
+            ohne_fix.add(schnell.newspaper4k_text(html, url))
+        assert len(mit_fix) == 1, schluessel
+        ohne_fix_verschieden += [schluessel] if len(ohne_fix) > 1 else []
+    # Die Prüfung greift: ohne Fix hängt der Text auf allen sechs Seiten von der Ordnung ab.
+    assert len(ohne_fix_verschieden) == 6, ohne_fix_verschieden
+
+
+# --- Gleichheit mit stock, Determinismus -----------------------------------------------------
+
+
+def test_schnell_gibt_dieselben_texte_und_fehler_wie_stock(frische_prozesse):
+    stock = frische_prozesse["stock"]
+    assert len(stock) == 3 * (181 + 6 + len(feindliche_seiten()))
+    assert unterschiede(stock, frische_prozesse[SCHNELL]) == []
+
+
+def test_die_feindlichen_seiten_pruefen_den_langsamen_weg(frische_prozesse):
+    """Stock newspaper4k wirft genau auf den Seiten aus ``WIRFT_BEI_STOCK`` und sonst nirgends
+    (auch auf keiner aeb- oder Zufallsseite): die Gleichheit oben deckt beide Wege ab."""
+    from auswahlstufe.referenz.feindlich import WIRFT_BEI_STOCK
+
+    stock = frische_prozesse["stock"]
+    wirft = {k.split("/")[0] for k, v in stock.items() if k.endswith("/newspaper4k") and v[0] == "fehler"}
+    assert wirft == WIRFT_BEI_STOCK
+    assert stock["datum_meta_invalidoperation/newspaper4k"][1].startswith(
+        "Extraktor scheiterte: InvalidOperation"
+    )
+    mit_text = {
+        k.split("/")[0] for k, v in stock.items() if k.endswith("/newspaper4k") and v[0] == "text" and v[2]
+    }
+    assert {
+        "jsonld_gueltig",
+        "jsonld_liste_gemischt",
+        "datum_url_gueltig",
+        "datum_nur_meta_ohne_namen",
+    } <= mit_text
+
+
+def test_deterministisch_in_frischen_prozessen(frische_prozesse):
+    """Die sechs Zufallsseiten (stock ohne Fix fast in jedem Prozess anders) und alle aeb-Seiten:
+    dieselben Kandidaten in jedem Prozess, was er auch vorher tat, und dieselben wie stock – im
+    Stock-Prozess (der Reihe nach, PYTHONHASHSEED 0), im schnellen (gemischt, Speicher belegt,
+    andere Seiten vorher, PYTHONHASHSEED 1) und in den Workern zweier Läufe der Stufe."""
+    stock = frische_prozesse["stock"]
+    vergleiche = [name for name in frische_prozesse if name not in ("stock", "ausgaben")]
+    assert vergleiche == [SCHNELL, "--prozesse 1", "--prozesse 2"]
+    for name in vergleiche:
+        ergebnisse = frische_prozesse[name]
+        assert len(ergebnisse) >= 3 * (181 + 6), name
+        assert unterschiede({k: stock[k] for k in ergebnisse}, ergebnisse) == [], name
+
+
+def test_prozesse_1_und_2_geben_dieselbe_ausgabe(frische_prozesse):
+    """Ein ganzer Lauf ``auswahl.py --extrahieren ORDNER`` mit einem und mit zwei Workern:
+    Byte für Byte dieselbe Datei (Kandidaten und Wahl) über 187 Seiten."""
+    eins, zwei = frische_prozesse["ausgaben"][1], frische_prozesse["ausgaben"][2]
+    assert len(json.loads(eins)) == 181 + 6
+    assert eins == zwei
+
+
+# --- gespeicherte Extraktionen: newspaper4k einmal neu ----------------------------------------
+
+
+def test_gespeicherte_newspaper4k_texte_werden_einmal_neu_extrahiert(cli, daten):
+    """Ein Text von newspaper4k aus der Fassung vor dem Fix kann jede Stock-Variante sein: der
+    nächste Lauf extrahiert ihn neu (nur newspaper4k, die anderen Zeilen bleiben unberührt), der
+    übernächste nichts mehr."""
+    from auswahlstufe.extraktion import seiten
+
+    _, roh, url = zufall_seiten()[0]
+    daten.item(1)
+    daten.conn.execute(
+        "insert into seiten (item_id, html, url, content_type) values (1, %s, %s, 'text/html')", (roh, url)
+    )
+    assert cli("--extrahieren", "--backfill").code == 0
+    fest = daten.abfrage("select text from extraktionen where extraktor = 'newspaper4k'")[0][0]
+    fassung = seiten.extraktor_fassung("newspaper4k", seiten.versionen()["newspaper4k"])
+    alt = fassung.replace("; Kandidatenordnung fest (newspaper_fest); Fassung 2", "; Fassung 1")
+    assert alt != fassung and "Fassung 1" in alt
+    daten.conn.execute(
+        "update extraktionen set text = 'ein Text aus einer anderen Mengenordnung', extraktor_fassung = %s "
+        "where extraktor = 'newspaper4k'",
+        (alt,),
+    )
+    vorher = dict(daten.abfrage("select extraktor, xmin::text from extraktionen"))
+    lauf = cli("--extrahieren", "--backfill")
+    assert lauf.code == 0, lauf.err
+    assert "1 extrahiert, 1 Zeilen in extraktionen geändert" in lauf.err, lauf.err
+    nachher = dict(daten.abfrage("select extraktor, xmin::text from extraktionen"))
+    assert [name for name in EXTRAKTOREN if nachher[name] != vorher[name]] == ["newspaper4k"]
+    assert daten.abfrage(
+        "select text, extraktor_fassung from extraktionen where extraktor = 'newspaper4k'"
+    ) == [(fest, fassung)]
+    assert "0 Seiten neu oder veraltet" in cli("--extrahieren", "--backfill").err
+
+
+# --- die lange Fassung -----------------------------------------------------------------------
+
+
+@pytest.mark.langsam
+def test_deterministisch_in_frischen_prozessen_alle_seiten_auch_stock():
+    """Alle Seiten mit der 50-MB-Seite, vier schnelle und zwei Stock-Prozesse mit verschiedener
+    Vorgeschichte: überall dieselben Ergebnisse."""
+    alle = {"seiten": ["aeb", "zufall", "feindlich"], "mit_50_mb": True}
+    geschichten = [
+        ({"mischen": None}, "0"),
+        ({"mischen": 5, "speicher_mb": 40}, "1"),
+        ({"mischen": 9, "vorher": "aeb"}, "2"),
+        ({"mischen": 3, "vorher": "zufall", "speicher_mb": 13}, "random"),
+    ]
+    laeufe = [_starten({"art": "schnell", **alle, **g}, seed) for g, seed in geschichten]
+    laeufe += [_starten({"art": "stock", **alle, **g}, seed) for g, seed in geschichten[1:3]]
+    bezug, *rest = [json.loads(_ende(p)) for p in laeufe]
+    assert len(bezug) == 3 * (181 + 6 + len(feindliche_seiten(mit_50_mb=True)))
+    for nr, ergebnisse in enumerate(rest, start=1):
+        assert unterschiede(bezug, ergebnisse) == [], nr
+
+
+if __name__ == "__main__":
+    json.dump(im_frischen_prozess(json.loads(sys.argv[1])), sys.stdout, sort_keys=True)
