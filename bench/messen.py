@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gc
 import os
+import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import click
 
+from auswahlstufe.befehl import Aufruffehler
 from auswahlstufe.regeln import waehle
 from normalisierung import bereinigen
 
@@ -97,3 +100,21 @@ def gemessen(
     zeilen = out.strip().splitlines()
     bilanz = [z for z in zeilen if z.startswith(("neu ", "trocken, nichts geschrieben"))]
     return sekunden, verbrauch.ru_maxrss / 1024, (bilanz or zeilen or [""])[0]
+
+
+def maschine() -> str:
+    """Die Zeile ``Maschine: …`` über jeder Tabelle der Skala (ohne PostgreSQL, das kennt der Aufrufer)."""
+    return f"Maschine: {os.cpu_count()} Kerne ({platform.machine()}), Python {platform.python_version()}"
+
+
+def skala(groessen: tuple[int, ...], voreinstellung: tuple[int, ...], messen, praefix: str):
+    """Misst ``messen(groessen, verzeichnis)`` in einem Wegwerfordner und räumt ihn danach weg;
+    die Größen aufsteigend (ohne Angabe ``voreinstellung``). Gibt zurück, was ``messen`` gibt."""
+    groessen = groessen or voreinstellung
+    if list(groessen) != sorted(groessen):
+        raise Aufruffehler("Die Größen aufsteigend angeben.", click.get_current_context())
+    verzeichnis = Path(tempfile.mkdtemp(prefix=praefix))
+    try:
+        return messen(list(groessen), verzeichnis)
+    finally:
+        shutil.rmtree(verzeichnis, ignore_errors=True)

@@ -27,11 +27,7 @@ Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import os
-import platform
-import shutil
 import sys
-import tempfile
 import threading
 from pathlib import Path
 
@@ -43,9 +39,10 @@ import psycopg
 
 from auswahlstufe import kerne, server
 from auswahlstufe.anzeige import zahl
-from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
+from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.lauf import ingest
-from bench.messen import gemessen
+from bench import optionen
+from bench.messen import gemessen, maschine, skala
 
 # Items von %(von)s bis %(bis)s, 400 je Slot; ein Wortschatz je Item aus md5.
 SQL_ITEMS = """
@@ -172,30 +169,17 @@ def tabelle(ergebnisse: list[dict]) -> list[str]:
     return zeilen
 
 
-GROESSEN = (100000, 1000000)
-
-
 @click.command(cls=DeutscherBefehl)
-@click.argument("groessen", metavar="[GRÖSSE]...", nargs=-1, type=click.IntRange(min=1))
+@optionen.groessen
 def main(groessen: tuple[int, ...]) -> None:
     """Backfill über viele erzeugte Items (Issue 10, Skala).
 
     GRÖSSE: Zahl der Items, aufsteigend; ohne Angabe 100000 und 1000000.
     """
-    groessen = groessen or GROESSEN
-    if list(groessen) != sorted(groessen):
-        raise Aufruffehler("Die Größen aufsteigend angeben.", click.get_current_context())
-    verzeichnis = Path(tempfile.mkdtemp(prefix="aw-million-"))
-    try:
-        version, ergebnisse = messen(list(groessen), verzeichnis)
-    finally:
-        shutil.rmtree(verzeichnis, ignore_errors=True)
-    befehl = " ".join(["python -m bench.million", *map(str, groessen)])
+    version, ergebnisse = skala(groessen, optionen.GROESSEN, messen, "aw-million-")
+    befehl = " ".join(["python -m bench.million", *map(str, groessen or optionen.GROESSEN)])
     print(f"`{befehl}`")
-    print(
-        f"Maschine: {os.cpu_count()} Kerne ({platform.machine()}), Python {platform.python_version()}, "
-        f"PostgreSQL {version}, {kerne.nutzbar()} Worker"
-    )
+    print(f"{maschine()}, PostgreSQL {version}, {kerne.nutzbar()} Worker")
     print()
     print("\n".join(tabelle(ergebnisse)))
     print()

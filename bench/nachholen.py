@@ -24,12 +24,8 @@ Zeiten werden gemeldet, nie geprüft. Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import os
-import platform
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,9 +37,10 @@ import psycopg
 
 from auswahlstufe import server
 from auswahlstufe.anzeige import zahl
-from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
+from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.lauf import ingest, nachholen
-from bench.messen import gemessen
+from bench import optionen
+from bench.messen import gemessen, maschine, skala
 from version import CODER_VERSION
 
 ITEMS_JE_SLOT = 400
@@ -182,30 +179,17 @@ def tabelle(ergebnisse: list[dict]) -> list[str]:
     return zeilen
 
 
-GROESSEN = (100000, 1000000)
-
-
 @click.command(cls=DeutscherBefehl)
-@click.argument("groessen", metavar="[GRÖSSE]...", nargs=-1, type=click.IntRange(min=1))
+@optionen.groessen
 def main(groessen: tuple[int, ...]) -> None:
     """Was ein Tick von cron kostet: --nachholen auf einem großen Bestand (Issue 19).
 
     GRÖSSE: Zahl der Items, aufsteigend; ohne Angabe 100000 und 1000000.
     """
-    groessen = groessen or GROESSEN
-    if list(groessen) != sorted(groessen):
-        raise Aufruffehler("Die Größen aufsteigend angeben.", click.get_current_context())
-    verzeichnis = Path(tempfile.mkdtemp(prefix="aw-nachholen-"))
-    try:
-        version, ergebnisse = messen(list(groessen), verzeichnis)
-    finally:
-        shutil.rmtree(verzeichnis, ignore_errors=True)
-    befehl = " ".join(["python -m bench.nachholen", *map(str, groessen)])
+    version, ergebnisse = skala(groessen, optionen.GROESSEN, messen, "aw-nachholen-")
+    befehl = " ".join(["python -m bench.nachholen", *map(str, groessen or optionen.GROESSEN)])
     print(f"`{befehl}`")
-    print(
-        f"Maschine: {os.cpu_count()} Kerne ({platform.machine()}), Python {platform.python_version()}, "
-        f"PostgreSQL {version}; Median aus {RUNDEN} Läufen"
-    )
+    print(f"{maschine()}, PostgreSQL {version}; Median aus {RUNDEN} Läufen")
     print()
     print("\n".join(tabelle(ergebnisse)))
     print()

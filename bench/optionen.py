@@ -1,4 +1,5 @@
-"""Die click-Optionen, die mehrere Bench-Skripte gleich deklarieren: ``-n/--anzahl`` und ``--seed``.
+"""Die click-Optionen, die mehrere Bench-Skripte gleich deklarieren: ``-n/--anzahl``, ``--seed`` und
+die Größen der Skala (``million``, ``nachholen``).
 
 Nur wo Bedeutung, Grenze und Hilfe wirklich gleich sind (erzeugte Items des
 Generators, sein Startwert); wer anders zählt oder einen anderen Startwert
@@ -26,3 +27,8 @@ def anzahl(voreinstellung: int):
 seed = click.option(
     "--seed", type=int, default=1, show_default=True, metavar="N", help="Startwert des Generators."
 )
+
+
+# Die Größen der Skala: Zahl der Items je Messung, aufsteigend (bench/million.py, bench/nachholen.py).
+GROESSEN = (100000, 1000000)
+groessen = click.argument("groessen", metavar="[GRÖSSE]...", nargs=-1, type=click.IntRange(min=1))
