@@ -26,6 +26,8 @@ from tests.testhilfen import (
     SLOT,
     SLOT_TEXT,
     bilanzzeile,
+    bis_beendet,
+    bis_er_wartet,
     bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
@@ -125,9 +127,7 @@ def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
     assert code == EXIT_WORKER, f"exit {code}\n{out}\n{err}"
     assert "Zeitlimit" in err and "2 s" in err and "Stapel" in err and "Traceback" not in err, err
     # Die hängenden Worker sind beendet, nicht zurückgelassen.
-    time.sleep(0.5)
-    for pid in worker_pids:
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    bis_beendet(worker_pids)
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
 
 
@@ -139,7 +139,7 @@ def test_signal_wirkt_auch_beim_warten_auf_worker(sig, db_url, tmp_path):
     worker_pids = kinder(prozess.pid)
     for pid in worker_pids:
         os.kill(pid, signal.SIGSTOP)
-    time.sleep(0.3)  # der Hauptprozess wartet jetzt auf die Worker
+    bis_er_wartet(prozess.pid)  # der Hauptprozess wartet jetzt auf die Worker
     prozess.send_signal(sig)
     code, out, err = ende(prozess, timeout=30)
     schon = geschrieben(db_url)

@@ -317,6 +317,39 @@ def kinder(pid: int) -> list[int]:
     return sorted(_eltern().get(pid, []))
 
 
+def _zustand(pid: int) -> tuple[str, int] | None:
+    """(Zustand, verbrauchte Prozessorzeit in Ticks) aus /proc/<pid>/stat; None, wenn er fort ist."""
+    try:
+        felder = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return felder[0], int(felder[11]) + int(felder[12])
+
+
+def bis_beendet(pids: list[int], frist: float = 30) -> None:
+    """Wartet, bis jeder Prozess fort oder ein Zombie ist (mit Frist)."""
+    ende_um = time.monotonic() + frist
+    while any((z := _zustand(pid)) is not None and z[0] != "Z" for pid in pids):
+        if time.monotonic() > ende_um:
+            pytest.fail(f"nach {frist} s leben noch: {[p for p in pids if _zustand(p)]}")
+        time.sleep(0.02)
+
+
+def bis_er_wartet(pid: int, frist: float = 30) -> None:
+    """Wartet, bis ``pid`` schläft und keine Prozessorzeit mehr verbraucht (zehn Proben in
+    Folge: er wartet auf etwas, etwa auf angehaltene Worker), mit Frist."""
+    ende_um, ruhig, vorher = time.monotonic() + frist, 0, None
+    while ruhig < 10:
+        jetzt = _zustand(pid)
+        if jetzt is None:
+            pytest.fail(f"Prozess {pid} endete, statt zu warten")
+        ruhig = ruhig + 1 if jetzt[0] == "S" and vorher is not None and jetzt[1] == vorher[1] else 0
+        vorher = jetzt
+        if time.monotonic() > ende_um:
+            pytest.fail(f"Prozess {pid} wartet nach {frist} s noch nicht")
+        time.sleep(0.02)
+
+
 def nachfahren(pid: int) -> list[int]:
     """Alle Nachfahren von ``pid`` (Worker, forkserver und dessen Kinder)."""
     baum = _eltern()

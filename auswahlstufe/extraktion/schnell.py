@@ -198,18 +198,6 @@ def beschleuniger_einspielen() -> None:
             parser.set_element_class_lookup(_BESCHLEUNIGER["lookup"])
 
 
-def beschleuniger_entfernen() -> None:
-    """Stellt die Stock-Funktionen wieder her (für Messungen im selben Prozess)."""
-    with _SPERRE:
-        if not _ORIGINALE:
-            return
-        text = importlib.import_module("newspaper.text")
-        text.default_tokenizer = _ORIGINALE.pop("default_tokenizer")
-        text.StopWords.__init__ = _ORIGINALE.pop("StopWords.__init__")
-        for name, parser in _html_parser().items():
-            parser.set_element_class_lookup(_ORIGINALE.pop(f"lookup:{name}"))
-
-
 # --- newspaper4k nur mit den Schritten, von denen der Text abhängt -----------------------
 
 # Elemente, aus denen PubdateExtractor.parse Datumstexte liest: <time datetime>, <meta> mit
