@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +25,7 @@ from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
 from auswahlstufe.lauf import laeufe as protokoll
 from auswahlstufe.lauf.stufe import Bilanz
 from tests.testhilfen import (
+    PROJEKT,
     SLOT,
     SLOT_TEXT,
     bilanzzeile,
@@ -343,3 +346,51 @@ def test_protokoll_braucht_genau_select_insert_update(db_url, capsys):
             conn.execute("reset role")
             conn.execute("drop owned by aw_protokoll_test")
             conn.execute("drop role aw_protokoll_test")
+
+
+# --- Ein Worker stirbt mitten im Senden seines Ergebnisses ------------------------------------
+
+# Ein Worker schreibt den Anfang eines Ergebnisses (Länge 1 MB, dann 5 Bytes) in die
+# Ergebnis-Pipe des Executors und stirbt – wie nach SIGKILL mitten im Senden eines großen
+# Stapels. Der Verwaltungsthread des Executors wartet dann ewig auf den Rest und meldet den
+# Tod nie (kein BrokenProcessPool); der Lauf darf trotzdem nicht bis zum Stapel-Zeitlimit warten.
+HALBE_NACHRICHT = r"""
+import gc, os, signal, struct, sys, time
+from multiprocessing.queues import SimpleQueue
+from auswahlstufe.lauf.abbruch import Abbruch
+from auswahlstufe.lauf.arbeiter import Arbeiter, Stapel
+from auswahlstufe.fehler import WorkerFehler
+
+def halb_senden_und_sterben():
+    (ergebnisse,) = [q for q in gc.get_objects() if isinstance(q, SimpleQueue) and q._writer is not None]
+    os.write(ergebnisse._writer.fileno(), struct.pack("!i", 2**20) + b"halbe")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+arbeiter = Arbeiter(2, zeitlimit=300)
+beginn = time.monotonic()
+with Abbruch() as abbruch:
+    try:
+        arbeiter.ergebnis(arbeiter.pool.submit(halb_senden_und_sterben), Stapel(1, 1, 9, 9), beginn, abbruch, 0)
+        print("kein Fehler")
+    except WorkerFehler as fehler:
+        print(f"WorkerFehler nach {time.monotonic() - beginn:.1f} s: {fehler}")
+ruhig = arbeiter.beenden()
+print(f"beendet nach {time.monotonic() - beginn:.1f} s, Executor zur Ruhe: {ruhig}", flush=True)
+os._exit(0)
+"""
+
+
+def test_stirbt_ein_worker_mitten_im_senden_endet_der_lauf_gleich(tmp_path):
+    """Vorher wartete der Lauf bis zum Stapel-Zeitlimit (300 s): der Executor meldete den Tod
+    nicht, weil sein Verwaltungsthread am halben Ergebnis hing (in CI einmal gesehen: ein
+    getöteter Worker, und der Lauf hing). Jetzt sieht der Hauptprozess selbst nach seinen
+    Workern."""
+    lauf = subprocess.run(
+        [sys.executable, "-c", HALBE_NACHRICHT], cwd=PROJEKT, capture_output=True, text=True, timeout=120
+    )
+    assert lauf.returncode == 0 and "Traceback" not in lauf.stderr, lauf.stderr
+    erste, zweite = lauf.stdout.splitlines()
+    assert erste.startswith("WorkerFehler nach ") and "Ein Worker-Prozess ist gestorben" in erste, erste
+    assert float(erste.split()[2]) < 60, erste  # Sekunden, nicht das Zeitlimit von 300 s
+    assert zweite.startswith("beendet nach ") and zweite.endswith("Executor zur Ruhe: False"), zweite
+    assert float(zweite.split()[2]) < 90, zweite

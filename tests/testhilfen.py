@@ -605,10 +605,16 @@ def pg15_starten(ort: Path) -> Server:
     daten = ort / "daten"
     _als_postgres(f"'{PG15}/initdb' -D '{daten}' -A trust -U postgres >/dev/null")
     (daten / "pg_hba.conf").write_text(HBA_DEBIAN)
-    port = freier_port()
-    with (daten / "postgresql.conf").open("a") as conf:
-        conf.write(f"unix_socket_directories = '{ort}'\nport = {port}\nlisten_addresses = '127.0.0.1'\n")
-    _pg15_ctl(ort, "start")
+    for versuch in range(3):  # der freie Port kann vergeben sein, bevor der Server ihn nimmt
+        port = freier_port()
+        with (daten / "postgresql.conf").open("a") as conf:  # die letzte Zeile gilt
+            conf.write(f"unix_socket_directories = '{ort}'\nport = {port}\nlisten_addresses = '127.0.0.1'\n")
+        try:
+            _pg15_ctl(ort, "start")
+            break
+        except subprocess.CalledProcessError:
+            if versuch == 2:
+                raise
     return Server(f"host={ort} port={port} user=postgres dbname=postgres", PG15_HERKUNFT, handle=ort)
 
 

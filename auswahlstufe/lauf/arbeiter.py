@@ -7,7 +7,10 @@
   der Lauf wartete ewig auf den verlorenen Stapel.
 * ``ergebnis`` wartet in kurzen Schritten: SIGINT/SIGTERM wirken auch beim
   Warten, und ein Stapel, der länger als ``zeitlimit`` Sekunden braucht, endet
-  den Lauf mit ``WorkerFehler`` (Exit 8), wie ein toter Worker.
+  den Lauf mit ``WorkerFehler`` (Exit 8), wie ein toter Worker. Nach jedem Schritt
+  sieht es selbst nach den Workern: starb einer mitten im Senden seines Ergebnisses,
+  meldet der Executor den Tod nie (sein Verwaltungsthread wartet auf den Rest der
+  Nachricht).
 * ``beenden`` räumt auf: die Worker rechnen ihren laufenden Stapel zu Ende und
   gehen (höchstens ``AUFRAEUMEN`` Sekunden, nach einem Fehler oder Signal wird
   das Ergebnis verworfen); wer dann noch lebt oder das Zeitlimit riss, bekommt
@@ -28,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import threading
@@ -125,12 +129,25 @@ class Arbeiter:
                 try:
                     return future.result()
                 except BrokenProcessPool:
-                    raise WorkerFehler(
-                        f"Ein Worker-Prozess ist gestorben (etwa vom OOM-Killer beendet; dmesg zeigt es), "
-                        f"während {stapel} an der Reihe war{self._weitere(unterwegs)}. Nichts von diesen "
-                        "Stapeln ist geschrieben; ein erneuter Lauf setzt fort."
-                    ) from None
+                    raise self._gestorben(stapel, unterwegs) from None
+            if self._einer_tot():
+                # Der Executor meldet den Tod sonst selbst (BrokenProcessPool). Starb der Worker
+                # aber mitten im Senden eines Ergebnisses, wartet sein Verwaltungsthread ewig auf
+                # den Rest der Nachricht und meldet nichts – der Lauf hinge bis zum Zeitlimit.
+                self.haengt = True
+                raise self._gestorben(stapel, unterwegs)
         return None
+
+    def _einer_tot(self) -> bool:
+        """Ist ein Worker gestorben? Während eines Laufs geht keiner von selbst."""
+        return bool(multiprocessing.connection.wait([p.sentinel for p in self.prozesse], timeout=0))
+
+    def _gestorben(self, stapel: Stapel, unterwegs: int) -> WorkerFehler:
+        return WorkerFehler(
+            f"Ein Worker-Prozess ist gestorben (etwa vom OOM-Killer beendet; dmesg zeigt es), "
+            f"während {stapel} an der Reihe war{self._weitere(unterwegs)}. Nichts von diesen "
+            "Stapeln ist geschrieben; ein erneuter Lauf setzt fort."
+        )
 
     @staticmethod
     def _weitere(unterwegs: int) -> str:
