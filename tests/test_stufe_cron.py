@@ -640,7 +640,7 @@ def test_der_zeilenkopf_steht_in_berliner_zeit_wie_jede_zeit_der_stufe(db_url, c
     Hinweis daneben „begonnen … MEZ“ – zwei Zonen in einer Zeile. Slots sind Berliner Zeit."""
     from datetime import datetime
 
-    from auswahlstufe.lauf.bereich import BERLIN
+    from auswahlstufe.anzeige import BERLIN
 
     bestand(db_url, 3, 1)
     vorher = datetime.now(BERLIN)

@@ -448,14 +448,16 @@ _AUSWAHL_OHNE_ABSTAND = (
 )
 
 
-def auswahl_ohne_abstand(*args: str, url: str | None, cwd: Path, timeout: float = 300) -> Ergebnis:
+def auswahl_ohne_abstand(
+    *args: str, url: str | None, cwd: Path, env: dict | None = None, timeout: float = 300
+) -> Ergebnis:
     """``python auswahl.py …`` als Unterprozess (stderr kein Terminal), mit einer Fortschrittszeile
     bei jeder Aktualisierung statt alle 10 s – so zeigt ein kurzer Lauf, was im cron-Log stünde."""
     return _python(
         ["-c", _AUSWAHL_OHNE_ABSTAND, *args],
         url=url,
         cwd=cwd,
-        env={"PYTHONPATH": str(PROJEKT)},
+        env={"PYTHONPATH": str(PROJEKT), **(env or {})},
         timeout=timeout,
     )
 
