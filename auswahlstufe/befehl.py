@@ -174,6 +174,7 @@ class Aufruffehler(click.UsageError):
 
     def show(self, file=None) -> None:
         file = file or sys.stderr
+        sys.stdout.flush()  # wie StufenFehler.show: was auf stdout wartet, steht davor
         if self.ctx is not None:
             click.echo(self.ctx.get_usage(), file=file)
             click.echo(f"Hilfe: {self.ctx.command_path} -h", file=file)

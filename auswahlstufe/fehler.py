@@ -41,6 +41,9 @@ class StufenFehler(click.ClickException):
     exit_code = EXIT_EINGABE
 
     def show(self, file=None) -> None:
+        # Was auf stdout wartet (die Liste, auf die „Liste oben“ zeigt), zuerst: in einer Röhre
+        # (``2>&1 | …``) ist stdout gepuffert, stderr nicht.
+        sys.stdout.flush()
         click.echo(f"Fehler: {self.format_message()}", file=file or sys.stderr)
 
 

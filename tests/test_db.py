@@ -580,6 +580,26 @@ def test_check_db_leere_datenbank_listet_alles(leere_db_url, tmp_path):
     assert "Traceback" not in lauf.stderr
 
 
+def test_check_db_in_eine_roehre_erst_die_liste_dann_der_fehler(leere_db_url, tmp_path):
+    """Befund 7 (Betreiber): ``check_db.py 2>&1 | …`` zeigte „Fehler: N Voraussetzung(en) fehlen
+    (Liste oben).“ vor der Liste – stderr ungepuffert, stdout in der Röhre gepuffert."""
+    # ohne PYTHONUNBUFFERED (wie beim Betreiber): stdout in einer Röhre ist dann gepuffert
+    umgebung = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "PYTHONUNBUFFERED")}
+    umgebung["DATABASE_URL"] = leere_db_url
+    lauf = subprocess.run(
+        [sys.executable, str(PROJEKT / "check_db.py")],
+        cwd=tmp_path,
+        env=umgebung,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert lauf.returncode == 4, lauf.stdout
+    zeilen = lauf.stdout.splitlines()
+    assert zeilen[-1].startswith("Fehler: ") and "Voraussetzung(en) fehlen (Liste oben)." in zeilen[-1], zeilen
+    assert zeilen.index("Es fehlt:") < len(zeilen) - 1, zeilen
+
+
 def test_check_db_fehlende_spalte(leere_db_url, tmp_path):
     with psycopg.connect(leere_db_url, autocommit=True) as conn:
         conn.execute("create table raw_items (id bigint primary key, erfasst timestamptz)")
