@@ -596,7 +596,9 @@ def test_check_db_in_eine_roehre_erst_die_liste_dann_der_fehler(leere_db_url, tm
     )
     assert lauf.returncode == 4, lauf.stdout
     zeilen = lauf.stdout.splitlines()
-    assert zeilen[-1].startswith("Fehler: ") and "Voraussetzung(en) fehlen (Liste oben)." in zeilen[-1], zeilen
+    assert zeilen[-1].startswith("Fehler: ") and "Voraussetzung(en) fehlen (Liste oben)." in zeilen[-1], (
+        zeilen
+    )
     assert zeilen.index("Es fehlt:") < len(zeilen) - 1, zeilen
 
 
