@@ -531,7 +531,8 @@ def test_testdaten_nach_der_doku_und_der_helfer_unter_der_falschen_rolle(haus: H
         e = haus.stufe("-m", "auswahlstufe.lauf.ingest", env={**env, **_pg_umgebung(haus)})
         assert e.code == EXIT_VORAUSSETZUNG, str(e)
         assert e.err == (
-            f"Fehler: Der Rolle {rolle} fehlt das Recht, raw_items zu lesen und zu schreiben. Der Helfer "
+            f"Fehler: Der Rolle {rolle} fehlt das Recht, in raw_items zu schreiben (INSERT; lesen darf sie). "
+            "Der Helfer "
             "trägt Items für Ingest ein und läuft als Ingest, dem Eigentümer von raw_items (ingest): "
             "DATABASE_URL='user=ingest dbname=wurzelwerk' .venv/bin/python -m auswahlstufe.lauf.ingest "
             "(docs/betrieb.md, Eigene Testdaten in ein frisches Haus). Nichts eingetragen.\n"
