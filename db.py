@@ -1,7 +1,8 @@
 """Verbindung zur Datenbank: DATABASE_URL finden, verbinden, Fehler übersetzen.
 
 * ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env``
-  (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen; sie
+  (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen und ein
+  Passwort darin steht; sie
   merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
 * ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
   String durch ``***``; jede Meldung mit einer URL geht hier durch.
@@ -169,6 +170,18 @@ def _env_datei() -> Path | None:
     return ort if ort.is_file() else None
 
 
+def _mit_passwort(werte: dict[str, str | None]) -> bool:
+    """Steht in der .env ein Passwort – in DATABASE_URL oder einer Variablen wie PGPASSWORD?"""
+    if any(wert and "PASSWORD" in name.upper() for name, wert in werte.items()):
+        return True
+    url = werte.get("DATABASE_URL") or ""
+    try:
+        return bool(psycopg.conninfo.conninfo_to_dict(url).get("password"))
+    except psycopg.Error:  # nicht lesbar (Exit 7 folgt): dann nach dem Muster
+        treffer = _PASSWORT_URL.search(url)
+        return bool(treffer and treffer["pw"]) or bool(_PASSWORT_KV.search(url))
+
+
 def datenbank_url() -> DatenbankUrl:
     """DATABASE_URL aus der Umgebung, sonst aus .env (mit ihrer Herkunft); sonst VoraussetzungFehlt."""
     url = os.environ.get("DATABASE_URL")
@@ -179,15 +192,15 @@ def datenbank_url() -> DatenbankUrl:
             herkunft += f" (die Datei {datei} wird dann nicht gelesen)"
         return DatenbankUrl(url, herkunft + ".")
     if datei is not None:
-        if datei.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            print(
-                f"Warnung: {datei} ist für Gruppe oder andere lesbar, enthält aber meist ein Passwort – "
-                f"chmod 600 {datei}",
-                file=sys.stderr,
-            )
         from dotenv import dotenv_values
 
-        url = dotenv_values(datei).get("DATABASE_URL")
+        werte = dotenv_values(datei)
+        url = werte.get("DATABASE_URL")
+        if datei.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO) and _mit_passwort(werte):
+            print(
+                f"Warnung: {datei} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {datei}",
+                file=sys.stderr,
+            )
         if url:
             return DatenbankUrl(url, f"DATABASE_URL kommt aus {datei}.")
     gesucht = Path.cwd() / ".env"

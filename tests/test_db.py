@@ -187,6 +187,37 @@ def test_datenbank_url_aus_env_warnt_bei_lesbarer_datei(tmp_path, monkeypatch, c
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.parametrize(
+    ("inhalt", "warnt"),
+    [
+        ("DATABASE_URL='postgresql://aw_stufe@/wurzelwerk?host=/x&port=5'\n", False),  # Schritt 5
+        ("DATABASE_URL='host=/x user=aw_stufe dbname=wurzelwerk'\n", False),
+        ("DATABASE_URL=postgresql://aw_stufe:Geheim-1@/wurzelwerk\n", True),
+        ("DATABASE_URL='host=/x user=aw_stufe password=Geheim-1'\n", True),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=Geheim-1\n", True),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nINGEST_PASSWORD=Geheim-1\n", True),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=\n", False),
+    ],
+)
+def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(inhalt, warnt, tmp_path, monkeypatch, capsys):
+    """Befund 10 (Betreiber): „enthält aber meist ein Passwort“ auch bei einer .env ohne Passwort
+    (Schritt 5 legt es nach ~/.pgpass). Jetzt nur, wenn eines drinsteht – in der URL oder einer
+    Variablen *PASSWORD*; die Warnung nennt kein Passwort."""
+    env = tmp_path / ".env"
+    env.write_text(inhalt)
+    env.chmod(0o644)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    db.datenbank_url()
+    err = capsys.readouterr().err
+    if warnt:
+        assert err == (
+            f"Warnung: {env} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {env}\n"
+        ), err
+    else:
+        assert err == "", err
+
+
 def test_datenbank_url_weiss_woher_sie_kam(tmp_path, monkeypatch):
     """Für die Meldung einer gescheiterten Anmeldung (Issue 19.11): Umgebung oder welche .env."""
     monkeypatch.chdir(tmp_path)
