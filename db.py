@@ -438,6 +438,28 @@ def _passwort_herkunft(url: str | None) -> str:
     return ""
 
 
+def _passwort_falsch(ziel: str, woher: str, url: str | None) -> str:
+    """„Rolle oder Passwort falsch“, woher URL und Passwort kamen, und der nächste Schritt."""
+    teile = _teile(url)
+    if not teile.get("password") and not os.environ.get("PGPASSWORD"):
+        datei = passwortdatei(teile) or Path("~/.pgpass")
+        weiter = (
+            f"Schritt 5 wiederholen – er schreibt die Zeile der Rolle in {datei} aus der Passwortdatei von "
+            "Schritt 4 neu –; scheitert es dann noch, setzt der Admin mit Schritt 4 das Passwort aus "
+            "derselben Datei neu (docs/betrieb.md, Einrichtung)."
+        )
+    else:
+        wo = "DATABASE_URL" if teile.get("password") else "PGPASSWORD"
+        weiter = (
+            f"das Passwort in {wo} mit der Passwortdatei aus Schritt 4 vergleichen – oder es dort weglassen "
+            "und ~/.pgpass nehmen (docs/betrieb.md, Einrichtung, Schritt 5)."
+        )
+    return (
+        f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)} "
+        f"Weiter: {weiter}"
+    )
+
+
 def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
     """Die Zeile in pg_hba.conf, die ``rolle`` von ``host`` mit Passwort an ``datenbank`` lässt."""
     if host in ("[local]", ""):
@@ -548,7 +570,7 @@ def _verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None
     klein = text.lower()
     woher = f" {herkunft}" if herkunft else ""
     if "password authentication failed" in klein or "passwort-authentifizierung" in klein:
-        return f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)}"
+        return _passwort_falsch(ziel, woher, url)
     if "no password supplied" in klein:
         datei = passwortdatei(_teile(url))
         return (
@@ -713,8 +735,5 @@ def _uebersetzt(
             )
         return DatenbankFehler(_verbindungsfehler(text, ziel, herkunft, url))
     if isinstance(fehler, errors.InvalidPassword | errors.InvalidAuthorizationSpecification):
-        woher = f" {herkunft}" if herkunft else ""
-        return DatenbankFehler(
-            f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)}"
-        )
+        return DatenbankFehler(_passwort_falsch(ziel, f" {herkunft}" if herkunft else "", url))
     return DatenbankFehler(f"Datenbankfehler ({ziel}): {haupt}")

@@ -488,8 +488,16 @@ def test_falsches_passwort_sagt_woher_url_und_passwort_kamen(haus: Haus):
     assert "Rolle oder Passwort falsch." in e.err and f"DATABASE_URL kommt aus {env_datei}." in e.err, e.err
     assert f"Das Passwort kommt aus {pgpass}." in e.err, e.err
     assert "Falsch-Geheim-1" not in e.err + e.out and "Traceback" not in e.err
+    # der nächste Schritt (Befund 11, Betreiber) – und er behebt es, wie er dasteht
+    assert e.err.endswith(
+        f" Weiter: Schritt 5 wiederholen – er schreibt die Zeile der Rolle in {pgpass} aus der "
+        "Passwortdatei von Schritt 4 neu –; scheitert es dann noch, setzt der Admin mit Schritt 4 das "
+        "Passwort aus derselben Datei neu (docs/betrieb.md, Einrichtung).\n"
+    ), e.err
+    haus.schritt(5)
+    assert haus.stufe("check_db.py").code == EXIT_OK
+    assert pgpass.read_text() == richtig
     # aus der Umgebung, mit Passwort in der URL: das sagt sie, und dass die .env daneben dann nicht zählt
-    pgpass.write_text(richtig)
     url = haus.url("aw_stufe", "Falsch-Geheim-2")
     e = haus.stufe("check_db.py", env={"DATABASE_URL": url})
     assert e.code == EXIT_DATENBANK, str(e)

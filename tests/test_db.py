@@ -301,6 +301,11 @@ def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_n
     assert "Rolle oder Passwort falsch" in meldung
     assert passwort not in meldung
     assert "***" in meldung
+    # und der nächste Schritt (Befund 11, Betreiber): das Passwort steht in der URL
+    assert meldung.endswith(
+        " Weiter: das Passwort in DATABASE_URL mit der Passwortdatei aus Schritt 4 vergleichen – oder es "
+        "dort weglassen und ~/.pgpass nehmen (docs/betrieb.md, Einrichtung, Schritt 5)."
+    ), meldung
     # das richtige Passwort kommt durch: die Anmeldung verlangt es wirklich
     db.verbinden(f"postgresql://{rolle}:{passwort}@/{db_name}?host={host}", "test").close()
 
