@@ -290,6 +290,8 @@ def test_rezept_unter_der_falschen_rolle_nennt_den_admin_der_stufe(haus: Haus):
             "-U aw_admin -d wurzelwerk -v rolle=aw_stufe … -f rollen/aw-rolle-stufe.sql"
         ) in lauf.stderr, lauf.stderr
         assert "createrole" not in lauf.stderr.lower(), lauf.stderr
+        # Befund 6 (Betreiber): ohne psqls englisches „CONTEXT: PL/pgSQL function … at RAISE“
+        assert "CONTEXT" not in lauf.stderr and "PL/pgSQL" not in lauf.stderr, lauf.stderr
     assert _attribute(haus, "ingest")[3] is False  # niemand hat CREATEROLE bekommen
     lauf = haus.ausfuehren(rezept.replace("-U aw_admin ", ""), superuser=True)
     assert lauf.returncode == 0, lauf.stderr
