@@ -504,21 +504,52 @@ def _hba_satz(text: str, ziel: str) -> str | None:
     )
 
 
+def _passwortdatei_hat(datei: Path | None, datenbank: str, rolle: str) -> bool:
+    """Hat die Passwortdatei eine Zeile für ``rolle`` an ``datenbank`` (Rechner und Port: egal)?"""
+    try:
+        zeilen = datei.read_text(encoding="utf-8", errors="replace").splitlines() if datei else []
+    except OSError:
+        return False
+    for zeile in zeilen:
+        if zeile.startswith("#"):
+            continue
+        felder = [
+            f.replace("\\:", ":").replace("\\\\", "\\") for f in re.split(r"(?<!\\):", zeile, maxsplit=4)
+        ]
+        if len(felder) == 5 and felder[2] in ("*", datenbank) and felder[3] in ("*", rolle) and felder[4]:
+            return True
+    return False
+
+
 def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
     """peer oder ident: der Server prüft den Benutzer des Systems, nicht das Passwort."""
     treffer = _ANMELDEMETHODE.search(text)
     if not treffer:
         return None
     rolle, methode = treffer["rolle"], treffer["methode"].lower()
-    datenbank = _teile(url).get("dbname") or rolle
+    teile = _teile(url)
+    datenbank = teile.get("dbname") or rolle
     wo = "local all all peer" if methode == "peer" else "host all all 127.0.0.1/32 ident"
-    return (
+    zeile = _hba_zeile("[local]" if methode == "peer" else "127.0.0.1", rolle, datenbank)
+    anfang = (
         f"Anmeldung an {ziel} gescheitert: der Server prüft {rolle} mit {methode} (pg_hba.conf) – dafür "
-        f"müsste der Benutzer des Systems {rolle} heißen; ein Passwort zählt dort nicht. Für die "
-        f"Anmeldung mit Passwort setzt der Admin des Servers vor die Zeile „{wo}“ eine Zeile wie "
-        f"{_hba_zeile('[local]' if methode == 'peer' else '127.0.0.1', rolle, datenbank)} (dann select "
-        f"pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt "
-        "auf Debian schon scram-sha-256."
+        f"müsste der Benutzer des Systems {rolle} heißen; ein Passwort zählt dort nicht."
+    )
+    ende = f"(dann select pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt auf Debian schon scram-sha-256."
+    datei = passwortdatei(teile)
+    if teile.get("password") or os.environ.get("PGPASSWORD") or _passwortdatei_hat(datei, datenbank, rolle):
+        return (
+            f"{anfang} Für die Anmeldung mit Passwort setzt der Admin des Servers vor die Zeile „{wo}“ eine "
+            f"Zeile wie {zeile} {ende}"
+        )
+    # Eine Rolle ohne Passwort (ingest, aw_admin aus Schritt 1): eine Zeile scram-sha-256 hülfe nicht.
+    datei_text = str(datei or "~/.pgpass")
+    return (
+        f"{anfang} Ohne Passwort (DATABASE_URL, PGPASSWORD und {datei_text} haben keins für {rolle}) kommt "
+        f"{rolle} so nur an, wenn der Aufruf unter dem Benutzer des Systems {rolle} läuft oder pg_ident.conf "
+        f"ihn zuordnet ({methode} map=…, {_EINRICHTUNG}). Sonst bekommt die Rolle erst ein Passwort (als "
+        f"Superuser: \\password {rolle}) in {datei_text}, und der Admin des Servers setzt vor die Zeile "
+        f"„{wo}“ eine Zeile wie {zeile} {ende}"
     )
 
 

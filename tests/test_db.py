@@ -333,9 +333,9 @@ def pg15_anmeldung(pg15):
         conn.execute("drop role if exists aw_peer")
 
 
-def _anmeldung(url: str, tmp_path: Path) -> str:
+def _anmeldung(url: str, tmp_path: Path, env: dict | None = None) -> str:
     """Die Meldung von check_db.py (Exit 3) für ``url`` – ohne Passwort, ohne Englisch."""
-    e = starten("check_db.py", url=url, cwd=tmp_path)
+    e = starten("check_db.py", url=url, cwd=tmp_path, env=env)
     assert e.code == EXIT_DATENBANK, str(e)
     assert "Peer-Geheim-1" not in e.err and "Traceback" not in e.err, e.err
     for englisch in ("authentication failed", "rejects connection", "does not support", "Datenbankfehler"):
@@ -351,6 +351,32 @@ def test_peer_auf_dem_socket_nennt_die_zeile_fuer_pg_hba(pg15_anmeldung, tmp_pat
     assert "vor die Zeile „local all all peer“ eine Zeile wie local aw_anmeldung aw_peer scram-sha-256" in err
     assert "select pg_reload_conf()" in err and "docs/betrieb.md, Einrichtung, Schritt 1" in err
     assert "postgresql://aw_peer:***@/aw_anmeldung" in err  # das Ziel, maskiert
+
+
+def test_peer_fuer_eine_rolle_ohne_passwort_nennt_den_benutzer_des_systems(pg15_anmeldung, tmp_path):
+    """Befund 1 (Betreiber): ingest und aw_admin haben kein Passwort (Schritt 1); der Rat „eine Zeile
+    scram-sha-256“ half ihnen nicht. Ohne Passwort (URL, PGPASSWORD, Passwortdatei) nennt die Meldung
+    den Benutzer des Systems oder pg_ident.conf – oder erst ein Passwort, dann die Zeile."""
+    _, socket, port = pg15_anmeldung
+    home = tmp_path / "home"
+    home.mkdir()
+    ohne = {"HOME": str(home), "PGPASSWORD": ""}
+    url = f"postgresql://aw_peer@/aw_anmeldung?host={socket}&port={port}"
+    err = _anmeldung(url, tmp_path, ohne)
+    datei = home / ".pgpass"
+    assert "der Server prüft aw_peer mit peer (pg_hba.conf)" in err, err
+    assert (
+        f"Ohne Passwort (DATABASE_URL, PGPASSWORD und {datei} haben keins für aw_peer) kommt aw_peer so "
+        "nur an, wenn der Aufruf unter dem Benutzer des Systems aw_peer läuft oder pg_ident.conf ihn "
+        "zuordnet (peer map=…, docs/betrieb.md, Einrichtung, Schritt 1). Sonst bekommt die Rolle erst ein "
+        f"Passwort (als Superuser: \\password aw_peer) in {datei}, und der Admin des Servers setzt vor die "
+        "Zeile „local all all peer“ eine Zeile wie local aw_anmeldung aw_peer scram-sha-256"
+    ) in err, err
+    # mit einer passenden Zeile in der Passwortdatei: die Zeile für pg_hba.conf wie bisher
+    datei.write_text("*:*:aw_anmeldung:aw_peer:Peer-Geheim-1\n")
+    datei.chmod(0o600)
+    err = _anmeldung(url, tmp_path, ohne)
+    assert "Ohne Passwort" not in err and "eine Zeile wie local aw_anmeldung aw_peer scram-sha-256" in err
 
 
 def test_reject_in_pg_hba_nennt_die_zeile_davor(pg15_anmeldung, tmp_path):
