@@ -36,9 +36,13 @@ from tests.testhilfen import (
     cron_zeilen,
     einrichtung,
     haus_hba,
+    haus_ident,
     hba_datei,
     hba_der_doku,
     hba_zeilen_voran,
+    ident_datei,
+    ident_der_doku,
+    ident_zeilen_dazu,
     psql_aufrufe,
     schritt,
 )
@@ -192,21 +196,45 @@ def test_das_haus_nach_der_doku(haus: Haus):
     assert all(r not in {(n,) for n in ("ingest", "aw_admin", "aw_stufe", "aw_blick")} for r in supers)
 
 
-def test_schritt_1_laesst_die_rollen_der_stufe_mit_passwort_an_und_ohne_das_sagt_es_die_anmeldung(haus: Haus):
+def test_schritt_1_laesst_jede_rolle_an_wie_die_doku_sagt_und_ohne_das_sagt_es_die_anmeldung(haus: Haus):
     """Befund 1 (Issue 19, im echten Haus): die Doku nannte pg_hba.conf nie; auf Debian
-    („local all all peer“) endete Schritt 5 mit Exit 3 und „Peer authentication failed“. Jetzt
-    stehen die Zeilen in Schritt 1, das Haus der Tests nimmt genau sie (``haus_hba``), und ohne
-    sie sagt die Anmeldung deutsch, welche Zeile fehlt."""
+    („local all all peer“) endete Schritt 5 mit Exit 3 und „Peer authentication failed“. Befund 1
+    (Betreiber): ingest und aw_admin ließ das Haus der Tests über trust an – auf Debian endeten die
+    Schritte 2–4 und 8 mit „Peer authentication failed for user "ingest"“. Jetzt regelt Schritt 1
+    jede Rolle (peer mit Zuordnung für ingest und aw_admin, scram-sha-256 für die Stufe), das Haus
+    nimmt genau diese Zeilen (``haus_hba``, ``haus_ident``), und ohne sie sagt die Anmeldung deutsch,
+    was fehlt – einer Rolle ohne Passwort keine Zeile scram-sha-256."""
     zeilen = hba_der_doku()
     regeln = [z.split() for z in zeilen.splitlines()]
-    assert regeln[0] == ["local", "wurzelwerk", "aw_stufe,aw_blick", "scram-sha-256"], regeln
-    assert all(r[1:3] == ["wurzelwerk", "aw_stufe,aw_blick"] and r[-1] == "scram-sha-256" for r in regeln)
-    assert "pg_reload_conf()" in schritt(1).sh()[-1]
+    assert regeln[0] == ["local", "wurzelwerk", "ingest,aw_admin", "peer", "map=wurzelwerk"], regeln
+    assert regeln[1] == ["local", "wurzelwerk", "aw_stufe,aw_blick", "scram-sha-256"], regeln
+    assert all(r[1:3] == ["wurzelwerk", "aw_stufe,aw_blick"] and r[-1] == "scram-sha-256" for r in regeln[1:])
+    assert [z.split() for z in ident_der_doku().splitlines()] == [
+        ["wurzelwerk", "aw", "ingest"],
+        ["wurzelwerk", "aw", "aw_admin"],
+    ]
+    assert "pg_reload_conf()" in schritt(1).sh()[-1] and "pg_ident_file_mappings" in schritt(1).sh()[-1]
     haus.bauen(5)
-    hba = hba_datei(haus.server)
+    hba, ident = hba_datei(haus.server), ident_datei(haus.server)
     assert hba.read_text().startswith(zeilen)  # wie der Admin des Servers: vor allen anderen
+    assert ident.read_text().endswith(haus_ident())
     assert haus.stufe("check_db.py").code == EXIT_OK
-    # Ohne die Zeilen: peer wie auf Debian – die Meldung nennt die Zeile aus Schritt 1.
+    # Ohne die Zuordnung: der Admin kommt nicht an (Schritt 3), und die Meldung nennt den Weg.
+    ident.write_text(ident.read_text().replace(haus_ident(), ""))
+    try:
+        with haus.server.verwalten() as conn:
+            conn.execute("select pg_reload_conf()")
+        lauf = haus.ausfuehren(schritt(3).sh()[0])
+        assert lauf.returncode == EXIT_DATENBANK, lauf.stdout + lauf.stderr
+        assert "der Server prüft aw_admin mit peer (pg_hba.conf)" in lauf.stderr, lauf.stderr
+        assert (
+            "kommt aw_admin so nur an, wenn der Aufruf unter dem Benutzer des Systems aw_admin läuft oder "
+            "pg_ident.conf ihn zuordnet" in lauf.stderr
+        ), lauf.stderr
+        assert "Traceback" not in lauf.stderr
+    finally:
+        ident_zeilen_dazu(haus.server, haus_ident())
+    # Ohne die Zeilen für pg_hba.conf: peer wie auf Debian – die Meldung nennt die Zeile aus Schritt 1.
     hba.write_text(hba.read_text().replace(zeilen, ""))
     try:
         with haus.server.verwalten() as conn:
