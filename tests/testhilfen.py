@@ -914,11 +914,23 @@ def cron_zeilen() -> dict[str, str]:
     return {"tick": zeilen[0][5], "nacht": zeilen[1][5]}
 
 
-def abfragen_der_doku() -> str:
-    """Der sql-Block der Abfragen für psql in docs/betrieb.md, wie er dasteht."""
+def abfragen_bloecke() -> list[str]:
+    """Die sql-Blöcke der Abfragen für psql in docs/betrieb.md, wie sie dastehen: die der
+    Betriebsrolle, die Überwachung (Betriebsrolle oder aw_blick), die Unterschiede zweier Versionen."""
     text = BETRIEB_DOKU.read_text(encoding="utf-8")
     abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)[0]
+    return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)
+
+
+def abfragen_der_doku() -> str:
+    """Die Abfragen für psql der Betriebsrolle: ihr Block und die Überwachung (ohne -v alt/neu)."""
+    betrieb, ueberwachung, _ = abfragen_bloecke()
+    return betrieb + ueberwachung
+
+
+def ueberwachung_der_doku() -> str:
+    """Der Block der Überwachung – was auch aw_blick darf (Schritt 8)."""
+    return abfragen_bloecke()[1]
 
 
 def abfrage_der_doku(kommentar: str) -> str:
