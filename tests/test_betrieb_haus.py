@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import subprocess
 
 import psycopg
 import pytest
@@ -268,6 +269,31 @@ def test_eine_rolle_der_stufe_entfernen_wie_die_doku_sagt(haus: Haus):
     assert _rechte_von(haus, "aw_stufe") == {} and _attribute(haus, "aw_admin")[1] is False
     haus.schritt(4)  # und wieder anlegen geht
     assert _rechte_von(haus, "aw_stufe") == _erwartete_rechte("betrieb", "blick", "einlesen", "extrahieren")
+
+
+def test_readme_und_env_example_sind_die_einrichtung(tmp_path):
+    """Befund 2 (Betreiber): die Kurzform im README kopierte .env.example (Betriebsrolle über TCP)
+    und migrierte dann mit ihr – im Haus ist Migrieren Schritt 3, als Admin, und Schritt 5 schreibt
+    eine andere .env. Jetzt migriert die Kurzform wie Schritt 3, und .env.example ist die .env aus
+    Schritt 5 (ohne PGHOST/PGPORT, wie auf Debian)."""
+    from dotenv import dotenv_values
+
+    readme = (PROJEKT / "README.md").read_text(encoding="utf-8")
+    abschnitt = readme.split("\n## Gegen die eigene Datenbank\n", 1)[1].split("\n## ", 1)[0]
+    kurz = re.findall(r"^```sh\n(.*?)^```", abschnitt, re.S | re.M)[0]
+    migrieren = [z for z in kurz.splitlines() if "check_db.py --migrieren" in z]
+    assert len(migrieren) == 1 and migrieren[0].startswith(schritt(3).sh()[0].strip()), kurz
+    assert "Schritt 3, 5 und 6 der [Einrichtung" in abschnitt and "(Schritt 4)" in abschnitt, abschnitt
+    (tmp_path / ".aw_stufe_passwort").write_text("Vorlage-Geheim-1\n")
+    umgebung = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    lauf = subprocess.run(["bash", "-e", "-c", schritt(5).sh()[0]], cwd=tmp_path, env=umgebung)
+    assert lauf.returncode == 0
+    assert (
+        dotenv_values(tmp_path / ".env")["DATABASE_URL"]
+        == dotenv_values(PROJEKT / ".env.example")["DATABASE_URL"]
+    )
+    assert (tmp_path / ".pgpass").read_text() == "*:*:wurzelwerk:aw_stufe:Vorlage-Geheim-1\n"
+    assert "*:*:wurzelwerk:aw_stufe:PASSWORT" in (PROJEKT / ".env.example").read_text()
 
 
 def _abfragen_aufruf() -> str:
