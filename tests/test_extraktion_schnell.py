@@ -473,13 +473,14 @@ def test_gespeicherte_newspaper4k_texte_werden_einmal_neu_extrahiert(cli, daten)
     vorher = dict(daten.abfrage("select extraktor, xmin::text from extraktionen"))
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 0, lauf.err
-    assert "1 extrahiert, 1 Zeilen in extraktionen geändert" in lauf.err, lauf.err
+    # die Bilanz der Extraktion steht im Protokoll (stdout), nicht auf stderr
+    assert "1 extrahiert, 1 Zeilen in extraktionen geändert" in lauf.out, lauf.out + lauf.err
     nachher = dict(daten.abfrage("select extraktor, xmin::text from extraktionen"))
     assert [name for name in EXTRAKTOREN if nachher[name] != vorher[name]] == ["newspaper4k"]
     assert daten.abfrage(
         "select text, extraktor_fassung from extraktionen where extraktor = 'newspaper4k'"
     ) == [(fest, fassung)]
-    assert "0 Seiten neu oder veraltet" in cli("--extrahieren", "--backfill").err
+    assert "0 Seiten neu oder veraltet" in cli("--extrahieren", "--backfill").out
 
 
 # --- die lange Fassung -----------------------------------------------------------------------
