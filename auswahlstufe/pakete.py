@@ -37,7 +37,8 @@ def pruefen() -> None:
     )
     aufruf = shlex.join([python, *sys.argv])
     sys.stderr.write(
-        f"Fehler: Diesem Python ({sys.executable}) fehlt {', '.join(fehlt)}. Die Stufe läuft mit dem Python "
+        f"Fehler: Diesem Python ({sys.executable}) {'fehlt' if len(fehlt) == 1 else 'fehlen'} "
+        f"{', '.join(fehlt)}. Die Stufe läuft mit dem Python "
         f"ihrer Umgebung im Klon: {aufruf} – gibt es .venv noch nicht, vorher im Klon (README, "
         f"Schnellstart): {INSTALLATION}\n"
     )
