@@ -5,6 +5,8 @@ derselbe Befehl ``wurzelwerk-auswahl``, und so nennt er sich in Hilfe und Fehler
 ``regeln.py``, die Kommandozeile in ``cli.py``; dieses Skript startet nur.
 """
 
+import auswahlstufe.pakete  # noqa: F401 – zuerst: das richtige Python? (sonst Exit 4, ein Satz)
+
 from auswahlstufe.cli import BEFEHL, cli
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ Aufruf: ``python bewertung.py AUSWAHL.json WAHRHEIT.json``.
 
 from __future__ import annotations
 
+import auswahlstufe.pakete  # noqa: F401 – zuerst: das richtige Python? (sonst Exit 4, ein Satz)
+
 import functools
 import json
 import random

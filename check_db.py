@@ -17,6 +17,8 @@ die Rechte je Betriebsart in rechte.py.
 
 from __future__ import annotations
 
+import auswahlstufe.pakete  # noqa: F401 – zuerst: das richtige Python? (sonst Exit 4, ein Satz)
+
 import click
 import psycopg
 

@@ -1,7 +1,8 @@
 """Verbindung zur Datenbank: DATABASE_URL finden, verbinden, Fehler übersetzen.
 
 * ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env``
-  (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen; sie
+  (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen und ein
+  Passwort darin steht; sie
   merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
 * ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
   String durch ``***``; jede Meldung mit einer URL geht hier durch.
@@ -169,6 +170,18 @@ def _env_datei() -> Path | None:
     return ort if ort.is_file() else None
 
 
+def _mit_passwort(werte: dict[str, str | None]) -> bool:
+    """Steht in der .env ein Passwort – in DATABASE_URL oder einer Variablen wie PGPASSWORD?"""
+    if any(wert and "PASSWORD" in name.upper() for name, wert in werte.items()):
+        return True
+    url = werte.get("DATABASE_URL") or ""
+    try:
+        return bool(psycopg.conninfo.conninfo_to_dict(url).get("password"))
+    except psycopg.Error:  # nicht lesbar (Exit 7 folgt): dann nach dem Muster
+        treffer = _PASSWORT_URL.search(url)
+        return bool(treffer and treffer["pw"]) or bool(_PASSWORT_KV.search(url))
+
+
 def datenbank_url() -> DatenbankUrl:
     """DATABASE_URL aus der Umgebung, sonst aus .env (mit ihrer Herkunft); sonst VoraussetzungFehlt."""
     url = os.environ.get("DATABASE_URL")
@@ -179,15 +192,15 @@ def datenbank_url() -> DatenbankUrl:
             herkunft += f" (die Datei {datei} wird dann nicht gelesen)"
         return DatenbankUrl(url, herkunft + ".")
     if datei is not None:
-        if datei.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            print(
-                f"Warnung: {datei} ist für Gruppe oder andere lesbar, enthält aber meist ein Passwort – "
-                f"chmod 600 {datei}",
-                file=sys.stderr,
-            )
         from dotenv import dotenv_values
 
-        url = dotenv_values(datei).get("DATABASE_URL")
+        werte = dotenv_values(datei)
+        url = werte.get("DATABASE_URL")
+        if datei.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO) and _mit_passwort(werte):
+            print(
+                f"Warnung: {datei} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {datei}",
+                file=sys.stderr,
+            )
         if url:
             return DatenbankUrl(url, f"DATABASE_URL kommt aus {datei}.")
     gesucht = Path.cwd() / ".env"
@@ -425,6 +438,28 @@ def _passwort_herkunft(url: str | None) -> str:
     return ""
 
 
+def _passwort_falsch(ziel: str, woher: str, url: str | None) -> str:
+    """„Rolle oder Passwort falsch“, woher URL und Passwort kamen, und der nächste Schritt."""
+    teile = _teile(url)
+    if not teile.get("password") and not os.environ.get("PGPASSWORD"):
+        datei = passwortdatei(teile) or Path("~/.pgpass")
+        weiter = (
+            f"Schritt 5 wiederholen – er schreibt die Zeile der Rolle in {datei} aus der Passwortdatei von "
+            "Schritt 4 neu –; scheitert es dann noch, setzt der Admin mit Schritt 4 das Passwort aus "
+            "derselben Datei neu (docs/betrieb.md, Einrichtung)."
+        )
+    else:
+        wo = "DATABASE_URL" if teile.get("password") else "PGPASSWORD"
+        weiter = (
+            f"das Passwort in {wo} mit der Passwortdatei aus Schritt 4 vergleichen – oder es dort weglassen "
+            "und ~/.pgpass nehmen (docs/betrieb.md, Einrichtung, Schritt 5)."
+        )
+    return (
+        f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)} "
+        f"Weiter: {weiter}"
+    )
+
+
 def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
     """Die Zeile in pg_hba.conf, die ``rolle`` von ``host`` mit Passwort an ``datenbank`` lässt."""
     if host in ("[local]", ""):
@@ -469,21 +504,52 @@ def _hba_satz(text: str, ziel: str) -> str | None:
     )
 
 
+def _passwortdatei_hat(datei: Path | None, datenbank: str, rolle: str) -> bool:
+    """Hat die Passwortdatei eine Zeile für ``rolle`` an ``datenbank`` (Rechner und Port: egal)?"""
+    try:
+        zeilen = datei.read_text(encoding="utf-8", errors="replace").splitlines() if datei else []
+    except OSError:
+        return False
+    for zeile in zeilen:
+        if zeile.startswith("#"):
+            continue
+        felder = [
+            f.replace("\\:", ":").replace("\\\\", "\\") for f in re.split(r"(?<!\\):", zeile, maxsplit=4)
+        ]
+        if len(felder) == 5 and felder[2] in ("*", datenbank) and felder[3] in ("*", rolle) and felder[4]:
+            return True
+    return False
+
+
 def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
     """peer oder ident: der Server prüft den Benutzer des Systems, nicht das Passwort."""
     treffer = _ANMELDEMETHODE.search(text)
     if not treffer:
         return None
     rolle, methode = treffer["rolle"], treffer["methode"].lower()
-    datenbank = _teile(url).get("dbname") or rolle
+    teile = _teile(url)
+    datenbank = teile.get("dbname") or rolle
     wo = "local all all peer" if methode == "peer" else "host all all 127.0.0.1/32 ident"
-    return (
+    zeile = _hba_zeile("[local]" if methode == "peer" else "127.0.0.1", rolle, datenbank)
+    anfang = (
         f"Anmeldung an {ziel} gescheitert: der Server prüft {rolle} mit {methode} (pg_hba.conf) – dafür "
-        f"müsste der Benutzer des Systems {rolle} heißen; ein Passwort zählt dort nicht. Für die "
-        f"Anmeldung mit Passwort setzt der Admin des Servers vor die Zeile „{wo}“ eine Zeile wie "
-        f"{_hba_zeile('[local]' if methode == 'peer' else '127.0.0.1', rolle, datenbank)} (dann select "
-        f"pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt "
-        "auf Debian schon scram-sha-256."
+        f"müsste der Benutzer des Systems {rolle} heißen; ein Passwort zählt dort nicht."
+    )
+    ende = f"(dann select pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt auf Debian schon scram-sha-256."
+    datei = passwortdatei(teile)
+    if teile.get("password") or os.environ.get("PGPASSWORD") or _passwortdatei_hat(datei, datenbank, rolle):
+        return (
+            f"{anfang} Für die Anmeldung mit Passwort setzt der Admin des Servers vor die Zeile „{wo}“ eine "
+            f"Zeile wie {zeile} {ende}"
+        )
+    # Eine Rolle ohne Passwort (ingest, aw_admin aus Schritt 1): eine Zeile scram-sha-256 hülfe nicht.
+    datei_text = str(datei or "~/.pgpass")
+    return (
+        f"{anfang} Ohne Passwort (DATABASE_URL, PGPASSWORD und {datei_text} haben keins für {rolle}) kommt "
+        f"{rolle} so nur an, wenn der Aufruf unter dem Benutzer des Systems {rolle} läuft oder pg_ident.conf "
+        f"ihn zuordnet ({methode} map=…, {_EINRICHTUNG}). Sonst bekommt die Rolle erst ein Passwort (als "
+        f"Superuser: \\password {rolle}) in {datei_text}, und der Admin des Servers setzt vor die Zeile "
+        f"„{wo}“ eine Zeile wie {zeile} {ende}"
     )
 
 
@@ -535,7 +601,7 @@ def _verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None
     klein = text.lower()
     woher = f" {herkunft}" if herkunft else ""
     if "password authentication failed" in klein or "passwort-authentifizierung" in klein:
-        return f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)}"
+        return _passwort_falsch(ziel, woher, url)
     if "no password supplied" in klein:
         datei = passwortdatei(_teile(url))
         return (
@@ -700,8 +766,5 @@ def _uebersetzt(
             )
         return DatenbankFehler(_verbindungsfehler(text, ziel, herkunft, url))
     if isinstance(fehler, errors.InvalidPassword | errors.InvalidAuthorizationSpecification):
-        woher = f" {herkunft}" if herkunft else ""
-        return DatenbankFehler(
-            f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)}"
-        )
+        return DatenbankFehler(_passwort_falsch(ziel, f" {herkunft}" if herkunft else "", url))
     return DatenbankFehler(f"Datenbankfehler ({ziel}): {haupt}")

@@ -27,6 +27,8 @@ Bestand (früher ``demo.py --bestand``) ist ``python -m bench.bestand``.
 
 from __future__ import annotations
 
+import auswahlstufe.pakete  # noqa: F401 – zuerst: das richtige Python? (sonst Exit 4, ein Satz)
+
 import csv
 import os
 import shutil

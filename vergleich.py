@@ -25,6 +25,8 @@ auch, welche Fassung recht hatte.
 
 from __future__ import annotations
 
+import auswahlstufe.pakete  # noqa: F401 – zuerst: das richtige Python? (sonst Exit 4, ein Satz)
+
 import sys
 from collections.abc import Mapping
 

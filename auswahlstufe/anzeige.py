@@ -1,16 +1,21 @@
 """Was Menschen auf der Kommandozeile sehen: Zahlen mit Komma, Dateifehler, Namensvorschläge.
 
 Eine Stelle für die deutsche Dezimalschreibweise (``zahl``, ``kurz``, ``prozent``),
-Dateifehler auf Deutsch (``os_fehler``) und „gemeint: trafilatura?“ für
-vertippte Extraktornamen. Den Fortschritt zeigt ``fortschritt.py``.
+Dateifehler auf Deutsch (``os_fehler``), „gemeint: trafilatura?“ für
+vertippte Extraktornamen und die Zone jeder Zeit, die die Stufe zeigt (``BERLIN``).
+Den Fortschritt zeigt ``fortschritt.py``.
 """
 
 from __future__ import annotations
 
 import difflib
 import errno
+from zoneinfo import ZoneInfo
 
 from version import PRIORITAET
+
+# Jede Zeit, die die Stufe zeigt oder ohne Offset liest (--slot, Zeilenkopf, „Ende gegen“).
+BERLIN = ZoneInfo("Europe/Berlin")
 
 
 def zahl(wert: float, stellen: int = 1, *, vorzeichen: bool = False) -> str:

@@ -8,7 +8,9 @@ Datenbankschicht (``db.Fehler``) wird dort zum Fehler der Stufe mit seinem Exit-
 from __future__ import annotations
 
 import re
+import shlex
 import sys
+from pathlib import Path
 
 import click
 
@@ -169,14 +171,30 @@ def option_deutsch(option: click.Option, ctx: click.Context) -> tuple[str, str] 
     return schalter, hilfe
 
 
+# Die Wurzel des Klons: dort stehen die Skripte, die man beim Namen ruft (auswahl.py, check_db.py …).
+WURZEL = Path(__file__).resolve().parents[1]
+
+
+def hilfe_aufruf(ctx: click.Context) -> str:
+    """Der Aufruf der Hilfe, wie der Mensch den Befehl rief: ein Skript an der Wurzel mit dem
+    Interpreter, wie getippt (``.venv/bin/python auswahl.py -h``, aus ``sys.orig_argv``), sonst
+    der Befehl unter seinem Namen (installiert: ``wurzelwerk-auswahl -h``)."""
+    skript = getattr(sys.modules.get("__main__"), "__file__", None)
+    if skript and Path(skript).resolve().parent == WURZEL and sys.argv[0] in sys.orig_argv:
+        getippt = sys.orig_argv[: sys.orig_argv.index(sys.argv[0]) + 1]
+        return f"{shlex.join(getippt)}{ctx.command_path[len(ctx.find_root().command_path) :]} -h"
+    return f"{ctx.command_path} -h"
+
+
 class Aufruffehler(click.UsageError):
     """Falscher Aufruf (Exit 2): Aufrufzeile, Hinweis auf -h, ein deutscher Satz."""
 
     def show(self, file=None) -> None:
         file = file or sys.stderr
+        sys.stdout.flush()  # wie StufenFehler.show: was auf stdout wartet, steht davor
         if self.ctx is not None:
             click.echo(self.ctx.get_usage(), file=file)
-            click.echo(f"Hilfe: {self.ctx.command_path} -h", file=file)
+            click.echo(f"Hilfe: {hilfe_aufruf(self.ctx)}", file=file)
         click.echo(f"Fehler: {self.format_message()}", file=file)
 
 

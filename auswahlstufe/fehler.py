@@ -9,7 +9,7 @@ Aufruffehler und die deutsche Hilfe stehen in ``befehl.py``.
 | 1 | Eingabefehler: Datei, JSON, Slot, Argumentwert |
 | 2 | Aufruffehler (falsche Optionen; von click) |
 | 3 | Datenbank nicht erreichbar, Anmeldung gescheitert, Verbindung verloren |
-| 4 | Voraussetzung fehlt: DATABASE_URL nicht gesetzt, raw_items, Spalten, Migrationen, Migrationsdateien, Rechte, Serverversion, Extraktoren |
+| 4 | Voraussetzung fehlt: DATABASE_URL nicht gesetzt, raw_items, Spalten, Migrationen, Migrationsdateien, Rechte, Serverversion, Extraktoren, ein Python ohne die Pakete der Stufe (``pakete.py``) |
 | 5 | Ein anderer Lauf derselben coder_version (oder ein anderer Migrationslauf) hält die Sperre |
 | 6 | Zeitlimit der Datenbank (statement_timeout, lock_timeout) überschritten |
 | 7 | Konfiguration kaputt: DATABASE_URL nicht lesbar, ungültige Verbindungsoption oder Grenze |
@@ -41,6 +41,9 @@ class StufenFehler(click.ClickException):
     exit_code = EXIT_EINGABE
 
     def show(self, file=None) -> None:
+        # Was auf stdout wartet (die Liste, auf die „Liste oben“ zeigt), zuerst: in einer Röhre
+        # (``2>&1 | …``) ist stdout gepuffert, stderr nicht.
+        sys.stdout.flush()
         click.echo(f"Fehler: {self.format_message()}", file=file or sys.stderr)
 
 

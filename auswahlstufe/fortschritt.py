@@ -6,6 +6,9 @@ systemd, eine Umleitung in eine Datei), schreibt ``fortschritt`` alle
 
     Kodieren: 120000 von 1000000 Items (12 %), 2345 Items/s, noch etwa 6 min 15 s (Ende gegen 03:12:40)
 
+„Ende gegen“ ist Europe/Berlin wie jede Zeit der Stufe (nicht die Ortszeit des Prozesses:
+unter cron meist UTC).
+
 Ein Lauf, der schneller fertig ist als der Abstand, schreibt keine Zeile.
 Die eine Stelle für jeden Fortschritt: Datenbankstufe (Kodieren, Extrahieren),
 --einlesen (Prüfen, Einlesen) und Stapelbetrieb (Extraktion, Auswahl)::
@@ -25,6 +28,8 @@ from datetime import datetime, timedelta
 from typing import TextIO
 
 import click
+
+from auswahlstufe.anzeige import BERLIN
 
 ABSTAND = 10.0  # Sekunden zwischen zwei Zeilen ohne Terminal
 # Ab dieser Eingabegröße lohnt am Terminal ein Balken (grob eine Sekunde Rechenzeit).
@@ -81,7 +86,7 @@ class Zeilenfortschritt:
         ]
         if rate > 0:
             rest = (self.gesamt - self.fertig) / rate
-            ende = datetime.now().astimezone() + timedelta(seconds=rest)
+            ende = datetime.now(BERLIN) + timedelta(seconds=rest)  # wie der Zeilenkopf, auch unter cron
             teile.append(f"noch etwa {dauer_text(rest)} (Ende gegen {ende:%H:%M:%S})")
         return ", ".join(teile)
 

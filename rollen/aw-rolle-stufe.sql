@@ -37,6 +37,9 @@
 -- bleibt nichts. Das Passwort geht im Klartext in ALTER ROLE zum Server (mit
 -- log_statement = ddl stünde es im Serverlog; dann lieber \password in psql).
 
+-- Fehler als der eine Satz des Rezepts, ohne psqls „CONTEXT: PL/pgSQL function …“.
+\set VERBOSITY terse
+
 \if :{?rolle}
 \else
     -- ein Fehler statt \quit: mit ON_ERROR_STOP endet psql dann mit Exit 3

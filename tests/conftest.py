@@ -37,7 +37,9 @@ from tests.testhilfen import (
     auswahl_starten,
     haus_abreissen,
     haus_hba,
+    haus_ident,
     hba_zeilen_voran,
+    ident_zeilen_dazu,
     klon_anlegen,
     ohne_server,
     pg15_starten,
@@ -258,9 +260,10 @@ def haus(request, tmp_path) -> Haus:
         server = request.getfixturevalue("pg15")
         bin_pfad = PG15
     haus_abreissen(server)
-    # Wie der Admin des Servers in Schritt 1: die Zeilen der Doku nach pg_hba.conf; neu gelesen
-    # wird sie erst im Block von Schritt 1 (select pg_reload_conf()).
+    # Wie der Admin des Servers in Schritt 1: die Zeilen der Doku nach pg_hba.conf und
+    # pg_ident.conf; neu gelesen werden sie erst im Block von Schritt 1 (select pg_reload_conf()).
     hba_zeilen_voran(server, haus_hba(server), neu_lesen=False)
+    ident_zeilen_dazu(server, haus_ident())
     home = tmp_path / "home"
     home.mkdir()
     yield Haus(server, bin_pfad, klon_anlegen(tmp_path / "klon"), home)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import subprocess
 
 import psycopg
 import pytest
@@ -36,11 +37,16 @@ from tests.testhilfen import (
     cron_zeilen,
     einrichtung,
     haus_hba,
+    haus_ident,
     hba_datei,
     hba_der_doku,
     hba_zeilen_voran,
+    ident_datei,
+    ident_der_doku,
+    ident_zeilen_dazu,
     psql_aufrufe,
     schritt,
+    ueberwachung_der_doku,
 )
 
 pytestmark = pytest.mark.datenbank
@@ -167,21 +173,25 @@ def test_das_haus_nach_der_doku(haus: Haus):
     # Die Abfragen für psql unter der Betriebsrolle (die Sichten eingeschlossen), mit dem Aufruf
     # der Doku: DATABASE_URL aus .env, das Passwort aus ~/.pgpass – nicht in der Prozessliste
     # (Befund 3: vorher stand es in psql "$DATABASE_URL"; haus.ausfuehren prüft jedes psql).
+    # Ein Server in UTC (Befund 3, Betreiber): psql zeigte jede Zeit in der Zone des Servers, --slot
+    # liest sie ohne Offset als Europe/Berlin. Der Aufruf der Doku zeigt Europe/Berlin.
+    with haus.server.verwalten() as conn:
+        conn.execute("alter database wurzelwerk set timezone = 'UTC'")
     abfragen = abfragen_der_doku()
     lauf = haus.ausfuehren(_abfragen_aufruf(), eingabe=abfragen)
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert "2026-09-07 | Nord" in lauf.stdout and "| slot " in lauf.stdout, lauf.stdout
+    assert f" {SLOT_TEXT.replace('T', ' ')}:00+02 " in lauf.stdout, lauf.stdout
+    assert "+00 " not in lauf.stdout, lauf.stdout
     aufrufe = psql_aufrufe(haus.home.parent)
     assert any(a and a[0].startswith("postgresql://aw_stufe@/wurzelwerk?") for a in aufrufe), aufrufe
 
     # … und die Rolle nur zum Lesen (Schritt 8): Sichten und Läufe ja, sonst nichts.
-    haus.schritt(8)
+    blick = haus.schritt(8)[-1]
+    assert f" {SLOT_TEXT.replace('T', ' ')}:00+02 " in blick.stdout, blick.stdout
     assert _rechte_von(haus, "aw_blick") == _erwartete_rechte("blick")
-    sichten = [z for z in abfragen.split(";") if "auswahl_" in z and "selected_extractor" not in z]
-    assert len(sichten) == 6, (
-        sichten
-    )  # letzter Slot, offene Slots, Läufe ohne Ende, die letzten Läufe, cron je Tag, abgebrochene
-    lauf = haus.psql("aw_blick", eingabe=";\n".join(sichten) + ";")
+    # Befund 5 (Betreiber): der Block der Überwachung läuft unter aw_blick, wie er dasteht
+    lauf = haus.psql("aw_blick", eingabe=ueberwachung_der_doku())
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     lauf = haus.psql("aw_blick", "-c", "select count(*) from selected_extractor")
     assert lauf.returncode != 0 and "permission denied" in lauf.stderr
@@ -192,21 +202,45 @@ def test_das_haus_nach_der_doku(haus: Haus):
     assert all(r not in {(n,) for n in ("ingest", "aw_admin", "aw_stufe", "aw_blick")} for r in supers)
 
 
-def test_schritt_1_laesst_die_rollen_der_stufe_mit_passwort_an_und_ohne_das_sagt_es_die_anmeldung(haus: Haus):
+def test_schritt_1_laesst_jede_rolle_an_wie_die_doku_sagt_und_ohne_das_sagt_es_die_anmeldung(haus: Haus):
     """Befund 1 (Issue 19, im echten Haus): die Doku nannte pg_hba.conf nie; auf Debian
-    („local all all peer“) endete Schritt 5 mit Exit 3 und „Peer authentication failed“. Jetzt
-    stehen die Zeilen in Schritt 1, das Haus der Tests nimmt genau sie (``haus_hba``), und ohne
-    sie sagt die Anmeldung deutsch, welche Zeile fehlt."""
+    („local all all peer“) endete Schritt 5 mit Exit 3 und „Peer authentication failed“. Befund 1
+    (Betreiber): ingest und aw_admin ließ das Haus der Tests über trust an – auf Debian endeten die
+    Schritte 2–4 und 8 mit „Peer authentication failed for user "ingest"“. Jetzt regelt Schritt 1
+    jede Rolle (peer mit Zuordnung für ingest und aw_admin, scram-sha-256 für die Stufe), das Haus
+    nimmt genau diese Zeilen (``haus_hba``, ``haus_ident``), und ohne sie sagt die Anmeldung deutsch,
+    was fehlt – einer Rolle ohne Passwort keine Zeile scram-sha-256."""
     zeilen = hba_der_doku()
     regeln = [z.split() for z in zeilen.splitlines()]
-    assert regeln[0] == ["local", "wurzelwerk", "aw_stufe,aw_blick", "scram-sha-256"], regeln
-    assert all(r[1:3] == ["wurzelwerk", "aw_stufe,aw_blick"] and r[-1] == "scram-sha-256" for r in regeln)
-    assert "pg_reload_conf()" in schritt(1).sh()[-1]
+    assert regeln[0] == ["local", "wurzelwerk", "ingest,aw_admin", "peer", "map=wurzelwerk"], regeln
+    assert regeln[1] == ["local", "wurzelwerk", "aw_stufe,aw_blick", "scram-sha-256"], regeln
+    assert all(r[1:3] == ["wurzelwerk", "aw_stufe,aw_blick"] and r[-1] == "scram-sha-256" for r in regeln[1:])
+    assert [z.split() for z in ident_der_doku().splitlines()] == [
+        ["wurzelwerk", "aw", "ingest"],
+        ["wurzelwerk", "aw", "aw_admin"],
+    ]
+    assert "pg_reload_conf()" in schritt(1).sh()[-1] and "pg_ident_file_mappings" in schritt(1).sh()[-1]
     haus.bauen(5)
-    hba = hba_datei(haus.server)
+    hba, ident = hba_datei(haus.server), ident_datei(haus.server)
     assert hba.read_text().startswith(zeilen)  # wie der Admin des Servers: vor allen anderen
+    assert ident.read_text().endswith(haus_ident())
     assert haus.stufe("check_db.py").code == EXIT_OK
-    # Ohne die Zeilen: peer wie auf Debian – die Meldung nennt die Zeile aus Schritt 1.
+    # Ohne die Zuordnung: der Admin kommt nicht an (Schritt 3), und die Meldung nennt den Weg.
+    ident.write_text(ident.read_text().replace(haus_ident(), ""))
+    try:
+        with haus.server.verwalten() as conn:
+            conn.execute("select pg_reload_conf()")
+        lauf = haus.ausfuehren(schritt(3).sh()[0])
+        assert lauf.returncode == EXIT_DATENBANK, lauf.stdout + lauf.stderr
+        assert "der Server prüft aw_admin mit peer (pg_hba.conf)" in lauf.stderr, lauf.stderr
+        assert (
+            "kommt aw_admin so nur an, wenn der Aufruf unter dem Benutzer des Systems aw_admin läuft oder "
+            "pg_ident.conf ihn zuordnet" in lauf.stderr
+        ), lauf.stderr
+        assert "Traceback" not in lauf.stderr
+    finally:
+        ident_zeilen_dazu(haus.server, haus_ident())
+    # Ohne die Zeilen für pg_hba.conf: peer wie auf Debian – die Meldung nennt die Zeile aus Schritt 1.
     hba.write_text(hba.read_text().replace(zeilen, ""))
     try:
         with haus.server.verwalten() as conn:
@@ -235,6 +269,31 @@ def test_eine_rolle_der_stufe_entfernen_wie_die_doku_sagt(haus: Haus):
     assert _rechte_von(haus, "aw_stufe") == {} and _attribute(haus, "aw_admin")[1] is False
     haus.schritt(4)  # und wieder anlegen geht
     assert _rechte_von(haus, "aw_stufe") == _erwartete_rechte("betrieb", "blick", "einlesen", "extrahieren")
+
+
+def test_readme_und_env_example_sind_die_einrichtung(tmp_path):
+    """Befund 2 (Betreiber): die Kurzform im README kopierte .env.example (Betriebsrolle über TCP)
+    und migrierte dann mit ihr – im Haus ist Migrieren Schritt 3, als Admin, und Schritt 5 schreibt
+    eine andere .env. Jetzt migriert die Kurzform wie Schritt 3, und .env.example ist die .env aus
+    Schritt 5 (ohne PGHOST/PGPORT, wie auf Debian)."""
+    from dotenv import dotenv_values
+
+    readme = (PROJEKT / "README.md").read_text(encoding="utf-8")
+    abschnitt = readme.split("\n## Gegen die eigene Datenbank\n", 1)[1].split("\n## ", 1)[0]
+    kurz = re.findall(r"^```sh\n(.*?)^```", abschnitt, re.S | re.M)[0]
+    migrieren = [z for z in kurz.splitlines() if "check_db.py --migrieren" in z]
+    assert len(migrieren) == 1 and migrieren[0].startswith(schritt(3).sh()[0].strip()), kurz
+    assert "Schritt 3, 5 und 6 der [Einrichtung" in abschnitt and "(Schritt 4)" in abschnitt, abschnitt
+    (tmp_path / ".aw_stufe_passwort").write_text("Vorlage-Geheim-1\n")
+    umgebung = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    lauf = subprocess.run(["bash", "-e", "-c", schritt(5).sh()[0]], cwd=tmp_path, env=umgebung)
+    assert lauf.returncode == 0
+    assert (
+        dotenv_values(tmp_path / ".env")["DATABASE_URL"]
+        == dotenv_values(PROJEKT / ".env.example")["DATABASE_URL"]
+    )
+    assert (tmp_path / ".pgpass").read_text() == "*:*:wurzelwerk:aw_stufe:Vorlage-Geheim-1\n"
+    assert "*:*:wurzelwerk:aw_stufe:PASSWORT" in (PROJEKT / ".env.example").read_text()
 
 
 def _abfragen_aufruf() -> str:
@@ -290,6 +349,8 @@ def test_rezept_unter_der_falschen_rolle_nennt_den_admin_der_stufe(haus: Haus):
             "-U aw_admin -d wurzelwerk -v rolle=aw_stufe … -f rollen/aw-rolle-stufe.sql"
         ) in lauf.stderr, lauf.stderr
         assert "createrole" not in lauf.stderr.lower(), lauf.stderr
+        # Befund 6 (Betreiber): ohne psqls englisches „CONTEXT: PL/pgSQL function … at RAISE“
+        assert "CONTEXT" not in lauf.stderr and "PL/pgSQL" not in lauf.stderr, lauf.stderr
     assert _attribute(haus, "ingest")[3] is False  # niemand hat CREATEROLE bekommen
     lauf = haus.ausfuehren(rezept.replace("-U aw_admin ", ""), superuser=True)
     assert lauf.returncode == 0, lauf.stderr
@@ -488,8 +549,16 @@ def test_falsches_passwort_sagt_woher_url_und_passwort_kamen(haus: Haus):
     assert "Rolle oder Passwort falsch." in e.err and f"DATABASE_URL kommt aus {env_datei}." in e.err, e.err
     assert f"Das Passwort kommt aus {pgpass}." in e.err, e.err
     assert "Falsch-Geheim-1" not in e.err + e.out and "Traceback" not in e.err
+    # der nächste Schritt (Befund 11, Betreiber) – und er behebt es, wie er dasteht
+    assert e.err.endswith(
+        f" Weiter: Schritt 5 wiederholen – er schreibt die Zeile der Rolle in {pgpass} aus der "
+        "Passwortdatei von Schritt 4 neu –; scheitert es dann noch, setzt der Admin mit Schritt 4 das "
+        "Passwort aus derselben Datei neu (docs/betrieb.md, Einrichtung).\n"
+    ), e.err
+    haus.schritt(5)
+    assert haus.stufe("check_db.py").code == EXIT_OK
+    assert pgpass.read_text() == richtig
     # aus der Umgebung, mit Passwort in der URL: das sagt sie, und dass die .env daneben dann nicht zählt
-    pgpass.write_text(richtig)
     url = haus.url("aw_stufe", "Falsch-Geheim-2")
     e = haus.stufe("check_db.py", env={"DATABASE_URL": url})
     assert e.code == EXIT_DATENBANK, str(e)
@@ -531,7 +600,8 @@ def test_testdaten_nach_der_doku_und_der_helfer_unter_der_falschen_rolle(haus: H
         e = haus.stufe("-m", "auswahlstufe.lauf.ingest", env={**env, **_pg_umgebung(haus)})
         assert e.code == EXIT_VORAUSSETZUNG, str(e)
         assert e.err == (
-            f"Fehler: Der Rolle {rolle} fehlt das Recht, raw_items zu lesen und zu schreiben. Der Helfer "
+            f"Fehler: Der Rolle {rolle} fehlt das Recht, in raw_items zu schreiben (INSERT; lesen darf sie). "
+            "Der Helfer "
             "trägt Items für Ingest ein und läuft als Ingest, dem Eigentümer von raw_items (ingest): "
             "DATABASE_URL='user=ingest dbname=wurzelwerk' .venv/bin/python -m auswahlstufe.lauf.ingest "
             "(docs/betrieb.md, Eigene Testdaten in ein frisches Haus). Nichts eingetragen.\n"

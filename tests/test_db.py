@@ -187,6 +187,37 @@ def test_datenbank_url_aus_env_warnt_bei_lesbarer_datei(tmp_path, monkeypatch, c
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.parametrize(
+    ("inhalt", "warnt"),
+    [
+        ("DATABASE_URL='postgresql://aw_stufe@/wurzelwerk?host=/x&port=5'\n", False),  # Schritt 5
+        ("DATABASE_URL='host=/x user=aw_stufe dbname=wurzelwerk'\n", False),
+        ("DATABASE_URL=postgresql://aw_stufe:Geheim-1@/wurzelwerk\n", True),
+        ("DATABASE_URL='host=/x user=aw_stufe password=Geheim-1'\n", True),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=Geheim-1\n", True),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nINGEST_PASSWORD=Geheim-1\n", True),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=\n", False),
+    ],
+)
+def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(inhalt, warnt, tmp_path, monkeypatch, capsys):
+    """Befund 10 (Betreiber): „enthält aber meist ein Passwort“ auch bei einer .env ohne Passwort
+    (Schritt 5 legt es nach ~/.pgpass). Jetzt nur, wenn eines drinsteht – in der URL oder einer
+    Variablen *PASSWORD*; die Warnung nennt kein Passwort."""
+    env = tmp_path / ".env"
+    env.write_text(inhalt)
+    env.chmod(0o644)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    db.datenbank_url()
+    err = capsys.readouterr().err
+    if warnt:
+        assert err == (
+            f"Warnung: {env} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {env}\n"
+        ), err
+    else:
+        assert err == "", err
+
+
 def test_datenbank_url_weiss_woher_sie_kam(tmp_path, monkeypatch):
     """Für die Meldung einer gescheiterten Anmeldung (Issue 19.11): Umgebung oder welche .env."""
     monkeypatch.chdir(tmp_path)
@@ -270,6 +301,11 @@ def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_n
     assert "Rolle oder Passwort falsch" in meldung
     assert passwort not in meldung
     assert "***" in meldung
+    # und der nächste Schritt (Befund 11, Betreiber): das Passwort steht in der URL
+    assert meldung.endswith(
+        " Weiter: das Passwort in DATABASE_URL mit der Passwortdatei aus Schritt 4 vergleichen – oder es "
+        "dort weglassen und ~/.pgpass nehmen (docs/betrieb.md, Einrichtung, Schritt 5)."
+    ), meldung
     # das richtige Passwort kommt durch: die Anmeldung verlangt es wirklich
     db.verbinden(f"postgresql://{rolle}:{passwort}@/{db_name}?host={host}", "test").close()
 
@@ -297,9 +333,9 @@ def pg15_anmeldung(pg15):
         conn.execute("drop role if exists aw_peer")
 
 
-def _anmeldung(url: str, tmp_path: Path) -> str:
+def _anmeldung(url: str, tmp_path: Path, env: dict | None = None) -> str:
     """Die Meldung von check_db.py (Exit 3) für ``url`` – ohne Passwort, ohne Englisch."""
-    e = starten("check_db.py", url=url, cwd=tmp_path)
+    e = starten("check_db.py", url=url, cwd=tmp_path, env=env)
     assert e.code == EXIT_DATENBANK, str(e)
     assert "Peer-Geheim-1" not in e.err and "Traceback" not in e.err, e.err
     for englisch in ("authentication failed", "rejects connection", "does not support", "Datenbankfehler"):
@@ -315,6 +351,32 @@ def test_peer_auf_dem_socket_nennt_die_zeile_fuer_pg_hba(pg15_anmeldung, tmp_pat
     assert "vor die Zeile „local all all peer“ eine Zeile wie local aw_anmeldung aw_peer scram-sha-256" in err
     assert "select pg_reload_conf()" in err and "docs/betrieb.md, Einrichtung, Schritt 1" in err
     assert "postgresql://aw_peer:***@/aw_anmeldung" in err  # das Ziel, maskiert
+
+
+def test_peer_fuer_eine_rolle_ohne_passwort_nennt_den_benutzer_des_systems(pg15_anmeldung, tmp_path):
+    """Befund 1 (Betreiber): ingest und aw_admin haben kein Passwort (Schritt 1); der Rat „eine Zeile
+    scram-sha-256“ half ihnen nicht. Ohne Passwort (URL, PGPASSWORD, Passwortdatei) nennt die Meldung
+    den Benutzer des Systems oder pg_ident.conf – oder erst ein Passwort, dann die Zeile."""
+    _, socket, port = pg15_anmeldung
+    home = tmp_path / "home"
+    home.mkdir()
+    ohne = {"HOME": str(home), "PGPASSWORD": ""}
+    url = f"postgresql://aw_peer@/aw_anmeldung?host={socket}&port={port}"
+    err = _anmeldung(url, tmp_path, ohne)
+    datei = home / ".pgpass"
+    assert "der Server prüft aw_peer mit peer (pg_hba.conf)" in err, err
+    assert (
+        f"Ohne Passwort (DATABASE_URL, PGPASSWORD und {datei} haben keins für aw_peer) kommt aw_peer so "
+        "nur an, wenn der Aufruf unter dem Benutzer des Systems aw_peer läuft oder pg_ident.conf ihn "
+        "zuordnet (peer map=…, docs/betrieb.md, Einrichtung, Schritt 1). Sonst bekommt die Rolle erst ein "
+        f"Passwort (als Superuser: \\password aw_peer) in {datei}, und der Admin des Servers setzt vor die "
+        "Zeile „local all all peer“ eine Zeile wie local aw_anmeldung aw_peer scram-sha-256"
+    ) in err, err
+    # mit einer passenden Zeile in der Passwortdatei: die Zeile für pg_hba.conf wie bisher
+    datei.write_text("*:*:aw_anmeldung:aw_peer:Peer-Geheim-1\n")
+    datei.chmod(0o600)
+    err = _anmeldung(url, tmp_path, ohne)
+    assert "Ohne Passwort" not in err and "eine Zeile wie local aw_anmeldung aw_peer scram-sha-256" in err
 
 
 def test_reject_in_pg_hba_nennt_die_zeile_davor(pg15_anmeldung, tmp_path):
@@ -578,6 +640,28 @@ def test_check_db_leere_datenbank_listet_alles(leere_db_url, tmp_path):
     for datei in migrationen.migrationsdateien():
         assert f"Migration {datei.name}" in lauf.stdout
     assert "Traceback" not in lauf.stderr
+
+
+def test_check_db_in_eine_roehre_erst_die_liste_dann_der_fehler(leere_db_url, tmp_path):
+    """Befund 7 (Betreiber): ``check_db.py 2>&1 | …`` zeigte „Fehler: N Voraussetzung(en) fehlen
+    (Liste oben).“ vor der Liste – stderr ungepuffert, stdout in der Röhre gepuffert."""
+    # ohne PYTHONUNBUFFERED (wie beim Betreiber): stdout in einer Röhre ist dann gepuffert
+    umgebung = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "PYTHONUNBUFFERED")}
+    umgebung["DATABASE_URL"] = leere_db_url
+    lauf = subprocess.run(
+        [sys.executable, str(PROJEKT / "check_db.py")],
+        cwd=tmp_path,
+        env=umgebung,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert lauf.returncode == 4, lauf.stdout
+    zeilen = lauf.stdout.splitlines()
+    assert zeilen[-1].startswith("Fehler: ") and "Voraussetzung(en) fehlen (Liste oben)." in zeilen[-1], (
+        zeilen
+    )
+    assert zeilen.index("Es fehlt:") < len(zeilen) - 1, zeilen
 
 
 def test_check_db_fehlende_spalte(leere_db_url, tmp_path):

@@ -473,7 +473,8 @@ def test_gespeicherte_newspaper4k_texte_werden_einmal_neu_extrahiert(cli, daten)
     vorher = dict(daten.abfrage("select extraktor, xmin::text from extraktionen"))
     lauf = cli("--extrahieren", "--backfill")
     assert lauf.code == 0, lauf.err
-    assert "1 extrahiert, 1 Zeilen in extraktionen geändert" in lauf.out, lauf.out
+    # die Bilanz der Extraktion steht im Protokoll (stdout), nicht auf stderr
+    assert "1 extrahiert, 1 Zeilen in extraktionen geändert" in lauf.out, lauf.out + lauf.err
     nachher = dict(daten.abfrage("select extraktor, xmin::text from extraktionen"))
     assert [name for name in EXTRAKTOREN if nachher[name] != vorher[name]] == ["newspaper4k"]
     assert daten.abfrage(

@@ -6,10 +6,12 @@ from __future__ import annotations
 import io
 import json
 import re
+from datetime import datetime, time, timedelta
 
 import pytest
 
 from auswahlstufe import fortschritt as fortschritt_modul
+from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.fortschritt import MB, dauer_text, fortschritt
 from tests.testhilfen import PROJEKT, auswahl_ohne_abstand
 
@@ -140,6 +142,28 @@ def stapeldatei(pfad, n: int, laenge: int = 1):
     ]
     pfad.write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
     return pfad
+
+
+def test_ende_gegen_steht_in_europe_berlin_auch_unter_utc(tmp_path):
+    """Befund 4 (Betreiber): der Zeilenkopf ist Europe/Berlin, „Ende gegen“ war die Ortszeit des
+    Prozesses – unter cron (``env -i``) UTC. Jetzt Europe/Berlin wie jede Zeit der Stufe."""
+    datei = stapeldatei(tmp_path / "a.json", 300)
+    vorher = datetime.now(BERLIN)
+    e = auswahl_ohne_abstand(str(datei), url=None, cwd=tmp_path, env={"TZ": "UTC"})
+    nachher = datetime.now(BERLIN)
+    assert e.code == 0, str(e)
+    enden = re.findall(r"Ende gegen (\d\d):(\d\d):(\d\d)\)", e.err)
+    assert enden, e.err
+    for h, m, s in enden:
+        # die Uhrzeit am Tag von vorher, davor oder danach – die nächste an vorher
+        um = min(
+            (
+                datetime.combine(vorher.date() + timedelta(days=d), time(int(h), int(m), int(s)), BERLIN)
+                for d in (-1, 0, 1)
+            ),
+            key=lambda t: abs(t - vorher),
+        )
+        assert vorher - timedelta(minutes=1) <= um <= nachher + timedelta(minutes=10), (um, vorher, e.err)
 
 
 def test_stapelbetrieb_zeigt_die_auswahl(tmp_path):

@@ -12,7 +12,10 @@ import subprocess
 import sys
 import tomllib
 
-from auswahlstufe import paketbau
+import pytest
+
+from auswahlstufe import paketbau, pakete
+from auswahlstufe.fehler import EXIT_VORAUSSETZUNG
 from auswahlstufe.lauf import migrationen
 from tests.testhilfen import PROJEKT
 
@@ -53,3 +56,49 @@ def test_jedes_produktmodul_steht_in_py_modules():
     module = set(tomllib.loads((PROJEKT / "pyproject.toml").read_text())["tool"]["setuptools"]["py-modules"])
     im_klon = {p.stem for p in PROJEKT.glob("*.py") if not p.name.startswith("test_")} - KEIN_PAKET
     assert module == im_klon
+
+
+# --- Das falsche Python (Befund 13, Betreiber) -------------------------------------------------
+
+SKRIPTE = ("auswahl.py", "check_db.py", "demo.py", "bewertung.py", "vergleich.py")
+
+
+def test_ein_python_ohne_die_pakete_fehlt_click_wirklich():
+    """Die Probe unten: ``python -S`` lädt site nicht – ohne site-packages des venv und des Systems."""
+    lauf = subprocess.run(
+        [sys.executable, "-S", "-c", "import importlib.util as u; print(u.find_spec('click'))"],
+        capture_output=True,
+        text=True,
+    )
+    assert lauf.stdout == "None\n", lauf.stdout + lauf.stderr
+
+
+@pytest.mark.parametrize("skript", SKRIPTE)
+def test_skript_mit_einem_python_ohne_die_pakete_sagt_welches_python(skript, tmp_path):
+    """``python3 auswahl.py`` mit dem Python des Systems endete mit einem englischen Traceback
+    (``ModuleNotFoundError: No module named 'click'``). Jetzt ein Satz mit dem Aufruf über das
+    Python des Klons und dem Befehl der Installation, Exit 4 – aus dem Klon wie von woanders."""
+    im_klon = subprocess.run(
+        [sys.executable, "-S", skript, "--hilfe-gibt-es-nicht"], cwd=PROJEKT, capture_output=True, text=True
+    )
+    assert im_klon.returncode == EXIT_VORAUSSETZUNG == pakete.EXIT_FALSCHES_PYTHON, im_klon.stderr
+    assert im_klon.stdout == "" and im_klon.stderr == (
+        f"Fehler: Diesem Python ({sys.executable}) fehlen click, psycopg, python-dotenv. Die Stufe läuft mit "
+        f"dem Python ihrer Umgebung im Klon: .venv/bin/python {skript} --hilfe-gibt-es-nicht – gibt es .venv "
+        "noch nicht, vorher im Klon (README, Schnellstart): python3 -m venv .venv && .venv/bin/pip install "
+        "-q -e '.[demo]'\n"
+    ), im_klon.stderr
+    woanders = subprocess.run(
+        [sys.executable, "-S", str(PROJEKT / skript)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert woanders.returncode == EXIT_VORAUSSETZUNG, woanders.stderr
+    assert f"im Klon: {PROJEKT}/.venv/bin/python {PROJEKT / skript} – " in woanders.stderr, woanders.stderr
+    assert "Traceback" not in woanders.stderr
+
+
+def test_die_installation_in_der_meldung_ist_die_des_schnellstarts():
+    readme = (PROJEKT / "README.md").read_text(encoding="utf-8")
+    assert "python3 -m venv .venv && .venv/bin/pip install -q -e '.[demo]' && " in readme
+    assert pakete.INSTALLATION == "python3 -m venv .venv && .venv/bin/pip install -q -e '.[demo]'"
+    abhaengigkeiten = tomllib.loads((PROJEKT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert sorted(pakete.PAKETE.values()) == sorted(a.split("[")[0].split(">")[0] for a in abhaengigkeiten)

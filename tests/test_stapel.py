@@ -142,12 +142,28 @@ def test_output_wie_in_quelle_000_gleichwertig_mit_ausgabe(tmp_path, zwei):
 
 
 def test_befehlsname_ist_wurzelwerk_auswahl_auch_ueber_auswahl_py(tmp_path):
-    """python auswahl.py und der installierte Befehl heißen in Hilfe und Fehlern gleich."""
+    """python auswahl.py und der installierte Befehl heißen in der Aufrufzeile gleich; die Zeile
+    „Hilfe:“ nennt den Aufruf, wie er getippt wurde (Befund 12, Betreiber: „wurzelwerk-auswahl -h“
+    nach .venv/bin/python auswahl.py – den Befehl gibt es dann oft nicht im PATH)."""
     hilfe = unterprozess("--help", cwd=tmp_path)
     assert hilfe.stdout.decode().startswith("Aufruf: wurzelwerk-auswahl [OPTIONEN] [DATEI.json]")
     assert "-o, --ausgabe, --output AUSGABE.json" in hilfe.stdout.decode()
     falsch = unterprozess("--bla", cwd=tmp_path)
-    assert "Hilfe: wurzelwerk-auswahl -h" in falsch.stderr.decode()
+    assert falsch.stderr.decode().splitlines() == [
+        "Aufruf: wurzelwerk-auswahl [OPTIONEN] [DATEI.json]",
+        f"Hilfe: {sys.executable} {HIER / 'auswahl.py'} -h",
+        "Fehler: Unbekannte Option: --bla",
+    ]
+    # wie im README: im Klon, .venv/bin/python auswahl.py – ohne Argumente
+    python = os.path.relpath(sys.executable, HIER)
+    ohne = subprocess.run([python, "auswahl.py"], cwd=HIER, capture_output=True, text=True, timeout=120)
+    assert ohne.returncode == 2 and ohne.stderr.splitlines()[1] == f"Hilfe: {python} auswahl.py -h", (
+        ohne.stderr
+    )
+    # installiert: der Befehl, wie er heißt
+    installiert = Path(sys.executable).parent / "wurzelwerk-auswahl"
+    falsch = subprocess.run([installiert, "--bla"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert falsch.stderr.splitlines()[1] == "Hilfe: wurzelwerk-auswahl -h", falsch.stderr
 
 
 def test_mit_entscheidung_traegt_regel_konsens_und_bereinigten_text(tmp_path):

@@ -267,8 +267,9 @@ def test_nachholen_einer_variante_zaehlt_nur_fuer_die_variante(db_url, cli):
 def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arbeitet(db_url, tmp_path):
     """Hält ein Lauf, der gerade arbeitet, die Sperre, endet --nachholen mit Exit 5 und einem
     Hinweis im Protokoll (stdout): cron mailt nicht, der nächste Aufruf holt nach. Ist der Halter
-    unbekannt oder läuft er schon länger als STILL_WARTEN, ist es eine Meldung auf stderr."""
-    bestand(db_url, 2500, 2)
+    unbekannt oder läuft er schon länger als STILL_WARTEN, ist es eine Meldung auf stderr. Ein Lauf
+    von Hand (--slot) nennt den nächsten Schritt (Befund 8, Betreiber): warten, dann wiederholen."""
+    slots = bestand(db_url, 2500, 2)
     backfill = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
     with psycopg.connect(db_url, autocommit=True) as conn:
         frist = time.monotonic() + 60
@@ -286,7 +287,18 @@ def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arb
         assert code == EXIT_GESPERRT and err == "", f"exit {code}\n{out}\n{err}"
         assert out.startswith(f"Hinweis: Ein anderer Lauf von {CODER_VERSION} hält die Sperre"), out
         assert f": Lauf 1 (--backfill, Prozess {backfill.pid} auf {socket.gethostname()}, begonnen " in out
-        assert out.rstrip().endswith("der nächste Aufruf von --nachholen holt nach."), out
+        assert out.rstrip().endswith(
+            "Dieser Lauf bricht ab, ohne etwas zu schreiben. Nichts nachgeholt; der nächste Aufruf von "
+            "--nachholen holt nach."
+        ), out
+
+        von_hand = im_hintergrund(db_url, "--slot", slot_text(slots[0]), cwd=tmp_path)
+        code, out, err = ende(von_hand, timeout=120)
+        assert code == EXIT_GESPERRT and err.startswith("Fehler: Ein anderer Lauf"), err
+        assert err.endswith(
+            "Dieser Lauf bricht ab, ohne etwas zu schreiben. Sobald jener endet (solange er läuft, steht "
+            "er in auswahl_offene_laeufe), denselben Aufruf wiederholen.\n"
+        ), err
 
         # Derselbe Halter, aber seit mehr als sechs Stunden: vielleicht hängt er – eine Meldung.
         with psycopg.connect(db_url, autocommit=True) as conn:
@@ -640,7 +652,7 @@ def test_der_zeilenkopf_steht_in_berliner_zeit_wie_jede_zeit_der_stufe(db_url, c
     Hinweis daneben „begonnen … MEZ“ – zwei Zonen in einer Zeile. Slots sind Berliner Zeit."""
     from datetime import datetime
 
-    from auswahlstufe.lauf.bereich import BERLIN
+    from auswahlstufe.anzeige import BERLIN
 
     bestand(db_url, 3, 1)
     vorher = datetime.now(BERLIN)

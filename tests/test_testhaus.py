@@ -273,3 +273,11 @@ def test_frisches_haus_mit_getrennten_rollen(leere_db_url, rollen, tmp_path):
     with psycopg.connect(betrieb_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("insert into raw_items (id, slot) values (500, now())")
     assert {i: z[1] for i, z in seiten(leere_db_url).items()} == {i: urls[i] for i in (1, 2, 3)}
+    # Der Helfer von Ingest unter der Betriebsrolle sagt, was ihr fehlt: schreiben, nicht lesen
+    # (Befund 9, Betreiber: vorher „…, raw_items zu lesen und zu schreiben“).
+    falsch = ingest(url=betrieb_url, cwd=tmp_path)
+    assert falsch.code == 4, str(falsch)
+    assert falsch.err.startswith(
+        f"Fehler: Der Rolle {betrieb_rolle} fehlt das Recht, in raw_items zu schreiben (INSERT; lesen darf "
+        "sie). Der Helfer trägt Items für Ingest ein und läuft als Ingest, "
+    ), falsch.err

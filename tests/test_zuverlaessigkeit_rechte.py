@@ -203,6 +203,9 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
         # ohne Rollennamen: ein Fehler, nichts angelegt
         ohne = rezept_anwenden(db_url)
         assert ohne.returncode != 0 and "Rollenname fehlt" in ohne.stderr
+        # nur der deutsche Satz, ohne psqls englisches „CONTEXT: PL/pgSQL function inline_code_block
+        # line … at RAISE“ (Befund 6, Betreiber; das Rezept setzt VERBOSITY terse)
+        assert "CONTEXT" not in ohne.stderr and "PL/pgSQL" not in ohne.stderr, ohne.stderr
     finally:
         with psycopg.connect(db_url, autocommit=True) as conn:
             conn.execute(sql.SQL("drop owned by {}").format(sql.Identifier(rolle)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import pwd
 import random
 import re
 import shutil
@@ -481,14 +482,16 @@ _AUSWAHL_OHNE_ABSTAND = (
 )
 
 
-def auswahl_ohne_abstand(*args: str, url: str | None, cwd: Path, timeout: float = 300) -> Ergebnis:
+def auswahl_ohne_abstand(
+    *args: str, url: str | None, cwd: Path, env: dict | None = None, timeout: float = 300
+) -> Ergebnis:
     """``python auswahl.py …`` als Unterprozess (stderr kein Terminal), mit einer Fortschrittszeile
     bei jeder Aktualisierung statt alle 10 s – so zeigt ein kurzer Lauf, was im cron-Log stünde."""
     return _python(
         ["-c", _AUSWAHL_OHNE_ABSTAND, *args],
         url=url,
         cwd=cwd,
-        env={"PYTHONPATH": str(PROJEKT)},
+        env={"PYTHONPATH": str(PROJEKT), **(env or {})},
         timeout=timeout,
     )
 
@@ -650,14 +653,51 @@ def hba_der_doku() -> str:
 
 
 def haus_hba(server: Server) -> str:
-    """pg_hba.conf des Hauses: zuerst die Zeilen aus Schritt 1 der Doku (die Rollen der Stufe mit
-    Passwort), dahinter, was das Haus regelt (Superuser, ingest, aw_admin: hier trust), und für
-    alle übrigen Rollen peer – wie Debian. So meldet sich aw_stufe nur an, weil die Doku es sagt."""
+    """pg_hba.conf des Hauses: zuerst die Zeilen aus Schritt 1 der Doku (ingest und aw_admin mit
+    peer und Zuordnung, die Rollen der Stufe mit Passwort), dahinter der Superuser (trust: die
+    Tests laufen nicht als Benutzer postgres) und für alle übrigen Rollen peer – wie Debian. So
+    melden sich ingest, aw_admin und aw_stufe nur an, weil die Doku es sagt (Befund 1, Betreiber:
+    vorher ließ das Haus ingest und aw_admin über trust an, Debian nicht)."""
     superuser = psycopg.conninfo.conninfo_to_dict(server.admin_url).get("user", "postgres")
     return hba_der_doku() + (
-        f"local   {HAUS_DB}   {superuser},ingest,aw_admin   trust\n"
-        f"local   {HAUS_DB}   all                           peer\n"
+        f"local   {HAUS_DB}   {superuser}   trust\nlocal   {HAUS_DB}   all           peer\n"
     )
+
+
+# Der Benutzer des Systems in der Doku (Einleitung der Einrichtung, pg_ident.conf in Schritt 1).
+BENUTZER_IN_DER_DOKU = "aw"
+
+
+def ident_der_doku() -> str:
+    """Die Zeilen für pg_ident.conf aus Schritt 1 der Einrichtung (der Block „wurzelwerk aw …“)."""
+    return next(
+        text for sprache, text in schritt(1).bloecke if sprache == "text" and text.startswith(f"{HAUS_DB} ")
+    )
+
+
+def haus_ident() -> str:
+    """pg_ident.conf des Hauses: die Zeilen der Doku, statt ``aw`` der Benutzer, unter dem die
+    Tests laufen (in CI root) – wie der Admin des Servers es mit seinem Benutzer tut."""
+    ich = pwd.getpwuid(os.geteuid()).pw_name
+    zeilen = []
+    for zeile in ident_der_doku().splitlines():
+        karte, benutzer, rolle = zeile.split()
+        assert benutzer == BENUTZER_IN_DER_DOKU, zeile
+        zeilen.append(f"{karte}   {ich}   {rolle}")
+    return "\n".join(zeilen) + "\n"
+
+
+def ident_datei(server: Server) -> Path:
+    with server.verwalten() as conn:
+        return Path(conn.execute("show ident_file").fetchone()[0])
+
+
+def ident_zeilen_dazu(server: Server, zeilen: str) -> None:
+    """``zeilen`` ans Ende von pg_ident.conf, einmal (neu gelesen wird sie in Schritt 1)."""
+    pfad = ident_datei(server)
+    inhalt = pfad.read_text()
+    if zeilen not in inhalt:
+        pfad.write_text(inhalt + ("" if inhalt.endswith("\n") or not inhalt else "\n") + zeilen)
 
 
 def haus_abreissen(server: Server) -> None:
@@ -838,7 +878,8 @@ class Haus:
         return self.server.url(HAUS_DB, user=rolle, **extra)
 
     def sql(self, rolle: str, anweisung: str, params=None) -> list[tuple]:
-        """Eine Anweisung als ``rolle`` (ingest, aw_admin: trust; die Stufe: ihr Passwort)."""
+        """Eine Anweisung als ``rolle`` (ingest, aw_admin: peer mit der Zuordnung aus Schritt 1; die
+        Stufe: ihr Passwort)."""
         passwort = self.passwort(rolle) if rolle in ("aw_stufe", "aw_blick") else None
         with psycopg.connect(self.url(rolle, passwort), autocommit=True) as conn:
             cur = conn.execute(anweisung, params)
@@ -912,11 +953,23 @@ def cron_zeilen() -> dict[str, str]:
     return {"tick": zeilen[0][5], "nacht": zeilen[1][5]}
 
 
-def abfragen_der_doku() -> str:
-    """Der sql-Block der Abfragen für psql in docs/betrieb.md, wie er dasteht."""
+def abfragen_bloecke() -> list[str]:
+    """Die sql-Blöcke der Abfragen für psql in docs/betrieb.md, wie sie dastehen: die der
+    Betriebsrolle, die Überwachung (Betriebsrolle oder aw_blick), die Unterschiede zweier Versionen."""
     text = BETRIEB_DOKU.read_text(encoding="utf-8")
     abschnitt = text.split("\n## Abfragen für psql\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)[0]
+    return re.findall(r"^```sql\n(.*?)^```", abschnitt, re.S | re.M)
+
+
+def abfragen_der_doku() -> str:
+    """Die Abfragen für psql der Betriebsrolle: ihr Block und die Überwachung (ohne -v alt/neu)."""
+    betrieb, ueberwachung, _ = abfragen_bloecke()
+    return betrieb + ueberwachung
+
+
+def ueberwachung_der_doku() -> str:
+    """Der Block der Überwachung – was auch aw_blick darf (Schritt 8)."""
+    return abfragen_bloecke()[1]
 
 
 def abfrage_der_doku(kommentar: str) -> str:

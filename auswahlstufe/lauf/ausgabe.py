@@ -33,8 +33,8 @@ import sys
 from datetime import datetime
 from typing import TextIO
 
+from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.fehler import KonfigurationsFehler
-from auswahlstufe.lauf.bereich import BERLIN
 
 VARIABLE = "AUSWAHL_ZEILENKOPF"
 WERTE = ("auto", "an", "aus")

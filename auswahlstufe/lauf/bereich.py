@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
-from zoneinfo import ZoneInfo
 
+from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.fehler import EingabeFehler
-
-BERLIN = ZoneInfo("Europe/Berlin")
 
 
 def slot_parsen(text: str) -> datetime:

@@ -54,9 +54,9 @@ SQL_GIBT_ES_RAW_ITEMS = "select to_regclass('raw_items') is not null"
 # Darf die Rolle raw_items lesen und schreiben – oder, wenn es fehlt, anlegen? Und wer ist Ingest?
 SQL_ROLLE_VON_INGEST = """
 select current_user, current_database(), to_regclass('raw_items') is not null,
-       coalesce(has_table_privilege(to_regclass('raw_items'), 'SELECT')
-                and has_table_privilege(to_regclass('raw_items'), 'INSERT'),
-                has_schema_privilege('public', 'CREATE')),
+       has_table_privilege(to_regclass('raw_items'), 'SELECT'),
+       has_table_privilege(to_regclass('raw_items'), 'INSERT'),
+       has_schema_privilege('public', 'CREATE'),
        coalesce((select pg_get_userbyid(relowner) from pg_class where oid = to_regclass('raw_items')),
                 (select pg_get_userbyid(datdba) from pg_database where datname = current_database()))
 """
@@ -154,15 +154,20 @@ def als_ingest(conn) -> None:
     """Läuft der Helfer unter der Rolle von Ingest? Sonst VoraussetzungFehlt (Exit 4) mit der
     Rolle, die es ist (Eigentümer von raw_items, oder der Datenbank, solange es fehlt), und dem
     Aufruf wie in docs/betrieb.md – bevor irgendetwas geschrieben ist."""
-    ich, datenbank, gibt_es, darf, ingest = conn.execute(SQL_ROLLE_VON_INGEST).fetchone()
-    if darf:
+    ich, datenbank, gibt_es, lesen, schreiben, anlegen, ingest = conn.execute(SQL_ROLLE_VON_INGEST).fetchone()
+    if (lesen and schreiben) if gibt_es else anlegen:
         return
     wem = (
         f"dem Eigentümer von raw_items ({ingest})" if gibt_es else f"dem Eigentümer der Datenbank ({ingest})"
     )
-    was = (
-        "raw_items zu lesen und zu schreiben" if gibt_es else "raw_items anzulegen (CREATE im Schema public)"
-    )
+    if not gibt_es:
+        was = "raw_items anzulegen (CREATE im Schema public)"
+    elif lesen:
+        was = "in raw_items zu schreiben (INSERT; lesen darf sie)"
+    elif schreiben:
+        was = "raw_items zu lesen (SELECT)"
+    else:
+        was = "raw_items zu lesen und zu schreiben (SELECT, INSERT)"
     raise VoraussetzungFehlt(
         f"Der Rolle {ich} fehlt das Recht, {was}. Der Helfer trägt Items für Ingest ein und läuft "
         f"als Ingest, {wem}: DATABASE_URL='user={ingest} dbname={datenbank}' .venv/bin/python -m "

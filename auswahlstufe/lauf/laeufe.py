@@ -25,7 +25,7 @@ import click
 import psycopg
 from psycopg.types.json import Jsonb
 
-from auswahlstufe.lauf.bereich import BERLIN
+from auswahlstufe.anzeige import BERLIN
 
 SQL_BEGINN = """
 insert into auswahl_laeufe

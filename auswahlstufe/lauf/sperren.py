@@ -83,15 +83,25 @@ def namen(version: str, teil: tuple[int, int] | None) -> list[tuple[str, bool]]:
     return [(ganz, False), (f"{ganz} teil {teil[0]}/{teil[1]}", True)]
 
 
-def sperren(conn: psycopg.Connection, version: str, teil: tuple[int, int] | None) -> list[str]:
-    """Session-Advisory-Locks nehmen oder sofort mit LaufGesperrt abbrechen; gibt ihre Namen zurück."""
+# Der nächste Schritt nach Exit 5 für einen Lauf von Hand (--backfill, --slot); --nachholen sagt
+# seinen eigenen (der nächste Aufruf holt nach).
+WIEDERHOLEN = (
+    "Sobald jener endet (solange er läuft, steht er in auswahl_offene_laeufe), denselben Aufruf wiederholen."
+)
+
+
+def sperren(
+    conn: psycopg.Connection, version: str, teil: tuple[int, int] | None, weiter: str = ""
+) -> list[str]:
+    """Session-Advisory-Locks nehmen oder sofort mit LaufGesperrt abbrechen (``weiter``: der nächste
+    Schritt am Ende der Meldung); gibt ihre Namen zurück."""
     genommen = []
     for name, exklusiv in namen(version, teil):
         if not conn.execute(SQL_SPERRE if exklusiv else SQL_SPERRE_GETEILT, (name,)).fetchone()[0]:
             halter, seit = _halter(conn, name)
             fehler = LaufGesperrt(
                 f"Ein anderer Lauf von {version} hält die Sperre „{name}“{halter}. "
-                "Dieser Lauf bricht ab, ohne etwas zu schreiben."
+                f"Dieser Lauf bricht ab, ohne etwas zu schreiben. {weiter}".rstrip()
             )
             fehler.seit = seit  # Beginn des ältesten haltenden Laufs (None: keiner bekannt)
             raise fehler

@@ -67,7 +67,7 @@ from auswahlstufe.lauf.abbruch import Abbruch
 from auswahlstufe.lauf.arbeiter import ZEITLIMIT, Arbeiter, Stapel
 from auswahlstufe.lauf.kodierung import Stapelergebnis, stapel_kodieren, vorsortieren
 from auswahlstufe.lauf.schreiben import SQL_TEMP, stapel_schreiben
-from auswahlstufe.lauf.sperren import SPERR_PRAEFIX, freigeben, sperren
+from auswahlstufe.lauf.sperren import SPERR_PRAEFIX, WIEDERHOLEN, freigeben, sperren
 from auswahlstufe.lauf.wache import Wache, durchlaufen
 from auswahlstufe.pruefung import stichprobe as stichprobe_modul
 from version import PRIORITAET, Variante
@@ -315,10 +315,11 @@ def _schreibverbindung(s: _Sitzung):
         freigeben(s.schreiber)
 
 
-def _sperren(s: _Sitzung, teil: tuple[int, int] | None, lauf_id: int | None) -> None:
-    """Sperre nehmen (oder Exit 5), Läufe schließen, die nie endeten, Zwischenablage anlegen."""
+def _sperren(s: _Sitzung, teil: tuple[int, int] | None, lauf_id: int | None, weiter: str = "") -> None:
+    """Sperre nehmen (oder Exit 5, ``weiter`` am Ende der Meldung), Läufe schließen, die nie
+    endeten, Zwischenablage anlegen."""
     with s.schreibend():
-        namen = sperren(s.schreiber, s.version, teil)
+        namen = sperren(s.schreiber, s.version, teil, weiter)
         s.wache.sperre_setzen(s.schreiber, namen)
         laeufe.verwaiste_schliessen(s.schreiber, SPERR_PRAEFIX, lauf_id)
         s.schreiber.execute(SQL_TEMP)
@@ -339,7 +340,7 @@ def _protokolliert(s: _Sitzung, dieser: _Lauf) -> None:
                 variante=s.variante,
             )
         with _protokolliert_als(s, lauf_id, dieser.bilanz), db.fehler_uebersetzen(s.url):
-            _sperren(s, dieser.teil, lauf_id)
+            _sperren(s, dieser.teil, lauf_id, WIEDERHOLEN)
             _einheit(s, dieser)
 
 
