@@ -950,6 +950,8 @@ def cron_zeilen() -> dict[str, str]:
     block = next(text for sprache, text in schritt(7).bloecke if sprache == "crontab")
     zeilen = [z.split(None, 5) for z in block.splitlines() if z and not z.startswith(("#", "MAILTO="))]
     assert [felder[:5] for felder in zeilen] == [["5-59/15", "*", "*", "*", "*"], ["30", "3", "*", "*", "*"]]
+    # Die Tests führen die Zeilen mit /bin/sh aus; cron machte aus einem nackten % einen Zeilenumbruch.
+    assert all("%" not in felder[5].replace("\\%", "") for felder in zeilen), block
     return {"tick": zeilen[0][5], "nacht": zeilen[1][5]}
 
 
