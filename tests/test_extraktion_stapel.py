@@ -14,6 +14,7 @@ import pytest
 
 from auswahlstufe.fehler import EXIT_AUFRUF, EXIT_EINGABE
 from auswahlstufe.referenz import binaer
+from auswahlstufe.referenz.feindlich import grosse_seite
 from auswahlstufe.regeln import waehle
 from tests.testhilfen import ende, ohne_leserechte, worker_mit_seite
 
@@ -287,11 +288,6 @@ def test_pdf_bild_und_archiv_im_ordner_sind_fehler_die_verirrten_steuerbytes_nic
         assert waehle(kandidaten).regel == "rueckfall"
     assert ausgabe[normal]["extractions"] == veroeffentlicht[normal]["extractions"]
     assert "3 Seiten sind keine HTML-Seiten" in ergebnis.stderr, ergebnis.stderr
-
-
-def grosse_seite(mb: float) -> bytes:
-    absatz = b"<p>" + b"Ein ganz gewoehnlicher Satz mit ein paar Woertern darin. " * 20 + b"</p>\n"
-    return b"<html><body><article>" + absatz * (int(mb * 2**20) // len(absatz)) + b"</article></body></html>"
 
 
 def test_stapel_versucht_einen_getoeteten_worker_gleich_noch_einmal(tmp_path):

@@ -20,6 +20,7 @@ from psycopg import sql
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.lauf import migrationen, sperren
 from auswahlstufe.referenz import binaer
+from auswahlstufe.referenz.feindlich import grosse_seite
 from tests.testhilfen import bilanzzeile, ende, im_hintergrund, nachfahren, sperrname, worker_mit_seite
 from version import CODER_VERSION
 
@@ -307,12 +308,6 @@ def test_extraktion_steht_im_protokoll_des_laufs(db_url, bestand, cli):
 
 
 # --- Eine schlechte Nacht wird kein bleibendes Ergebnis (Issue 20, Abschnitt 3) --------------
-
-
-def grosse_seite(mb: float) -> bytes:
-    """Eine Seite, an der newspaper4k je 2 MB etwa 1,7 s rechnet, readability 0,6 s (ruhige Maschine)."""
-    absatz = b"<p>" + b"Ein ganz gewoehnlicher Satz mit ein paar Woertern darin. " * 20 + b"</p>\n"
-    return b"<html><body><article>" + absatz * (int(mb * 2**20) // len(absatz)) + b"</article></body></html>"
 
 
 def zeilen_mit_versuchen(daten) -> dict[tuple[int, str], tuple]:
