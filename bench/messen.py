@@ -107,10 +107,9 @@ def maschine() -> str:
     return f"Maschine: {os.cpu_count()} Kerne ({platform.machine()}), Python {platform.python_version()}"
 
 
-def skala(groessen: tuple[int, ...], voreinstellung: tuple[int, ...], messen, praefix: str):
+def skala(groessen: tuple[int, ...], messen, praefix: str):
     """Misst ``messen(groessen, verzeichnis)`` in einem Wegwerfordner und räumt ihn danach weg;
-    die Größen aufsteigend (ohne Angabe ``voreinstellung``). Gibt zurück, was ``messen`` gibt."""
-    groessen = groessen or voreinstellung
+    die Größen aufsteigend. Gibt zurück, was ``messen`` gibt."""
     if list(groessen) != sorted(groessen):
         raise Aufruffehler("Die Größen aufsteigend angeben.", click.get_current_context())
     verzeichnis = Path(tempfile.mkdtemp(prefix=praefix))

@@ -176,8 +176,9 @@ def main(groessen: tuple[int, ...]) -> None:
 
     GRÖSSE: Zahl der Items, aufsteigend; ohne Angabe 100000 und 1000000.
     """
-    version, ergebnisse = skala(groessen, optionen.GROESSEN, messen, "aw-million-")
-    befehl = " ".join(["python -m bench.million", *map(str, groessen or optionen.GROESSEN)])
+    groessen = groessen or optionen.GROESSEN
+    version, ergebnisse = skala(groessen, messen, "aw-million-")
+    befehl = " ".join(["python -m bench.million", *map(str, groessen)])
     print(f"`{befehl}`")
     print(f"{maschine()}, PostgreSQL {version}, {kerne.nutzbar()} Worker")
     print()

@@ -186,8 +186,9 @@ def main(groessen: tuple[int, ...]) -> None:
 
     GRÖSSE: Zahl der Items, aufsteigend; ohne Angabe 100000 und 1000000.
     """
-    version, ergebnisse = skala(groessen, optionen.GROESSEN, messen, "aw-nachholen-")
-    befehl = " ".join(["python -m bench.nachholen", *map(str, groessen or optionen.GROESSEN)])
+    groessen = groessen or optionen.GROESSEN
+    version, ergebnisse = skala(groessen, messen, "aw-nachholen-")
+    befehl = " ".join(["python -m bench.nachholen", *map(str, groessen)])
     print(f"`{befehl}`")
     print(f"{maschine()}, PostgreSQL {version}; Median aus {RUNDEN} Läufen")
     print()
