@@ -283,19 +283,22 @@ class Ergebnis:
         return f"exit {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
 
 
+def _stat(pid: int) -> list[str] | None:
+    """Die Felder von /proc/<pid>/stat nach dem Namen (der in Klammern Leerzeichen enthalten
+    kann): [0] Zustand, [1] PPID, [3] Sitzung, [11] und [12] utime und stime in Ticks; None,
+    wenn der Prozess fort ist."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def _prozesse() -> dict[int, tuple[int, int]]:
     """PID → (PPID, Sitzung), aus /proc."""
     prozesse: dict[int, tuple[int, int]] = {}
     for eintrag in Path("/proc").iterdir():
-        if not eintrag.name.isdigit():
-            continue
-        try:
-            stat = (eintrag / "stat").read_text()
-        except OSError:
-            continue
-        # Felder 4 und 6 sind PPID und Sitzung; der Name in Klammern kann Leerzeichen enthalten.
-        felder = stat.rsplit(")", 1)[1].split()
-        prozesse[int(eintrag.name)] = (int(felder[1]), int(felder[3]))
+        if eintrag.name.isdigit() and (felder := _stat(int(eintrag.name))) is not None:
+            prozesse[int(eintrag.name)] = (int(felder[1]), int(felder[3]))
     return prozesse
 
 
@@ -318,21 +321,18 @@ def kinder(pid: int) -> list[int]:
     return sorted(_eltern().get(pid, []))
 
 
-def _zustand(pid: int) -> tuple[str, int] | None:
-    """(Zustand, verbrauchte Prozessorzeit in Ticks) aus /proc/<pid>/stat; None, wenn er fort ist."""
-    try:
-        felder = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return felder[0], int(felder[11]) + int(felder[12])
+def _lebt(pid: int) -> bool:
+    """Läuft oder schläft der Prozess noch (fort oder Zombie: nein)?"""
+    felder = _stat(pid)
+    return felder is not None and felder[0] != "Z"
 
 
 def bis_beendet(pids: list[int], frist: float = 30) -> None:
     """Wartet, bis jeder Prozess fort oder ein Zombie ist (mit Frist)."""
     ende_um = time.monotonic() + frist
-    while any((z := _zustand(pid)) is not None and z[0] != "Z" for pid in pids):
+    while lebende := [pid for pid in pids if _lebt(pid)]:
         if time.monotonic() > ende_um:
-            pytest.fail(f"nach {frist} s leben noch: {[p for p in pids if _zustand(p)]}")
+            pytest.fail(f"nach {frist} s leben noch: {lebende}")
         time.sleep(0.02)
 
 
@@ -341,10 +341,10 @@ def bis_er_wartet(pid: int, frist: float = 30) -> None:
     Folge: er wartet auf etwas, etwa auf angehaltene Worker), mit Frist."""
     ende_um, ruhig, vorher = time.monotonic() + frist, 0, None
     while ruhig < 10:
-        jetzt = _zustand(pid)
-        if jetzt is None:
+        if (felder := _stat(pid)) is None:
             pytest.fail(f"Prozess {pid} endete, statt zu warten")
-        ruhig = ruhig + 1 if jetzt[0] == "S" and vorher is not None and jetzt[1] == vorher[1] else 0
+        jetzt = cpu_sekunden(pid)
+        ruhig = ruhig + 1 if felder[0] == "S" and jetzt == vorher else 0
         vorher = jetzt
         if time.monotonic() > ende_um:
             pytest.fail(f"Prozess {pid} wartet nach {frist} s noch nicht")
@@ -555,9 +555,7 @@ def sql_konstanten() -> dict[str, str]:
 
 def cpu_sekunden(pid: int) -> float:
     """Rechenzeit (utime + stime) des Prozesses ``pid`` in Sekunden, aus /proc; 0 ohne ihn."""
-    try:
-        felder = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
+    if (felder := _stat(pid)) is None:
         return 0.0
     return (int(felder[11]) + int(felder[12])) / os.sysconf("SC_CLK_TCK")
 
