@@ -115,7 +115,7 @@ def _naechster_schritt(params: dict) -> str | None:
     metavar="VARIANTE",
     type=VARIANTE,
     help="Eine Variante der Regeln neben der Voreinstellung kodieren, z. B. k4:0.03, quelle000 "
-    "oder k4:0.03+quelle000 (eigene coder_version; nur mit --backfill oder --slot).",
+    "oder k4:0.03+quelle000 (eigene coder_version; nur mit --backfill, --slot oder --nachholen).",
 )
 @click.option(
     "--prozesse",
