@@ -503,7 +503,7 @@ def ordner_einlesen(
     for seiten_name, pfad in dateien:
         if NAME_URL_SHA256.fullmatch(seiten_name):
             ziel, schluessel = nach_url, seiten_name.lower()
-        elif NAME_ITEM_ID.fullmatch(seiten_name) and -(2**63) <= int(seiten_name) < 2**63:
+        elif NAME_ITEM_ID.fullmatch(seiten_name) and ist_item_id(int(seiten_name)):
             ziel, schluessel = nach_id, int(seiten_name)
         else:
             raise EingabeFehler(
