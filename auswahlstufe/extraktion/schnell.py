@@ -41,8 +41,7 @@ _SPERRE = threading.Lock()
 
 # --- Beschleuniger (reine Zwischenspeicher und Lookups in C) ----------------------------
 
-_ORIGINALE: dict[str, object] = {}
-_BESCHLEUNIGER: dict[str, object] = {}
+_eingespielt: list[bool] = []  # einmal je Prozess, wie newspaper_fest
 
 
 # So viele Zeichen Eingabe merkt sich der Tokenizer höchstens (dann fängt er neu an);
@@ -178,24 +177,17 @@ def _html_parser():
 def beschleuniger_einspielen() -> None:
     """Tokenizer, Stoppwort-Speicher (newspaper4k) und Klassen-Lookup in C (alle drei)."""
     with _SPERRE:
-        if _ORIGINALE:
+        if _eingespielt:
             return
         fassungen.pruefen()
-        import lxml.html
-
+        parser = _html_parser()  # prüft vor jeder Änderung
         text = importlib.import_module("newspaper.text")
-        if not _BESCHLEUNIGER:  # einmal je Prozess gebaut; Ein- und Ausschalten tauscht nur
-            _BESCHLEUNIGER["default_tokenizer"] = _tokenizer_mit_tabelle()
-            _BESCHLEUNIGER["StopWords.__init__"] = _stopwords_init_mit_speicher(text.StopWords.__init__)
-            _BESCHLEUNIGER["lookup"] = _klassen_lookup_in_c()
-        _ORIGINALE["default_tokenizer"] = text.default_tokenizer
-        _ORIGINALE["StopWords.__init__"] = text.StopWords.__init__
-        text.default_tokenizer = _BESCHLEUNIGER["default_tokenizer"]
-        text.StopWords.__init__ = _BESCHLEUNIGER["StopWords.__init__"]
-        for name, parser in _html_parser().items():
-            # Stock-Parser haben genau den Lookup von lxml.html.HTMLParser.__init__.
-            _ORIGINALE[f"lookup:{name}"] = lxml.html.HtmlElementClassLookup()
-            parser.set_element_class_lookup(_BESCHLEUNIGER["lookup"])
+        text.default_tokenizer = _tokenizer_mit_tabelle()
+        text.StopWords.__init__ = _stopwords_init_mit_speicher(text.StopWords.__init__)
+        lookup = _klassen_lookup_in_c()
+        for p in parser.values():
+            p.set_element_class_lookup(lookup)
+        _eingespielt.append(True)
 
 
 # --- newspaper4k nur mit den Schritten, von denen der Text abhängt -----------------------
