@@ -140,6 +140,24 @@ def test_slot_extrahiert_nur_seine_seiten(cli, bestand):
     assert {item_id for item_id, _ in extraktionen(bestand)} == {3}
 
 
+def test_slot_mit_sekunden_extrahiert_genau_seine_seiten(cli, daten):
+    """Ein Slot, der nicht auf der vollen Minute liegt: die Extraktion bekam ihn als Text mit
+    Minuten (slot_text) und las den Slot 08:00 statt 08:00:30 – die Seite blieb liegen."""
+    mit_sekunden = SLOT_B.replace(second=30)
+    daten.item(1, mit_sekunden)
+    seite(
+        daten,
+        1,
+        b"<html><body><article><p>" + b"Ein Satz mit Inhalt. " * 40 + b"</p></article></body></html>",
+        None,
+    )
+    for slot in (mit_sekunden, None):  # --slot mit Sekunden und --nachholen (Slot aus raw_items)
+        daten.conn.execute("delete from extraktionen")
+        lauf = cli("--extrahieren", *(("--slot", slot.isoformat()) if slot else ("--nachholen",)))
+        assert lauf.code == 0, lauf.err
+        assert {item_id for item_id, _ in extraktionen(daten)} == {1}, lauf.out
+
+
 def test_trocken_schreibt_nichts(cli, bestand):
     lauf = cli("--extrahieren", "--backfill", "--trocken")
     assert lauf.code == 0, lauf.err

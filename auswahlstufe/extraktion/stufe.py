@@ -31,6 +31,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterator
+from datetime import datetime
 
 import click
 import psycopg
@@ -111,11 +112,11 @@ def fassungen() -> dict[str, str]:
     return {name: extraktion.extraktor_fassung(name, versionen[name]) for name in extraktion.EXTRAKTOREN}
 
 
-def _abfrage(slot: str | None, teil: str | None) -> tuple[sql.Composed, dict]:
+def _abfrage(slot: datetime | None, teil: str | None) -> tuple[sql.Composed, dict]:
     bedingungen = [lesen.BEDINGUNG_ALLE]
     params: dict[str, object] = {}
     if slot is not None:
-        params["slot"] = bereich.slot_parsen(slot)
+        params["slot"] = slot
         bedingungen.append(lesen.BEDINGUNG_SLOT)
     if teil:
         k, n = bereich.teil_parsen(teil)
@@ -138,7 +139,7 @@ ZAEHLUNG = (
 
 
 def extrahieren(
-    slot: str | None,
+    slot: datetime | None,
     trocken: bool,
     teil: str | None,
     prozesse: int | None,
@@ -148,6 +149,8 @@ def extrahieren(
     zeitlimit_s: float = extraktion.ZEITLIMIT_S,
 ) -> dict[str, int]:
     """Extrahiert die veralteten Seiten und schreibt ``extraktionen``; gibt die Zählung zurück.
+    ``slot``: der Zeitpunkt, wie ihn die Auswahl liest (``bereich.slot_parsen``), nicht als Text –
+    ``laeufe.slot_text`` nennt nur Minuten.
 
     ``stufe.lauf`` ruft das als Vorlauf auf: nach der Sperre und dem Eintrag ins
     Protokoll, vor der Auswahl, und gibt ``zaehlung`` mit – ein Verzeichnis, das

@@ -448,7 +448,7 @@ def _einheit(s: _Sitzung, dieser: _Lauf) -> None:
         # die Zählung füllt der Vorlauf, auch bis zu einem Fehler; sie steht im Protokoll (aw-009)
         dieser.bilanz.extraktion = {}
         s.vorlauf(
-            laeufe.slot_text(dieser.slot) if dieser.slot is not None else None,
+            dieser.slot,
             abbruch=s.abbruch,
             zaehlung=dieser.bilanz.extraktion,
         )
