@@ -159,7 +159,7 @@ class _Sitzung:
         return self.wache.benutzt(self.leser)
 
     def schreibend(self):
-        return self.wache.benutzt(self.schreiber) if self.schreiber is not None else contextlib.nullcontext()
+        return self.wache.benutzt(self.schreiber)  # ohne Schreiber (trocken): kennt die Wache keine
 
 
 @dataclass
