@@ -306,11 +306,16 @@ def optionen(grenzen: dict[str, str], vorhanden: str | None = None) -> str:
     return f"{vorhanden} {eigene}" if vorhanden else eigene
 
 
+def _passwort_ausdruecklich(teile: dict[str, str]) -> bool:
+    """Steht ein Passwort in der URL oder in PGPASSWORD (dann liest libpq keine Passwortdatei)?"""
+    return bool(teile.get("password") or os.environ.get("PGPASSWORD"))
+
+
 def passwortdatei_pruefen(teile: dict[str, str]) -> None:
     """Ohne Passwort in der URL (und ohne PGPASSWORD) liest libpq die Passwortdatei – aber nicht,
     wenn Gruppe oder andere sie lesen dürfen; dann schreibt libpq bei jeder Verbindung eine
     englische Warnung auf stderr. Hier vorher, deutsch: KonfigurationsFehler (Exit 7)."""
-    if teile.get("password") or os.environ.get("PGPASSWORD"):
+    if _passwort_ausdruecklich(teile):
         return
     datei = passwortdatei(teile)
     try:
@@ -441,7 +446,7 @@ def _passwort_herkunft(url: str | None) -> str:
 def _passwort_falsch(ziel: str, woher: str, url: str | None) -> str:
     """„Rolle oder Passwort falsch“, woher URL und Passwort kamen, und der nächste Schritt."""
     teile = _teile(url)
-    if not teile.get("password") and not os.environ.get("PGPASSWORD"):
+    if not _passwort_ausdruecklich(teile):
         datei = passwortdatei(teile) or Path("~/.pgpass")
         weiter = (
             f"Schritt 5 wiederholen – er schreibt die Zeile der Rolle in {datei} aus der Passwortdatei von "
@@ -537,7 +542,7 @@ def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
     )
     ende = f"(dann select pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt auf Debian schon scram-sha-256."
     datei = passwortdatei(teile)
-    if teile.get("password") or os.environ.get("PGPASSWORD") or _passwortdatei_hat(datei, datenbank, rolle):
+    if _passwort_ausdruecklich(teile) or _passwortdatei_hat(datei, datenbank, rolle):
         return (
             f"{anfang} Für die Anmeldung mit Passwort setzt der Admin des Servers vor die Zeile „{wo}“ eine "
             f"Zeile wie {zeile} {ende}"
