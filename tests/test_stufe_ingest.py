@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import signal
 import time
 
@@ -331,7 +332,14 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
             os.kill(pid, signal.SIGCONT)
     code, out, err = ende(erster)
     assert code == EXIT_GESPERRT, f"exit {code}\n{out}\n{err}"
-    assert "Die Verbindung, die die Sperre des Laufs hielt, ist weg: der Server beendete sie" in err, err
+    # Den Grund (57P01) sagt der Server nur einmal, mit dem Schließen; meist liest ihn die erste
+    # Anfrage danach, selten (einmal in CI unter Last) sieht sie nur die geschlossene Verbindung –
+    # dann nennt die Meldung den allgemeinen Grund. Beides ist wahr, Exit und Rest gleich.
+    assert re.search(
+        r"Die Verbindung, die die Sperre des Laufs hielt, ist weg: (der Server beendete sie \(pg_terminate_backend "
+        r"oder ein Neustart\)|die Verbindung riss ab)\. ",
+        err,
+    ), err
     assert f"Bis zum Fehler geschrieben: neu {schon}, " in err, err  # nach dem Verlust: kein Stapel mehr
     assert "Traceback" not in err and out == ""
     assert abfrage(db_url, "select id, exit_code, zustand from auswahl_laeufe order by id") == [
