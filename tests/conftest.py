@@ -1,6 +1,6 @@
 """Gemeinsame Fixtures: ein echter PostgreSQL 18 für die Datenbanktests.
 
-Die Helfer dazu (Serversuche, Daten, Unterprozesse) stehen in ``testhilfen.py``;
+Die Helfer dazu (Server, Daten, Unterprozesse, das Haus) stehen im Paket ``tests/hilfen/``;
 Tests importieren sie von dort, nie aus dieser Datei.
 
 Das Schema entsteht einmal in einer Vorlagedatenbank – ein ``raw_items`` wie
@@ -29,23 +29,18 @@ from hypothesis import HealthCheck, settings
 from psycopg import sql
 
 from auswahlstufe.lauf import migrationen
-from tests.testhilfen import (
+from tests.hilfen.daten import Daten, raw_items_anlegen
+from tests.hilfen.haus import Haus, haus_abreissen, haus_hba, haus_ident, klon_anlegen
+from tests.hilfen.prozesse import auswahl_starten
+from tests.hilfen.server import (
     PG15,
-    Daten,
-    Haus,
     Server,
-    auswahl_starten,
-    haus_abreissen,
-    haus_hba,
-    haus_ident,
     hba_zeilen_voran,
     ident_zeilen_dazu,
-    klon_anlegen,
     ohne_server,
     pg15_starten,
     pg15_stoppen,
     psql_verzeichnis,
-    raw_items_anlegen,
     server_starten,
 )
 

@@ -21,7 +21,7 @@ from auswahlstufe.referenz import grundlinie as basis
 from auswahlstufe.referenz.erzeugen import EXTRAKTOREN, artikel, fuzz
 from auswahlstufe.referenz.grundlinie import abweichungen
 from auswahlstufe.regeln import REGELN
-from tests.testhilfen import PROJEKT
+from tests.hilfen import PROJEKT
 
 BESTAND = list(artikel(300, seed=1))
 RANDFAELLE = fuzz(seed=1, n=1500)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.testhilfen import PROJEKT
+from tests.hilfen import PROJEKT
 
 pytestmark = pytest.mark.datenbank
 

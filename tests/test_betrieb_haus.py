@@ -28,26 +28,22 @@ import pytest
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_KONFIGURATION, EXIT_OK, EXIT_VORAUSSETZUNG
 from auswahlstufe.lauf import rechte
 from auswahlstufe.lauf.ingest import RAW_ITEMS
-from tests.testhilfen import (
-    PROJEKT,
-    SLOT,
-    SLOT_TEXT,
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import SLOT, SLOT_TEXT
+from tests.hilfen.haus import (
     Haus,
     abfragen_der_doku,
     cron_zeilen,
     einrichtung,
     haus_hba,
     haus_ident,
-    hba_datei,
     hba_der_doku,
-    hba_zeilen_voran,
-    ident_datei,
     ident_der_doku,
-    ident_zeilen_dazu,
     psql_aufrufe,
     schritt,
     ueberwachung_der_doku,
 )
+from tests.hilfen.server import hba_datei, hba_zeilen_voran, ident_datei, ident_zeilen_dazu
 
 pytestmark = pytest.mark.datenbank
 

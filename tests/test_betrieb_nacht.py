@@ -49,23 +49,10 @@ from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.lauf import migrationen
-from tests.testhilfen import (
-    HAUS_DB,
-    PROJEKT,
-    SLOT,
-    SQL_WARTET,
-    Daten,
-    Haus,
-    abfrage_der_doku,
-    abfragen_der_doku,
-    auswahl_starten,
-    cron_zeilen,
-    ende,
-    raw_items_anlegen,
-    schritt,
-    warten_bis,
-    warten_bis_getrennt,
-)
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import SLOT, Daten, raw_items_anlegen
+from tests.hilfen.haus import HAUS_DB, Haus, abfrage_der_doku, abfragen_der_doku, cron_zeilen, schritt
+from tests.hilfen.prozesse import SQL_WARTET, auswahl_starten, ende, warten_bis, warten_bis_getrennt
 from version import CODER_VERSION as V
 
 pytestmark = pytest.mark.datenbank

@@ -31,19 +31,18 @@ from auswahlstufe.fehler import (
     als_stufenfehler,
 )
 from auswahlstufe.lauf import lesen, migrationen
-from tests.testhilfen import (
-    PROJEKT,
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import (
     RAW_ITEMS,
     SLOT,
     SLOT_TEXT,
     bestand_anlegen,
-    bilanzzeile,
-    hba_zeilen_voran,
     raw_items_anlegen,
     sql_konstanten,
-    starten,
     zustand_setzen,
 )
+from tests.hilfen.prozesse import bilanzzeile, starten
+from tests.hilfen.server import hba_zeilen_voran
 
 # --- maskieren und DATABASE_URL ------------------------------------------------------
 

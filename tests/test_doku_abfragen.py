@@ -20,7 +20,9 @@ import pytest
 from psycopg import sql
 
 from auswahlstufe.lauf import migrationen
-from tests.testhilfen import PROJEKT, SLOT, SLOT_TEXT, psql_pfad
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import SLOT, SLOT_TEXT
+from tests.hilfen.server import psql_pfad
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank

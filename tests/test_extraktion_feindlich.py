@@ -19,7 +19,7 @@ import pytest
 
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.referenz.feindlich import feindliche_seiten, grosse_seite
-from tests.testhilfen import cpu_sekunden
+from tests.hilfen.prozesse import cpu_sekunden
 
 AEB = Path(__file__).resolve().parents[1] / "bench" / "aeb"
 NORMAL = "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856"

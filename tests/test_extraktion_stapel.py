@@ -16,7 +16,7 @@ from auswahlstufe.fehler import EXIT_AUFRUF, EXIT_EINGABE
 from auswahlstufe.referenz import binaer
 from auswahlstufe.referenz.feindlich import grosse_seite
 from auswahlstufe.regeln import waehle
-from tests.testhilfen import ende, ohne_leserechte, worker_mit_seite
+from tests.hilfen.prozesse import ende, ohne_leserechte, worker_mit_seite
 
 HIER = Path(__file__).resolve().parents[1]
 AEB = HIER / "bench" / "aeb"

@@ -21,7 +21,8 @@ from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.lauf import migrationen, sperren
 from auswahlstufe.referenz import binaer
 from auswahlstufe.referenz.feindlich import grosse_seite
-from tests.testhilfen import bilanzzeile, ende, im_hintergrund, nachfahren, sperrname, worker_mit_seite
+from tests.hilfen.daten import sperrname
+from tests.hilfen.prozesse import bilanzzeile, ende, im_hintergrund, nachfahren, worker_mit_seite
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank

@@ -13,7 +13,8 @@ import pytest
 from auswahlstufe import fortschritt as fortschritt_modul
 from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.fortschritt import MB, dauer_text, fortschritt
-from tests.testhilfen import PROJEKT, auswahl_ohne_abstand
+from tests.hilfen import PROJEKT
+from tests.hilfen.prozesse import auswahl_ohne_abstand
 
 
 class Uhr:

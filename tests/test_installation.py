@@ -17,10 +17,10 @@ import pytest
 from auswahlstufe import paketbau, pakete
 from auswahlstufe.fehler import EXIT_VORAUSSETZUNG
 from auswahlstufe.lauf import migrationen
-from tests.testhilfen import PROJEKT
+from tests.hilfen import PROJEKT
 
-# Module im Klon, die kein Teil des Pakets sind: Tests, ihre Hilfen, das Bau-Backend.
-KEIN_PAKET = {"conftest", "testhilfen", "paketbau"}
+# Module im Klon, die kein Teil des Pakets sind: Tests und das Bau-Backend.
+KEIN_PAKET = {"conftest", "paketbau"}
 
 
 def test_wheel_wird_mit_klarer_meldung_verweigert(tmp_path):

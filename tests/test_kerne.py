@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tests.testhilfen import PROJEKT
+from tests.hilfen import PROJEKT
 
 ERLAUBT = sorted(os.sched_getaffinity(0))
 

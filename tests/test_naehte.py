@@ -8,7 +8,7 @@ import-linter nicht ausdrücken kann:
   Testdatei oder ``conftest``.
 * Benchmarks importieren keine privaten ``_namen`` anderer Module.
 * Tests importieren nie eine andere Testdatei und nie aus ``conftest``
-  (Fixtures kommen über pytest, Helfer aus ``tests/testhilfen.py``).
+  (Fixtures kommen über pytest, Helfer aus ``tests/hilfen/``).
 * ``check_db.py`` ist ein Skript, keine Bibliothek des Betriebs.
 """
 
@@ -18,7 +18,7 @@ import ast
 
 import pytest
 
-from tests.testhilfen import PROJEKT
+from tests.hilfen import PROJEKT
 
 
 def importe(datei) -> list[tuple[str, list[str]]]:
@@ -40,7 +40,7 @@ NICHT_TESTS = sorted(
     [p for p in PROJEKT.glob("*.py") if not p.name.startswith("test_")]
     + list((PROJEKT / "auswahlstufe").rglob("*.py"))
     + list((PROJEKT / "bench").glob("*.py"))
-    + [PROJEKT / "tests" / "testhilfen.py"]
+    + list((PROJEKT / "tests" / "hilfen").glob("*.py"))
 )
 TESTS = sorted([PROJEKT / "test_auswahl.py", *(PROJEKT / "tests").glob("test_*.py")])
 

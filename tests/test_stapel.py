@@ -30,7 +30,7 @@ from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_AUFRUF, EXIT_EINGABE, Ein
 from auswahlstufe.pruefung import stichprobe
 from auswahlstufe.regeln import REGELN, waehle
 from normalisierung import bereinigen
-from tests.testhilfen import ohne_leserechte
+from tests.hilfen.prozesse import ohne_leserechte
 from version import PRIORITAET
 
 HIER = Path(__file__).resolve().parents[1]

@@ -18,7 +18,8 @@ from auswahlstufe.fehler import EingabeFehler, LaufGesperrt
 from auswahlstufe.lauf import bereich, kodierung, schreiben, sperren, stufe
 from auswahlstufe.regeln import waehle
 from normalisierung import bereinigen
-from tests.testhilfen import SLOT, auswahl_starten, bilanzzeile, raw_items_anlegen
+from tests.hilfen.daten import SLOT, raw_items_anlegen
+from tests.hilfen.prozesse import auswahl_starten, bilanzzeile
 from version import CODER_VERSION
 
 BEISPIEL = Path(__file__).resolve().parents[1] / "beispiele" / "artikel.json"

@@ -12,7 +12,8 @@ import psycopg
 import pytest
 
 from auswahlstufe.lauf import stufe
-from tests.testhilfen import PROJEKT, auswahl_starten, bilanzzeile
+from tests.hilfen import PROJEKT
+from tests.hilfen.prozesse import auswahl_starten, bilanzzeile
 
 pytestmark = pytest.mark.datenbank
 

@@ -24,10 +24,9 @@ from psycopg import sql
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
 from auswahlstufe.lauf import laeufe as protokoll
 from auswahlstufe.lauf.stufe import Bilanz
-from tests.testhilfen import (
-    PROJEKT,
-    SLOT,
-    SLOT_TEXT,
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import SLOT, SLOT_TEXT
+from tests.hilfen.prozesse import (
     bilanzzeile,
     bis_beendet,
     bis_er_wartet,

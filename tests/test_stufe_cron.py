@@ -35,16 +35,14 @@ from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_KONFIGURATION, EXIT_OK, EXIT_ZEITLIMIT
 from auswahlstufe.lauf import laeufe, nachholen, rechte, stufe
-from tests.testhilfen import (
-    PROJEKT,
-    SLOT,
-    SLOT_TEXT,
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import SLOT, SLOT_TEXT, sperrname
+from tests.hilfen.prozesse import (
     bilanzzeile,
     bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
     kinder,
-    sperrname,
     warten_bis_getrennt,
 )
 from version import CODER_VERSION, Variante

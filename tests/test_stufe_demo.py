@@ -16,7 +16,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.testhilfen import bilanzzeile
+from tests.hilfen.prozesse import bilanzzeile
 
 PROJEKT = Path(__file__).resolve().parents[1]
 DEMO = PROJEKT / "demo.py"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.testhilfen import SLOT, ende, im_hintergrund, sql_konstanten
+from tests.hilfen.daten import SLOT, sql_konstanten
+from tests.hilfen.prozesse import ende, im_hintergrund
 
 PROJEKT = Path(__file__).resolve().parents[1]
 BEISPIEL = PROJEKT / "beispiele" / "artikel.json"

@@ -28,10 +28,9 @@ from psycopg import sql
 import db
 from auswahlstufe.fehler import EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.lauf import wache
-from tests.testhilfen import (
-    PROJEKT,
-    SLOT,
-    SLOT_TEXT,
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import SLOT, SLOT_TEXT
+from tests.hilfen.prozesse import (
     SQL_WARTET,
     bilanzzeile,
     bis_zum_ersten_stapel,

@@ -25,7 +25,8 @@ import pytest
 from psycopg import sql
 
 from auswahlstufe.lauf import rechte
-from tests.testhilfen import PROJEKT, Ergebnis, auswahl_starten, check_db_starten
+from tests.hilfen import PROJEKT
+from tests.hilfen.prozesse import Ergebnis, auswahl_starten, check_db_starten
 
 pytestmark = pytest.mark.datenbank
 

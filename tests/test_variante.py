@@ -16,7 +16,7 @@ import pytest
 
 from auswahlstufe.pruefung.stichprobe import Fall, Stichprobe
 from auswahlstufe.regeln import waehle, zweifel
-from tests.testhilfen import auswahl_starten, starten
+from tests.hilfen.prozesse import auswahl_starten, starten
 from version import CODER_VERSION, Variante, variante_lesen
 
 pytestmark = pytest.mark.datenbank

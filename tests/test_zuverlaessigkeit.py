@@ -45,18 +45,10 @@ from psycopg import sql
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
 from auswahlstufe.lauf import laeufe, migrationen, sperren, stufe
 from auswahlstufe.server import server_holen
-from tests.testhilfen import (
-    PROJEKT,
-    RAW_ITEMS,
-    SLOT_TEXT,
-    Server,
-    bestand_anlegen,
-    bilanzzeile,
-    fingerabdruck,
-    sperrname,
-    warten_bis_getrennt,
-    zustand_setzen,
-)
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import RAW_ITEMS, SLOT_TEXT, bestand_anlegen, fingerabdruck, sperrname, zustand_setzen
+from tests.hilfen.prozesse import bilanzzeile, warten_bis_getrennt
+from tests.hilfen.server import Server
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank

@@ -24,7 +24,9 @@ import psycopg
 import pytest
 
 from auswahlstufe.fehler import EXIT_AUFRUF, EXIT_EINGABE, EXIT_OK
-from tests.testhilfen import PROJEKT, SLOT, bilanzzeile, fingerabdruck
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import SLOT, fingerabdruck
+from tests.hilfen.prozesse import bilanzzeile
 
 SATZ = "Der Stadtrat hat am Montag den Haushalt beschlossen und die Sanierung der Schule vertagt.\n"
 WOERTER = ["der", "rat", "hat", "heute", "den", "haushalt", "beschlossen", "und", "die", "schule", "vertagt"]

@@ -30,21 +30,19 @@ from psycopg import errors, sql
 
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
 from auswahlstufe.lauf import rechte, sperren
-from tests.testhilfen import (
-    PROJEKT,
+from tests.hilfen import PROJEKT
+from tests.hilfen.daten import (
     SLOT,
     SLOT_TEXT,
-    auswahl_starten,
     basistext,
     bestand_anlegen,
-    bilanzzeile,
-    check_db_starten,
     fingerabdruck,
-    psql_pfad,
     raw_items_anlegen,
     sperrname,
     zustand_setzen,
 )
+from tests.hilfen.prozesse import auswahl_starten, bilanzzeile, check_db_starten
+from tests.hilfen.server import psql_pfad
 
 pytestmark = pytest.mark.datenbank
 
