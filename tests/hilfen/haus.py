@@ -36,8 +36,8 @@ def haus_hba(server: Server) -> str:
     """pg_hba.conf des Hauses: zuerst die Zeilen aus Schritt 1 der Doku (ingest und aw_admin mit
     peer und Zuordnung, die Rollen der Stufe mit Passwort), dahinter der Superuser (trust: die
     Tests laufen nicht als Benutzer postgres) und für alle übrigen Rollen peer – wie Debian. So
-    melden sich ingest, aw_admin und aw_stufe nur an, weil die Doku es sagt (Befund 1, Betreiber:
-    vorher ließ das Haus ingest und aw_admin über trust an, Debian nicht)."""
+    melden sich ingest, aw_admin und aw_stufe nur an, weil die Doku es sagt – nie über trust, das
+    Debian ihnen nicht gibt."""
     superuser = psycopg.conninfo.conninfo_to_dict(server.admin_url).get("user", "postgres")
     return hba_der_doku() + (
         f"local   {HAUS_DB}   {superuser}   trust\nlocal   {HAUS_DB}   all           peer\n"

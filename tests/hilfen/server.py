@@ -46,7 +46,7 @@ class Server:
     def verwalten(self) -> psycopg.Connection:
         return psycopg.connect(self.admin_url, autocommit=True)
 
-    # Für Fehlertests (Issue 6): den Server anhalten und wieder starten – den eingebetteten
+    # Für Fehlertests: den Server anhalten und wieder starten – den eingebetteten
     # und PostgreSQL 15 aus dem Debian-Paket (``handle`` ist dort sein Ordner).
     def stoppen(self, modus: str = "fast") -> None:
         if self.herkunft == PG15_HERKUNFT:
