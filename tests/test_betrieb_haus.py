@@ -28,6 +28,7 @@ import pytest
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_KONFIGURATION, EXIT_OK, EXIT_VORAUSSETZUNG
 from auswahlstufe.lauf import rechte
 from auswahlstufe.lauf.ingest import RAW_ITEMS
+from auswahlstufe.lauf.rezept import rechte_je_teil
 from tests.testhilfen import (
     PROJEKT,
     SLOT,
@@ -65,7 +66,7 @@ def _items_von_ingest(haus: Haus) -> None:
 def _erwartete_rechte(*teile: str) -> dict[str, str]:
     """Tabelle/Sicht → „DELETE,INSERT,…“, wie information_schema sie zeigt, aus rechte.py."""
     je_objekt: dict[str, set[str]] = {}
-    for teil, recht in rechte._teile():
+    for teil, recht in rechte_je_teil():
         if teil in teile and recht.art in ("tabelle", "sicht"):
             je_objekt.setdefault(recht.objekt, set()).update(recht.rechte)
     return {objekt: ",".join(sorted(r)) for objekt, r in sorted(je_objekt.items())}
