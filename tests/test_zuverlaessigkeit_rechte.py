@@ -29,7 +29,7 @@ import pytest
 from psycopg import errors, sql
 
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import rechte, rezept, sperren
+from auswahlstufe.lauf import rechte, rezept, sperren, vergabe
 from tests.testhilfen import (
     PROJEKT,
     SLOT,
@@ -264,7 +264,7 @@ def frische_rolle(pg, db_name):
 
 def rechte_geben(admin_url: str, db_name: str, modus: str, rolle: str) -> None:
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        for anweisung in rechte.vergeben(modus, rolle, db_name, conn):
+        for anweisung in vergabe.vergeben(modus, rolle, db_name, conn):
             conn.execute(anweisung)
 
 
