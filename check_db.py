@@ -12,7 +12,7 @@ Migrationslauf hält die Sperre, 6 eine Tabellensperre kam nicht vor dem
 lock_timeout, 7 DATABASE_URL oder eine Grenze kaputt.
 
 Die Migrationen selbst (finden, anwenden, Sperre) stehen in migrationen.py,
-die Rechte je Betriebsart in rechte.py.
+die Rechte je Betriebsart in rechte.py, ihre Prüfung und Vergabe in vergabe.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import psycopg
 import db
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.fehler import VoraussetzungFehlt
-from auswahlstufe.lauf import migrationen, rechte
+from auswahlstufe.lauf import migrationen, rechte, vergabe
 
 # Für ältere Aufrufer (demo.py, Benchmarks): die Migrationen unter ihrem alten Namen.
 from version import CODER_VERSION, PRIORITAET
@@ -121,7 +121,7 @@ def fehlende_voraussetzungen(
     andere = "migrieren" not in modi and set(modi) != {"blick"} and rolle_der_stufe(conn) == "betrieb"
     je_eintrag: dict[str, list[str]] = {}  # dasselbe fehlende Recht einmal, mit allen Modi, die es brauchen
     for name in rechte.MODI:
-        fehlt_hier = rechte.fehlende(conn, name)
+        fehlt_hier = vergabe.fehlende(conn, name)
         if name in modi:
             for eintrag in fehlt_hier:
                 je_eintrag.setdefault(eintrag, []).append(name)
@@ -174,8 +174,8 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
                 ausgabe(f"  - {eintrag}")
             schritte = weitere_schritte(conn, modi, fehlt)
             if "migrieren" in modi or rolle_der_stufe(conn) != "ingest":  # Ingest bekommt kein Rezept
-                schritte += rechte.abhilfe(
-                    conn, [luecke for name in modi for luecke in rechte.luecken(conn, name)]
+                schritte += vergabe.abhilfe(
+                    conn, [luecke for name in modi for luecke in vergabe.luecken(conn, name)]
                 )
             schritte = list(dict.fromkeys(schritte))
             if schritte:
@@ -188,13 +188,13 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
 def rolle_der_stufe(conn: psycopg.Connection) -> str:
     """Wofür die angemeldete Rolle da ist: ``ingest`` (Eigentümer von raw_items, nicht der Admin),
     ``blick`` (liest die Sichten, aber keine Tabelle des Betriebs), sonst ``betrieb`` (auch der Admin)."""
-    ich = conn.execute(rechte.SQL_ICH).fetchone()[0]
+    ich = conn.execute(vergabe.SQL_ICH).fetchone()[0]
     _, ingest, admin = conn.execute(SQL_EIGENTUEMER).fetchone()
     if ich == ingest and ich != admin:
         return "ingest"
     if (
         admin is not None
-        and not rechte.luecken(conn, "blick")
+        and not vergabe.luecken(conn, "blick")
         and not conn.execute(SQL_LIEST_TABELLEN).fetchone()[0]
     ):
         return "blick"
@@ -202,9 +202,9 @@ def rolle_der_stufe(conn: psycopg.Connection) -> str:
 
 
 def weitere_schritte(conn: psycopg.Connection, modi: tuple[str, ...], fehlt: list[str]) -> list[str]:
-    """Was sonst zu tun ist und wer es tut – neben den Rechten (``rechte.abhilfe``): raw_items
+    """Was sonst zu tun ist und wer es tut – neben den Rechten (``vergabe.abhilfe``): raw_items
     anlegen, migrieren, die richtige Rolle nehmen."""
-    ich, datenbank = conn.execute(rechte.SQL_ICH).fetchone()
+    ich, datenbank = conn.execute(vergabe.SQL_ICH).fetchone()
     besitzer, _, admin = conn.execute(SQL_EIGENTUEMER).fetchone()
     schritte = []
     if "Tabelle raw_items (gehört Ingest)" in fehlt:
@@ -237,7 +237,7 @@ def weitere_schritte(conn: psycopg.Connection, modi: tuple[str, ...], fehlt: lis
 def vor_dem_migrieren(url: str) -> bool:
     """Hat die Rolle, was Migrieren braucht? Sonst nichts anfangen (lieber als mitten in aw-001)."""
     with db.verbinden(url, "check_db", autocommit=True) as conn, db.fehler_uebersetzen(url):
-        return not rechte.luecken(conn, "migrieren")
+        return not vergabe.luecken(conn, "migrieren")
 
 
 @click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})

@@ -26,8 +26,9 @@ import psycopg
 import pytest
 
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_KONFIGURATION, EXIT_OK, EXIT_VORAUSSETZUNG
-from auswahlstufe.lauf import rechte
+from auswahlstufe.lauf import rechte, vergabe
 from auswahlstufe.lauf.ingest import RAW_ITEMS
+from auswahlstufe.lauf.rezept import rechte_je_teil
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, SLOT_TEXT
 from tests.hilfen.haus import (
@@ -61,7 +62,7 @@ def _items_von_ingest(haus: Haus) -> None:
 def _erwartete_rechte(*teile: str) -> dict[str, str]:
     """Tabelle/Sicht → „DELETE,INSERT,…“, wie information_schema sie zeigt, aus rechte.py."""
     je_objekt: dict[str, set[str]] = {}
-    for teil, recht in rechte._teile():
+    for teil, recht in rechte_je_teil():
         if teil in teile and recht.art in ("tabelle", "sicht"):
             je_objekt.setdefault(recht.objekt, set()).update(recht.rechte)
     return {objekt: ",".join(sorted(r)) for objekt, r in sorted(je_objekt.items())}
@@ -120,7 +121,7 @@ def test_die_doku_hat_ihre_schritte_und_ingest_gibt_was_rechte_sagt():
     # Die grants von Ingest sind genau die aus rechte.py, das Schema von raw_items das von ingest.py.
     block = schritt(2).sh()[0]
     grants = [z for z in block.splitlines() if z.startswith("grant ")]
-    assert grants == rechte.ingest_gibt("aw_admin"), grants
+    assert grants == vergabe.ingest_gibt("aw_admin"), grants
     # Befund 10: dieselbe DDL wie der Helfer von Ingest, mit dem Index auf slot – wörtlich.
     assert block.startswith(
         "psql -X -v ON_ERROR_STOP=1 -U ingest -d wurzelwerk <<'SQL'\n" + RAW_ITEMS + "grant "

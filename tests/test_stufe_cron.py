@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_KONFIGURATION, EXIT_OK, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import laeufe, nachholen, rechte, stufe
+from auswahlstufe.lauf import laeufe, nachholen, stufe, vergabe
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, SLOT_TEXT, sperrname
 from tests.hilfen.prozesse import (
@@ -559,7 +559,7 @@ def test_sperrmeldung_nennt_den_lauf_auch_unter_einer_anderen_rolle(pg, db_name,
     with psycopg.connect(db_url, autocommit=True) as conn:
         for rolle in rollen:
             conn.execute(sql.SQL("create role {} login").format(sql.Identifier(rolle)))
-            for anweisung in rechte.vergeben("lauf", rolle, db_name, conn):
+            for anweisung in vergabe.vergeben("lauf", rolle, db_name, conn):
                 conn.execute(anweisung)
     try:
         url_a, url_b = (pg.url(db_name, user=rolle) for rolle in rollen)

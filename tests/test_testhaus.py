@@ -24,7 +24,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from auswahlstufe.lauf import rechte
+from auswahlstufe.lauf import vergabe
 from tests.hilfen import PROJEKT
 from tests.hilfen.prozesse import Ergebnis, auswahl_starten, check_db_starten
 
@@ -254,7 +254,7 @@ def test_frisches_haus_mit_getrennten_rollen(leere_db_url, rollen, tmp_path):
     assert migriert.code == 0, str(migriert)
     with psycopg.connect(leere_db_url, autocommit=True) as conn:  # die Rechte je Modus, wie im Rezept
         for modus in ("lauf", "einlesen"):
-            for anweisung in rechte.vergeben(modus, betrieb_rolle, datenbank, conn):
+            for anweisung in vergabe.vergeben(modus, betrieb_rolle, datenbank, conn):
                 conn.execute(anweisung)
 
     kandidaten = auswahl_starten("--einlesen", str(BEISPIELE), url=betrieb_url, cwd=tmp_path)

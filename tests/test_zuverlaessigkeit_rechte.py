@@ -3,7 +3,7 @@
 * ``auswahlstufe/lauf/rechte.py`` sagt je Betriebsart, welche Rechte sie braucht. Eine frische
   Rolle mit genau diesen Rechten fährt den Modus durch, und ``check_db.py
   --modus …`` sagt vorher „fehlt“ und nachher „alles da“. Das Rollenrezept und
-  die Tabelle in docs/betrieb.md sind aus rechte.py erzeugt (verglichen).
+  die Tabelle in docs/betrieb.md sind aus rechte.py erzeugt (rezept.py, verglichen).
 
 * ``rollen/aw-rolle-stufe.sql`` legt mit psql eine Rolle an, die raw_items und
   extraktionen nur liest und selected_extractor schreibt. Unter ihr (Anmeldung
@@ -29,7 +29,7 @@ import pytest
 from psycopg import errors, sql
 
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import rechte, sperren
+from auswahlstufe.lauf import rechte, rezept, sperren, vergabe
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import (
     SLOT,
@@ -215,10 +215,10 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
 
 
 def test_rezept_und_doku_sind_aus_rechte_erzeugt():
-    assert REZEPT.read_text(encoding="utf-8") == rechte.rezept(), (
+    assert REZEPT.read_text(encoding="utf-8") == rezept.rezept(), (
         "python -m auswahlstufe.lauf.rechte --rezept > " + str(REZEPT)
     )
-    assert rechte.tabelle() in DOKU.read_text(encoding="utf-8"), (
+    assert rezept.tabelle() in DOKU.read_text(encoding="utf-8"), (
         "Tabelle aus python -m auswahlstufe.lauf.rechte --tabelle"
     )
 
@@ -262,7 +262,7 @@ def frische_rolle(pg, db_name):
 
 def rechte_geben(admin_url: str, db_name: str, modus: str, rolle: str) -> None:
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        for anweisung in rechte.vergeben(modus, rolle, db_name, conn):
+        for anweisung in vergabe.vergeben(modus, rolle, db_name, conn):
             conn.execute(anweisung)
 
 
