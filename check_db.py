@@ -24,8 +24,9 @@ import psycopg
 
 import db
 from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.fehler import VoraussetzungFehlt
-from auswahlstufe.lauf import migrationen, rechte, vergabe
+from auswahlstufe.lauf import rechte, vergabe
 
 # Für ältere Aufrufer (demo.py, Benchmarks): die Migrationen unter ihrem alten Namen.
 from version import CODER_VERSION, PRIORITAET

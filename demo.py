@@ -42,8 +42,8 @@ import click
 import psycopg
 
 from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.fehler import VoraussetzungFehlt
-from auswahlstufe.lauf import migrationen
 from auswahlstufe.server import (
     BEISPIEL,
     PROJEKT,

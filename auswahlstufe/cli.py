@@ -8,7 +8,6 @@ extraktion/stapel.py), die Läufe (--backfill, --slot, --nachholen) an stufe.py.
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import click
@@ -282,7 +281,8 @@ def cli(
 
         einlesen_modul.einlesen(einlesen)
     else:
-        from auswahlstufe.lauf import ausgabe as lauf_ausgabe
+        from auswahlstufe import kerne
+        from auswahlstufe.betrieb import protokoll
         from auswahlstufe.lauf import nachholen as nachholen_modul
         from auswahlstufe.lauf import stufe
         from version import Variante
@@ -292,28 +292,28 @@ def cli(
         modus += "+extrahieren" if extrahieren else ""
         modus += f"+teil-{teil}" if teil else ""
         modus += "+trocken" if trocken else ""
-        lauf_ausgabe.einrichten(modus, (variante or Variante()).coder_version)
+        version = (variante or Variante()).coder_version
+        protokoll.kopf_setzen(modus, version)
         vorlauf = None
         if extrahieren:  # erst extrahieren, dann im selben Lauf wählen (unter seiner Sperre)
-            from auswahlstufe.extraktion import stufe as extraktion_stufe
+            from auswahlstufe.extraktion.stufe import Extrahieren
 
-            vorlauf = functools.partial(
-                extraktion_stufe.extrahieren,
-                trocken=trocken,
-                teil=teil,
-                prozesse=prozesse,
-                zeitlimit_s=extraktion_zeitlimit,
-            )
-        stufe.lauf(
-            slot=slot,
+            vorlauf = Extrahieren(prozesse, extraktion_zeitlimit)
+        einstellungen = stufe.Einstellungen(
+            version=version,
+            variante=variante.name if variante is not None else None,
+            argumente=variante.argumente() if variante is not None else {},
+            prozesse=prozesse or kerne.nutzbar(),
             trocken=trocken,
             stichprobe=stichprobe,
-            teil=teil,
-            prozesse=prozesse,
             stapel_zeitlimit=stapel_zeitlimit,
-            variante=variante,
-            vorlauf=vorlauf,
+        )
+        stufe.lauf(
+            einstellungen,
+            slot=slot,
+            teil=teil,
             nachholen_hoechstens=(hoechstens or nachholen_modul.HOECHSTENS) if nachholen else None,
+            vorlauf=vorlauf,
         )
 
 

@@ -19,9 +19,14 @@ Aufruffehler und die deutsche Hilfe stehen in ``befehl.py``.
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
+
+# Der Logger eines Laufs (betrieb.protokoll richtet ihn ein): dort gehen die Meldungen hin, damit
+# sie seinen Zeilenkopf tragen; ohne ihn (Stapelbetrieb, check_db.py) schreibt click sie.
+_MELDUNG = logging.getLogger("auswahlstufe")
 
 EXIT_OK = 0
 EXIT_EINGABE = 1
@@ -44,7 +49,10 @@ class StufenFehler(click.ClickException):
         # Was auf stdout wartet (die Liste, auf die „Liste oben“ zeigt), zuerst: in einer Röhre
         # (``2>&1 | …``) ist stdout gepuffert, stderr nicht.
         sys.stdout.flush()
-        click.echo(f"Fehler: {self.format_message()}", file=file or sys.stderr)
+        if file is None and _MELDUNG.handlers:  # im Lauf (betrieb.protokoll): mit Zeilenkopf
+            _MELDUNG.error(f"Fehler: {self.format_message()}")
+        else:
+            click.echo(f"Fehler: {self.format_message()}", file=file or sys.stderr)
 
 
 class EingabeFehler(StufenFehler):
@@ -72,7 +80,10 @@ class LaufGesperrtLeise(LaufGesperrt):
     Aufruf holt nach. Die Meldung geht als Hinweis ins Protokoll (stdout), nicht auf stderr."""
 
     def show(self, file=None) -> None:
-        click.echo(f"Hinweis: {self.format_message()}", file=file or sys.stdout)
+        if file is None and _MELDUNG.handlers:
+            _MELDUNG.info(f"Hinweis: {self.format_message()}")
+        else:
+            click.echo(f"Hinweis: {self.format_message()}", file=file or sys.stdout)
 
 
 class Zeitlimit(StufenFehler):

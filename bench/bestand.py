@@ -31,8 +31,8 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 from auswahlstufe import kerne
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.jsoneingabe import laden
-from auswahlstufe.lauf import migrationen
 from auswahlstufe.lauf.ingest import RAW_ITEMS, item_zeile, item_zeilen, items_eintragen
 from auswahlstufe.server import wegwerf_datenbank
 from bench.messen import gemessen

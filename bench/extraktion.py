@@ -74,9 +74,9 @@ import psycopg
 import bewertung
 from auswahlstufe import kerne, server
 from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.extraktion import aufrufe, zeichensatz
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.extraktion import stapel as extraktion_stapel
-from auswahlstufe.extraktion import zeichensatz
 from auswahlstufe.lauf import ingest, migrationen
 from auswahlstufe.regeln import waehle
 from bench.messen import PROJEKT, auf_kern, gemessen
@@ -125,7 +125,7 @@ def tempo(n: int, prozesse: int, block: int) -> None:
     """Abwechselnd ein Block Seiten nacheinander in diesem Prozess, derselbe Block über
     einen Worker und über N Worker: alle sehen so dieselbe Last der anderen Läufe."""
     ids, wahrheit, _, html = benchmark()
-    extraktion.vorbereiten()
+    aufrufe.vorbereiten()
     liste = list(seiten(ids, wahrheit, html, n))
     einzeln = dict.fromkeys(extraktion.EXTRAKTOREN, 0.0)
     mit = {1: 0.0, prozesse: 0.0}
@@ -138,7 +138,7 @@ def tempo(n: int, prozesse: int, block: int) -> None:
                 for name in extraktion.EXTRAKTOREN:
                     beginn = time.perf_counter()
                     with contextlib.suppress(Exception):  # zählt wie im Worker: die Zeit bis zum Fehler
-                        extraktion.extrahieren(name, text, seite.url)
+                        aufrufe.extrahieren(name, text, seite.url)
                     einzeln[name] += time.perf_counter() - beginn
             for zahl, ex in ((1, ex1), (prozesse, exn)):
                 beginn = time.perf_counter()
@@ -318,8 +318,8 @@ def aufrufe_messen(art: str, ordner: str, ausgabe: str) -> None:
     import logging
 
     logging.disable(logging.CRITICAL)
-    extraktion.vorbereiten(beschleuniger=art == "schnell")
-    aufrufe = extraktion.AUFRUFE if art == "schnell" else extraktion.STOCK_AUFRUFE
+    aufrufe.vorbereiten(beschleuniger=art == "schnell")
+    je_name = aufrufe.AUFRUFE if art == "schnell" else aufrufe.STOCK_AUFRUFE
     summe = dict.fromkeys(extraktion.EXTRAKTOREN, 0.0)
     artikel = []
     for schluessel, pfad in extraktion_stapel.ordner_dateien(Path(ordner)):
@@ -329,7 +329,7 @@ def aufrufe_messen(art: str, ordner: str, ausgabe: str) -> None:
         for name in extraktion.EXTRAKTOREN:
             beginn = time.perf_counter()
             try:
-                kandidaten[name] = {"text": aufrufe[name](text, url), "error": None}
+                kandidaten[name] = {"text": je_name[name](text, url), "error": None}
             except Exception as e:
                 kandidaten[name] = {
                     "text": None,
@@ -509,12 +509,8 @@ def zufall_einmal(variante: str, nummer: str) -> None:
     logging.disable(logging.CRITICAL)
     i = int(nummer)
     if variante != "ohne Fix":
-        extraktion.vorbereiten(beschleuniger=variante == "schnell")
-    aufruf = (
-        extraktion.AUFRUFE["newspaper4k"]
-        if variante == "schnell"
-        else extraktion.STOCK_AUFRUFE["newspaper4k"]
-    )
+        aufrufe.vorbereiten(beschleuniger=variante == "schnell")
+    aufruf = aufrufe.AUFRUFE["newspaper4k"] if variante == "schnell" else aufrufe.STOCK_AUFRUFE["newspaper4k"]
     halde = [[x] * (x % 7 + 1) for x in range(i * 70_000)]  # Speicher belegen, lückenhaft freigeben
     del halde[:: 2 + i % 3]
     ids, wahrheit, _, html = benchmark()

@@ -126,7 +126,7 @@ def lauf(url: str, verzeichnis: Path, *args: str) -> tuple[float, float, str, fl
 
 
 def messen(groessen: list[int], verzeichnis: Path) -> tuple[str, list[dict]]:
-    from auswahlstufe.lauf import migrationen
+    from auswahlstufe.betrieb import migrationen
 
     ergebnisse = []
     with server.wegwerf_datenbank(verzeichnis) as url:

@@ -128,7 +128,7 @@ def offene(mit_seiten: bool):
 
 
 def messen(groessen: list[int], verzeichnis: Path) -> tuple[str, list[dict]]:
-    from auswahlstufe.lauf import migrationen
+    from auswahlstufe.betrieb import migrationen
 
     ergebnisse = []
     with server.wegwerf_datenbank(verzeichnis) as url:

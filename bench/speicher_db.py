@@ -115,7 +115,7 @@ def lesen(url: str) -> tuple[float, int]:
 
 
 def messen(n: int, seed: int, verzeichnis: Path) -> list[str]:
-    from auswahlstufe.lauf import migrationen
+    from auswahlstufe.betrieb import migrationen
     from auswahlstufe.referenz.erzeugen import artikel
     from bench.tempo_db import bestand_laden
 

@@ -31,7 +31,7 @@ import click
 from auswahlstufe import server
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.lauf import migrationen
+from auswahlstufe.betrieb import migrationen
 from bench import bestand
 from bench.messen import gemessen
 

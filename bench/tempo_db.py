@@ -313,7 +313,7 @@ def tabelle(n: int, gross: int, m: dict) -> list[str]:
 
 
 def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path) -> dict:
-    from auswahlstufe.lauf import migrationen
+    from auswahlstufe.betrieb import migrationen
 
     runden_min = min(wiederholungen, 2)
     with server.wegwerf_datenbank(verzeichnis) as url:

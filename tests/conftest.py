@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from psycopg import sql
 
-from auswahlstufe.lauf import migrationen
+from auswahlstufe.betrieb import migrationen
 from tests.hilfen.daten import Daten, raw_items_anlegen
 from tests.hilfen.haus import Haus, haus_abreissen, haus_hba, haus_ident, klon_anlegen
 from tests.hilfen.prozesse import auswahl_starten

@@ -47,8 +47,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.fehler import EXIT_GESPERRT, EXIT_OK
-from auswahlstufe.lauf import migrationen
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, Daten, raw_items_anlegen
 from tests.hilfen.haus import HAUS_DB, Haus, abfrage_der_doku, abfragen_der_doku, cron_zeilen, schritt

@@ -19,6 +19,7 @@ from psycopg import sql
 
 import db
 from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.cli import cli
 from auswahlstufe.fehler import (
     EXIT_DATENBANK,
@@ -30,7 +31,7 @@ from auswahlstufe.fehler import (
     VoraussetzungFehlt,
     als_stufenfehler,
 )
-from auswahlstufe.lauf import lesen, migrationen
+from auswahlstufe.lauf import lesen
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import (
     RAW_ITEMS,

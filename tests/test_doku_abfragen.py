@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from auswahlstufe.lauf import migrationen
+from auswahlstufe.betrieb import migrationen
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, SLOT_TEXT
 from tests.hilfen.server import psql_pfad

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from auswahlstufe.extraktion import aufrufe, zeichensatz
 from auswahlstufe.extraktion import seiten as extraktion
-from auswahlstufe.extraktion import zeichensatz
 
 AEB = Path(__file__).resolve().parents[1] / "bench" / "aeb"
 KOREANISCH = "0ec95c7261d122f304728e90c983450ef1ce1e0b423546835c397d50aaf0d0f2"
@@ -127,25 +127,23 @@ def ohne_netz(monkeypatch) -> list:
 
 @pytest.mark.parametrize("seiten_id", [KOREANISCH, JAPANISCH, ENGLISCH], ids=["ko", "ja", "en"])
 def test_ohne_netz_genau_die_veroeffentlichten_kandidaten(seiten_id, veroeffentlicht, ohne_netz):
-    extraktion.vorbereiten()
+    aufrufe.vorbereiten()
     html, _ = zeichensatz.dekodieren(html_bytes(seiten_id))
     url = veroeffentlicht[seiten_id]["url"]
     for name in extraktion.EXTRAKTOREN:
-        assert (
-            extraktion.extrahieren(name, html, url) == veroeffentlicht[seiten_id]["extractions"][name]["text"]
-        )
+        assert aufrufe.extrahieren(name, html, url) == veroeffentlicht[seiten_id]["extractions"][name]["text"]
     assert ohne_netz == []
 
 
 def test_readability_text_hat_absatzgrenzen():
     summary = "<div><h1>Titel</h1><p>Erster\u00a0 Absatz<br>zweite   Zeile</p><ul><li>eins</li><li>zwei</li></ul></div>"
-    assert extraktion.readability_text(summary) == "Titel\n\nErster Absatz\nzweite Zeile\n\neins\n\nzwei"
+    assert aufrufe.readability_text(summary) == "Titel\n\nErster Absatz\nzweite Zeile\n\neins\n\nzwei"
 
 
 def test_versionen_und_fassung_nennen_die_gepinnten_pakete():
-    versionen = extraktion.versionen()
+    versionen = aufrufe.versionen()
     assert versionen == {"trafilatura": "2.3.1", "newspaper4k": "0.9.6", "readability": "0.9"}
-    fassung = extraktion.extraktor_fassung("newspaper4k", versionen["newspaper4k"])
+    fassung = aufrufe.extraktor_fassung("newspaper4k", versionen["newspaper4k"])
     assert "0.9.6" in fassung and "fetch_images=False" in fassung and "Zeichensatz" in fassung
 
 

@@ -78,7 +78,7 @@ def test_die_50_mb_seite_laeuft_ins_zeitlimit(lauf):
     namen, ergebnisse, _, statistik = lauf
     fehler = [e["error"] for e in ergebnisse[namen.index("50_mb")][1].values()]
     assert "Zeitlimit 3 s überschritten" in fehler
-    assert statistik.zeitlimits >= 1 and statistik.ersetzt >= statistik.zeitlimits
+    assert statistik.zeitlimits >= 1
 
 
 def test_falscher_zeichensatz_wird_trotzdem_gelesen(lauf):
@@ -145,36 +145,20 @@ def test_ein_getoeteter_worker_wird_ersetzt():
     assert ergebnisse[1][1] == erwartet and ergebnisse[2][1] == erwartet
 
 
-def _maske(pid: int, feld: str) -> set[int]:
-    """Die Signale aus ``SigBlk``/``SigIgn`` in /proc/PID/status."""
-    for zeile in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if zeile.startswith(f"{feld}:"):
-            bits = int(zeile.split()[1], 16)
-            return {n for n in range(1, 65) if bits >> (n - 1) & 1}
-    raise AssertionError(f"{feld} fehlt in /proc/{pid}/status")
-
-
 def test_abbruchsignale_an_die_gruppe_treffen_keinen_worker():
-    """Strg-C und systemds SIGTERM gehen an die ganze Prozessgruppe. Der forkserver hält
-    beide blockiert – ein Worker erbt das beim fork und stirbt nicht, bevor er sie
-    überhört –, die Worker überhören beide; über ihr Ende entscheidet der Hauptprozess."""
-    abbruch = {signal.SIGINT, signal.SIGTERM}
+    """Strg-C und systemds SIGTERM gehen an die Prozessgruppe des Laufs. Jeder Worker steht in
+    einer eigenen Gruppe: ihn trifft keins davon, über sein Ende entscheidet der Hauptprozess."""
     normal, erwartet = normale_seite()
     with extraktion.Extraktion(1) as ex:
         (worker,) = ex.worker_pids()
-        forkserver = int(Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        assert abbruch <= _maske(forkserver, "SigBlk")
-        assert abbruch <= _maske(worker, "SigIgn") and not abbruch & _maske(worker, "SigBlk")
-        for pid in (forkserver, worker):
-            for sig in abbruch:
-                os.kill(pid, sig)
+        assert os.getpgid(worker) == worker != os.getpgid(0)
         assert [kandidaten for _, kandidaten in ex.seiten([normal])] == [erwartet]
         assert ex.worker_pids() == [worker] and ex.statistik.abstuerze == 0
 
 
-def test_ein_getoeteter_forkserver_kommt_wieder_mit_blockierten_abbruchsignalen():
+def test_ein_getoeteter_forkserver_kommt_wieder():
     """Stirbt der forkserver (etwa ein kill von außen), startet der nächste Worker einen
-    neuen – auch der hält SIGINT/SIGTERM blockiert, und der Lauf geht weiter."""
+    neuen, und der Lauf geht weiter."""
     normal, erwartet = normale_seite()
     with extraktion.Extraktion(1) as ex:
         (worker,) = ex.worker_pids()
@@ -188,7 +172,6 @@ def test_ein_getoeteter_forkserver_kommt_wieder_mit_blockierten_abbruchsignalen(
         (neuer,) = ex.worker_pids()
         neuer_forkserver = int(Path(f"/proc/{neuer}/stat").read_text().rsplit(")", 1)[1].split()[1])
         assert neuer_forkserver != forkserver
-        assert {signal.SIGINT, signal.SIGTERM} <= _maske(neuer_forkserver, "SigBlk")
 
 
 @pytest.mark.parametrize(

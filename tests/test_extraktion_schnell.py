@@ -5,8 +5,8 @@
   scheitert die Extraktion laut (``fassungen.FassungUngeprueft``, Exit 4), und diese Tests auch.
 * **Fix:** newspaper4k gibt für jede Reihenfolge, die ``set()`` in 0.9.6 liefern könnte,
   denselben Text; ohne den Fix nicht (auf allen sechs Seiten aus ``bench/newspaper4k-zufall``).
-* **Gleichheit:** die schnellen Aufrufe (``seiten.AUFRUFE``) geben Byte für Byte dieselben
-  Texte und dieselben Fehler wie die Stock-Aufrufe mit Fix (``seiten.STOCK_AUFRUFE``) – auf den
+* **Gleichheit:** die schnellen Aufrufe (``aufrufe.AUFRUFE``) geben Byte für Byte dieselben
+  Texte und dieselben Fehler wie die Stock-Aufrufe mit Fix (``aufrufe.STOCK_AUFRUFE``) – auf den
   181 aeb-Seiten, den sechs Zufallsseiten und den feindlichen Seiten
   (``auswahlstufe/referenz/feindlich.py``). Stock und schnell laufen je in einem frischen Prozess.
 * **Determinismus:** frische Prozesse mit verschiedener Vorgeschichte (PYTHONHASHSEED, andere
@@ -105,11 +105,11 @@ def im_frischen_prozess(auftrag: dict) -> dict:
 
     logging.disable(logging.CRITICAL)
     warnings.filterwarnings("ignore")
-    from auswahlstufe.extraktion import seiten, zeichensatz
+    from auswahlstufe.extraktion import aufrufe, zeichensatz
 
     schnell = auftrag["art"] == "schnell"
-    seiten.vorbereiten(beschleuniger=schnell)
-    aufrufe = seiten.AUFRUFE if schnell else seiten.STOCK_AUFRUFE
+    aufrufe.vorbereiten(beschleuniger=schnell)
+    aufrufe = aufrufe.AUFRUFE if schnell else aufrufe.STOCK_AUFRUFE
     halde = []
     if auftrag.get("speicher_mb"):  # Speicher belegen und lückenhaft freigeben: andere Adressen
         r = random.Random(auftrag["speicher_mb"])
@@ -367,10 +367,10 @@ def test_der_fix_gibt_fuer_jede_mengenordnung_denselben_text(monkeypatch):
 
     from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor as abe
 
-    from auswahlstufe.extraktion import newspaper_fest, schnell, seiten, zeichensatz
+    from auswahlstufe.extraktion import aufrufe, newspaper_fest, schnell, zeichensatz
 
     logging.disable(logging.CRITICAL)
-    seiten.vorbereiten()
+    aufrufe.vorbereiten()
     stock_ntc, stock_cgs = abe.nodes_to_check._stock, abe.compute_gravity_scores._stock
     ohne_fix_verschieden = []
     for schluessel, roh, url in zufall_seiten():
@@ -453,7 +453,7 @@ def test_gespeicherte_newspaper4k_texte_werden_einmal_neu_extrahiert(cli, daten)
     """Ein Text von newspaper4k aus der Fassung vor dem Fix kann jede Stock-Variante sein: der
     nächste Lauf extrahiert ihn neu (nur newspaper4k, die anderen Zeilen bleiben unberührt), der
     übernächste nichts mehr."""
-    from auswahlstufe.extraktion import seiten
+    from auswahlstufe.extraktion import aufrufe
 
     _, roh, url = zufall_seiten()[0]
     daten.item(1)
@@ -462,7 +462,7 @@ def test_gespeicherte_newspaper4k_texte_werden_einmal_neu_extrahiert(cli, daten)
     )
     assert cli("--extrahieren", "--backfill").code == 0
     fest = daten.abfrage("select text from extraktionen where extraktor = 'newspaper4k'")[0][0]
-    fassung = seiten.extraktor_fassung("newspaper4k", seiten.versionen()["newspaper4k"])
+    fassung = aufrufe.extraktor_fassung("newspaper4k", aufrufe.versionen()["newspaper4k"])
     alt = fassung.replace("; Kandidatenordnung fest (newspaper_fest); Fassung 2", "; Fassung 1")
     assert alt != fassung and "Fassung 1" in alt
     daten.conn.execute(

@@ -17,8 +17,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from auswahlstufe.betrieb import migrationen, sperre
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
-from auswahlstufe.lauf import migrationen, sperren
 from auswahlstufe.referenz import binaer
 from auswahlstufe.referenz.feindlich import grosse_seite
 from tests.hilfen.daten import sperrname
@@ -292,7 +292,7 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
     assert "Traceback" not in err and out.startswith("Extraktion: ") and "\nneu " not in out, out
     with psycopg.connect(db_url, autocommit=True) as conn:
         # die Sperre ist frei, und der Lauf steht mit Exit 130 im Protokoll
-        assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        assert conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
         conn.execute("select pg_advisory_unlock_all()")
         assert conn.execute("select exit_code from auswahl_laeufe").fetchall() == [(EXIT_ABGEBROCHEN,)]
         # jede Seite ganz oder gar nicht: je Item drei Kandidaten oder keiner
@@ -309,7 +309,7 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
 def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):
     """Zwei Läufe nach demselben Poll extrahieren nicht doppelt: die Sperre gilt ab dem Anfang."""
     with psycopg.connect(db_url, autocommit=True) as conn:
-        assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        assert conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
         lauf = cli("--extrahieren", "--backfill")
         conn.execute("select pg_advisory_unlock_all()")
     assert lauf.code == EXIT_GESPERRT, str(lauf)

@@ -15,8 +15,8 @@ import tomllib
 import pytest
 
 from auswahlstufe import paketbau, pakete
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.fehler import EXIT_VORAUSSETZUNG
-from auswahlstufe.lauf import migrationen
 from tests.hilfen import PROJEKT
 
 # Module im Klon, die kein Teil des Pakets sind: Tests und das Bau-Backend.

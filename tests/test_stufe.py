@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import db
+from auswahlstufe.betrieb import bereich, sperre
 from auswahlstufe.fehler import EingabeFehler, LaufGesperrt
-from auswahlstufe.lauf import bereich, kodierung, schreiben, sperren, stufe
+from auswahlstufe.lauf import kodierung, schreiben, stufe
 from auswahlstufe.regeln import waehle
 from normalisierung import bereinigen
 from tests.hilfen.daten import SLOT, raw_items_anlegen
@@ -53,7 +54,10 @@ def lauf(db_url, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", db_url)
 
     def laufen(slot=None, *, trocken=False, stichprobe=None, teil=None, prozesse=1):
-        return stufe.lauf(slot=slot, trocken=trocken, stichprobe=stichprobe, teil=teil, prozesse=prozesse)
+        einstellungen = stufe.Einstellungen(
+            CODER_VERSION, prozesse=prozesse, trocken=trocken, stichprobe=stichprobe
+        )
+        return stufe.lauf(einstellungen, slot=slot, teil=teil)
 
     return laufen
 
@@ -162,7 +166,8 @@ def test_neue_zeile_die_inzwischen_jemand_schrieb_geht_ueber_den_upsert(daten, l
     assert (ergebnis.neu, ergebnis.geaendert) == (2, 0)
     with psycopg.connect(db_url, autocommit=True) as conn:
         conn.execute(schreiben.SQL_TEMP)
-        assert schreiben.stapel_schreiben(conn, CODER_VERSION, ergebnis) == schreiben.Geschrieben(neu=1)
+        with conn.transaction():
+            assert schreiben.stapel_schreiben(conn, CODER_VERSION, ergebnis) == schreiben.Geschrieben(neu=1)
     nachher = daten.kodierungen(mit_zeit=True)
     assert nachher[0] == vorher[0]  # gleiche Zeilenversion: nicht neu geschrieben
     assert [z[0] for z in nachher] == [1, 2]
@@ -372,9 +377,9 @@ def test_trocken_braucht_keine_schreibrechte(pg, db_name, daten, monkeypatch):
         f"grant select on raw_items, extraktionen, selected_extractor, schema_migrationen to {rolle}"
     )
     monkeypatch.setenv("DATABASE_URL", pg.url(db_name, user=rolle))
-    assert stufe.lauf(None, True, None, None, 1).neu == 1
+    assert stufe.lauf(stufe.Einstellungen(CODER_VERSION, trocken=True)).neu == 1
     with pytest.raises(db.VoraussetzungFehlt, match="Recht"):
-        stufe.lauf(None, False, None, None, 1)
+        stufe.lauf(stufe.Einstellungen(CODER_VERSION))
 
 
 @pytest.mark.parametrize("trocken", [False, True])
@@ -401,7 +406,7 @@ def test_stichprobe(trocken, daten, lauf, capsys, tmp_path, monkeypatch):
 
 def sperre_halten(url: str, name: str, geteilt: bool = False) -> psycopg.Connection:
     conn = psycopg.connect(url, autocommit=True)
-    anfrage = sperren.SQL_SPERRE_GETEILT if geteilt else sperren.SQL_SPERRE
+    anfrage = sperre.SQL_SPERRE_GETEILT if geteilt else sperre.SQL_SPERRE
     assert conn.execute(anfrage, (name,)).fetchone()[0]
     return conn
 
@@ -409,7 +414,7 @@ def sperre_halten(url: str, name: str, geteilt: bool = False) -> psycopg.Connect
 def test_zweiter_lauf_stoppt_sofort(db_url, daten, cli):
     daten.item(1)
     daten.kandidaten(1, drei(1))
-    ganz = f"{sperren.SPERR_PRAEFIX} {CODER_VERSION}"
+    ganz = f"{sperre.SPERR_PRAEFIX} {CODER_VERSION}"
     halter = sperre_halten(db_url, ganz)
     try:
         for args in (["--backfill"], ["--slot", "2026-09-07T08:00"], ["--backfill", "--teil", "1/2"]):
@@ -432,7 +437,7 @@ def test_zweiter_lauf_stoppt_sofort(db_url, daten, cli):
 def test_teile_laufen_nebeneinander_aber_nie_neben_dem_ganzen(db_url, daten, lauf):
     daten.item(1)
     daten.kandidaten(1, drei(1))
-    ganz = f"{sperren.SPERR_PRAEFIX} {CODER_VERSION}"
+    ganz = f"{sperre.SPERR_PRAEFIX} {CODER_VERSION}"
     teil1 = sperre_halten(db_url, f"{ganz} teil 1/2")
     geteilt = sperre_halten(db_url, ganz, geteilt=True)  # so hält sie ein laufender Teil
     try:

@@ -33,8 +33,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 
+from auswahlstufe.betrieb import laeufe
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_KONFIGURATION, EXIT_OK, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import laeufe, nachholen, stufe, vergabe
+from auswahlstufe.lauf import nachholen, stufe, vergabe
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, SLOT_TEXT, sperrname
 from tests.hilfen.prozesse import (
@@ -401,11 +402,11 @@ def test_sicht_und_nachholen_sind_sich_einig_und_nachholen_laesst_nichts_liegen(
                 else:
                     conn.execute("delete from raw_items where id = %s", (item,))
             elif art == "slot":
-                stufe.lauf(slot=slot_text(slot), prozesse=1)
+                stufe.lauf(stufe.Einstellungen(CODER_VERSION), slot=slot_text(slot))
             else:
-                stufe.lauf(prozesse=1, nachholen_hoechstens=10)
+                stufe.lauf(stufe.Einstellungen(CODER_VERSION), nachholen_hoechstens=10)
                 assert nachholen.offene_slots(conn, CODER_VERSION, 10, mit_seiten=False) == ([], 0)
-                trocken = stufe.lauf(trocken=True, prozesse=1)
+                trocken = stufe.lauf(stufe.Einstellungen(CODER_VERSION, trocken=True))
                 assert (trocken.neu, trocken.geaendert, trocken.entfernt) == (0, 0, 0)
             # (vor dem ersten Lauf kennt die Sicht keine Version: dann ist jeder Slot offen)
             sicht = [s for (s,) in conn.execute("select slot from auswahl_slots_ohne_lauf")]

@@ -16,9 +16,7 @@ mit ``for update``; das Schreiben des Laufs wartet am Fremdschlüssel darauf –
 from __future__ import annotations
 
 import gzip
-import os
 import re
-import signal
 import time
 
 import psycopg
@@ -27,17 +25,14 @@ from psycopg import sql
 
 import db
 from auswahlstufe.fehler import EXIT_GESPERRT, EXIT_OK
-from auswahlstufe.lauf import wache
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, SLOT_TEXT
 from tests.hilfen.prozesse import (
     SQL_WARTET,
+    Halt,
     bilanzzeile,
-    bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
-    kinder,
-    nachfahren,
     warten_bis,
 )
 
@@ -160,7 +155,7 @@ def test_ingest_loescht_waehrend_der_extraktion(db_url, tmp_path):
         warten_bis(
             db_url,
             prozess,
-            lambda conn: conn.execute(SQL_WARTET, ("wurzelwerk-auswahl extraktion schreiben",)).fetchone()[0],
+            lambda conn: conn.execute(SQL_WARTET, ("wurzelwerk-auswahl schreiben",)).fetchone()[0],
             "die Extraktion am Fremdschlüssel wartet",
             frist=300,  # die Extraktoren starten auf belasteten Kernen langsam
         )
@@ -195,33 +190,26 @@ def test_jede_verbindung_hat_tcp_keepalives_was_die_url_setzt_gilt(db_url):
         assert conn.info.get_parameters()["keepalives_idle"] == "5"
 
 
-SQL_LEBENSZEICHEN = """
-select application_name, query_start from pg_stat_activity
-where datname = current_database() and application_name = any(%s) and query = %s
+SQL_RUHEN = """
+select application_name, state, extract(epoch from now() - state_change)
+from pg_stat_activity where datname = current_database() and application_name = any(%s)
 """
 
 
-def lebenszeichen_abwarten(url: str, prozess, namen: list[str], mindestens: int = 4) -> None:
-    """Wartet, bis jede Verbindung ``namen`` des Laufs ``mindestens`` Lebenszeichen (``select 1``)
-    geschickt hat – so lange ruht der Lauf sonst; bei 1 s idle_session_timeout und einem Abstand
-    von einer Drittelsekunde sind vier Lebenszeichen mehr als das Zeitlimit. Verschwindet eine der
-    Verbindungen vorher (vom Server beendet), scheitert der Test gleich."""
-    gesehen: dict[str, set] = {name: set() for name in namen}
+def ruhen_lassen(url: str, namen: list[str], sekunden: float = 2.5) -> None:
+    """Wartet, bis jede Verbindung ``namen`` des Laufs länger als ``sekunden`` ruht (Uhr des
+    Servers) – länger als sein idle_session_timeout. Beendet der Server eine vorher, scheitert
+    der Test gleich."""
     frist = time.monotonic() + 60
     with psycopg.connect(url, autocommit=True) as conn:
-        while min(len(z) for z in gesehen.values()) < mindestens:
-            offen = {
-                a
-                for (a,) in conn.execute(
-                    "select application_name from pg_stat_activity where datname = current_database()"
-                )
-            }
-            weg = [n for n in namen if n not in offen]
+        while True:
+            zeilen = {name: (zustand, dauer) for name, zustand, dauer in conn.execute(SQL_RUHEN, (namen,))}
+            weg = [n for n in namen if n not in zeilen]
             assert not weg, f"Verbindungen des Laufs vom Server beendet: {weg}"
-            for name, start in conn.execute(SQL_LEBENSZEICHEN, (namen, wache.SQL_LEBENSZEICHEN)):
-                gesehen[name].add(start)
-            assert prozess.poll() is None and time.monotonic() < frist, gesehen
-            time.sleep(0.02)
+            if all(zustand == "idle" and dauer > sekunden for zustand, dauer in zeilen.values()):
+                return
+            assert time.monotonic() < frist, zeilen
+            time.sleep(0.05)
 
 
 def idle_session_timeout(pg, db_name: str, wert: str) -> None:
@@ -234,63 +222,37 @@ def idle_session_timeout(pg, db_name: str, wert: str) -> None:
 
 
 def test_idle_session_timeout_trifft_keine_verbindung_des_laufs(pg, db_name, db_url, tmp_path):
-    """Issue 19.9: eine Verbindung, die länger als idle_session_timeout nichts tat, beendete der
-    Server – mit der Schreibverbindung auch die Sperre. Hier stehen die Worker länger still; die
-    Wache schickt Lebenszeichen, und der Lauf endet mit 0."""
+    """Eine Verbindung, die länger als idle_session_timeout nichts tat, beendete der Server – mit
+    der Schreibverbindung auch die Sperre. Der Lauf setzt es für seine Sitzungen auf 0: hier ruht
+    er länger als die Grenze der Datenbank und endet doch mit 0."""
     bestand(db_url, 1, 5000)
     idle_session_timeout(pg, db_name, "1s")
-    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, prozess)
-    worker = kinder(prozess.pid)
-    for pid in worker:
-        os.kill(pid, signal.SIGSTOP)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(prozess)
     try:
-        lebenszeichen_abwarten(db_url, prozess, ["wurzelwerk-auswahl lesen", "wurzelwerk-auswahl schreiben"])
+        ruhen_lassen(db_url, ["wurzelwerk-auswahl lesen", "wurzelwerk-auswahl schreiben"])
     finally:
-        for pid in worker:
-            os.kill(pid, signal.SIGCONT)
+        halt.weiter()
     code, out, err = ende(prozess)
     assert code == EXIT_OK and err == "", f"exit {code}\n{out}\n{err}"
     assert bilanzzeile(out).startswith("neu 5000, "), out
 
 
 def test_idle_session_timeout_waehrend_die_extraktoren_rechnen(pg, db_name, db_url, tmp_path):
-    """Dasselbe während einer langen Extraktion: die Schreibverbindung der Auswahl hält die Sperre
-    und tut bis zum Ende der Extraktion nichts – die Wache hält sie wach, und die Verbindungen der
-    Extraktion dazu."""
+    """Dasselbe während einer langen Extraktion: die Schreibverbindung hält die Sperre und schreibt
+    erst, wenn ein Stapel Seiten fertig ist – sie ruht, so lange die Extraktoren rechnen."""
     seiten_anlegen(db_url, 6)
     idle_session_timeout(pg, db_name, "1s")
-    prozess = im_hintergrund(db_url, "--extrahieren", "--slot", SLOT_TEXT, "--prozesse", "2", cwd=tmp_path)
-    warten_bis(
-        db_url,
-        prozess,
-        lambda conn: (
-            conn.execute(
-                "select count(*) from pg_stat_activity where datname = current_database() "
-                "and application_name = 'wurzelwerk-auswahl extraktion schreiben'"
-            ).fetchone()[0]
-            and any(nachfahren(kind) for kind in nachfahren(prozess.pid))
-        ),
-        "die Extraktoren rechnen",
-        frist=300,
+    halt = Halt(tmp_path, "seite", 1)
+    prozess = im_hintergrund(
+        db_url, "--extrahieren", "--slot", SLOT_TEXT, "--prozesse", "2", cwd=tmp_path, env=halt.umgebung
     )
-    angehalten = nachfahren(prozess.pid)
-    for pid in angehalten:
-        os.kill(pid, signal.SIGSTOP)
+    halt.abwarten(prozess)
     try:
-        lebenszeichen_abwarten(
-            db_url,
-            prozess,
-            [
-                "wurzelwerk-auswahl lesen",
-                "wurzelwerk-auswahl schreiben",
-                "wurzelwerk-auswahl extraktion lesen",
-                "wurzelwerk-auswahl extraktion schreiben",
-            ],
-        )
+        ruhen_lassen(db_url, ["wurzelwerk-auswahl lesen", "wurzelwerk-auswahl schreiben"])
     finally:
-        for pid in angehalten:
-            os.kill(pid, signal.SIGCONT)
+        halt.weiter()
     code, out, err = ende(prozess)
     assert code == EXIT_OK and err == "", f"exit {code}\n{out}\n{err}"
     assert "Extraktion: 6 Seiten neu oder veraltet, 6 extrahiert" in out, out
@@ -299,16 +261,13 @@ def test_idle_session_timeout_waehrend_die_extraktoren_rechnen(pg, db_name, db_u
 
 def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_rest(db_url, tmp_path):
     """Die Schreibverbindung mit der Sperre wird mitten im Lauf beendet (pg_terminate_backend; so
-    ginge sie auch nach einem idle_session_timeout ohne Wache oder in einem vergesslichen NAT).
-    Ein zweiter Lauf bekommt die Sperre und macht alles; der erste merkt vor seinem nächsten
-    Stapel, dass er die Sperre nicht mehr hält, und endet mit Exit 5 – vorher: Exit 3 und
-    „Der Datenbankserver wurde heruntergefahren“, was nicht stimmte."""
+    ginge sie auch in einem vergesslichen NAT). Ein zweiter Lauf bekommt die Sperre und macht
+    alles; der erste merkt es an seinem nächsten Stapel – er schreibt nur über die Verbindung, die
+    die Sperre hielt – und endet mit Exit 5."""
     bestand(db_url, 1, 5000)
-    erster = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, erster)
-    worker = kinder(erster.pid)
-    for pid in worker:
-        os.kill(pid, signal.SIGSTOP)
+    halt = Halt(tmp_path, "stapel", 1)
+    erster = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(erster)
     try:
         ((backend,),) = abfrage(db_url, "select backend_pid from auswahl_laeufe where id = 1")
         assert abfrage(db_url, "select pg_terminate_backend(%s)", (backend,)) == [(True,)]
@@ -323,12 +282,12 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
             "seine Schreibverbindung weg ist",
         )
         schon = abfrage(db_url, "select count(*) from selected_extractor")[0][0]
+        assert 0 < schon < 5000  # genau der erste Stapel
         zweiter = ende(im_hintergrund(db_url, "--backfill", cwd=tmp_path))
         assert zweiter[0] == EXIT_OK, zweiter
         assert bilanzzeile(zweiter[1]).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, ")
     finally:
-        for pid in worker:
-            os.kill(pid, signal.SIGCONT)
+        halt.weiter()
     code, out, err = ende(erster)
     assert code == EXIT_GESPERRT, f"exit {code}\n{out}\n{err}"
     # Den Grund (57P01) sagt der Server nur einmal, mit dem Schließen; meist liest ihn die erste

@@ -194,7 +194,7 @@ def test_ordner_mit_unklarer_seite_nichts_eingelesen(dateien, meldung, daten, db
 def test_die_seiten_des_benchmarks_in_ein_testhaus(leere_db_url, tmp_path):
     """Der Weg aus docs/betrieb.md: Items aus candidates.json (ihre URLs), dann der Ordner
     bench/aeb/html, dessen Dateien nach der SHA-256 ihrer URL heißen – kein Umrechnen von Hand."""
-    from auswahlstufe.lauf import migrationen
+    from auswahlstufe.betrieb import migrationen
 
     kandidaten = AEB / "candidates.json"
     assert ingest(str(kandidaten), "--erste-id", "1001", url=leere_db_url, cwd=tmp_path).code == 0

@@ -42,8 +42,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from auswahlstufe.betrieb import laeufe, migrationen, sperre
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import laeufe, migrationen, sperren, stufe
+from auswahlstufe.lauf import stufe
 from auswahlstufe.server import server_holen
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import RAW_ITEMS, SLOT_TEXT, bestand_anlegen, fingerabdruck, sperrname, zustand_setzen
@@ -316,7 +317,7 @@ def laeuft_und_haelt_sperre(url: str, prozess: subprocess.Popen, name: str) -> N
             assert prozess.poll() is None, "der erste Lauf endete zu früh"
             time.sleep(0.005)
         # die Sperre ist von außen sichtbar: ein eigener Versuch scheitert
-        assert not conn.execute(sperren.SQL_SPERRE, (name,)).fetchone()[0]
+        assert not conn.execute(sperre.SQL_SPERRE, (name,)).fetchone()[0]
 
 
 @pytest.mark.parametrize(
@@ -386,7 +387,7 @@ def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
                 time.sleep(0.005)
             assert erster.poll() is None, "der erste Teil war schon fertig: kein Beweis"
             # Beide halten die Sperre der Version geteilt: ein ganzer Lauf bekäme sie nicht.
-            assert not conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+            assert not conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
             zweites = ende(zweiter)
     finally:
         erstes = ende(erster)
@@ -401,14 +402,14 @@ def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
 
 
 def test_sperre_aus_dem_test_gehalten_weist_jeden_schreibenden_lauf_ab(db_url):
-    """Die Sperren mit den Schlüsseln der Stufe gehalten (sperren.SQL_SPERRE…, sperrname):
+    """Die Sperren mit den Schlüsseln der Stufe gehalten (sperre.SQL_SPERRE…, sperrname):
     jeder Modus, der schreibt, bricht sofort ab; --trocken liest und läuft."""
     bestand_anlegen(db_url, 10)
     zustand_setzen(db_url, 10, "A")
     with psycopg.connect(db_url, autocommit=True) as halter:
         # so hält ein laufender Teil 2/3 seine Sperren: die der Version geteilt, die des Teils allein
-        assert halter.execute(sperren.SQL_SPERRE_GETEILT, (sperrname(),)).fetchone()[0]
-        assert halter.execute(sperren.SQL_SPERRE, (sperrname((2, 3)),)).fetchone()[0]
+        assert halter.execute(sperre.SQL_SPERRE_GETEILT, (sperrname(),)).fetchone()[0]
+        assert halter.execute(sperre.SQL_SPERRE, (sperrname((2, 3)),)).fetchone()[0]
         teil = laufen(db_url, "--backfill", "--teil", "2/3")
         assert teil.code == EXIT_GESPERRT and f"„{sperrname((2, 3))}“" in teil.err, str(teil)
         for k in (1, 3):

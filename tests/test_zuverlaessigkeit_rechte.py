@@ -28,8 +28,9 @@ import psycopg
 import pytest
 from psycopg import errors, sql
 
+from auswahlstufe.betrieb import sperre
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import rechte, rezept, sperren, vergabe
+from auswahlstufe.lauf import rechte, rezept, vergabe
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import (
     SLOT,
@@ -160,7 +161,7 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
                 conn.execute(anweisung)
         # was ein Lauf braucht, darf sie: temporäre Tabellen und die Sperre
         conn.execute("create temp table aw_probe (x integer)")
-        assert conn.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        assert conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
     assert fingerabdruck(db_url) == abdruck
 
 
@@ -511,9 +512,9 @@ def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, p
         erwartet=EXIT_DATENBANK,
     )
     with psycopg.connect(db_url, autocommit=True) as halter:
-        assert halter.execute(sperren.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        assert halter.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
         pruefen("Sperre belegt", stufen_url, "--backfill", erwartet=EXIT_GESPERRT)
-        halter.execute(sperren.SQL_FREIGEBEN)
+        halter.execute(sperre.SQL_FREIGEBEN)
         with halter.transaction():
             halter.execute("lock table selected_extractor in access exclusive mode")
             pruefen(

@@ -7,15 +7,15 @@ die Fassung eines Extraktors (Paketversion, Einstellungen, Zeichensatzregel)
 weicht ab oder es gibt noch keine –, extrahiert sie auf Worker-Prozessen
 (extraktion.py) und schreibt ``extraktionen``: nur Zeilen, deren Text, Fehler,
 Fassung oder Seite sich geändert hat, in Stapeln zu je einer Transaktion.
-Gelesen wird wie in der Auswahl in Keyset-Seiten (``s.item_id >= ab … limit``),
-jede eine eigene kurze Transaktion: während die Extraktoren rechnen, hält die
-Stufe keine Transaktion offen.
+Gelesen wird wie in der Auswahl in Keyset-Seiten (``betrieb.keyset``), jede eine eigene
+kurze Transaktion: während die Extraktoren rechnen, hält die Stufe keine Transaktion offen.
 
-``stufe.lauf`` ruft ``extrahieren`` als Vorlauf: unter der Sperre des Laufs
-und in seinem Protokoll (``auswahl_laeufe``), mit seiner Behandlung von
-SIGINT/SIGTERM. Danach wählt der Lauf für die betroffenen Items (die Auswahl
-erkennt geänderte Kandidaten an ihren Prüfsummen). Ein zweiter Lauf ohne
-Änderung extrahiert nichts.
+Der Lauf der Auswahl (``lauf.stufe``) ruft ``Extrahieren`` als Vorlauf jedes Bereichs, mit
+seinem Kontext (``betrieb.kontext.Laufkontext``): gelesen wird auf seiner Leseverbindung,
+geschrieben auf der Verbindung, die seine Sperre hält, protokolliert in seinem Eintrag in
+``auswahl_laeufe``; das erste SIGINT/SIGTERM beendet die laufende Seite, das zweite sofort.
+Danach wählt der Lauf für die betroffenen Items (die Auswahl erkennt geänderte Kandidaten an
+ihren Prüfsummen). Ein zweiter Lauf ohne Änderung extrahiert nichts.
 
 Eine schlechte Nacht wird kein bleibendes Ergebnis (Migration aw-009): scheitert
 ein Extraktor an der Umgebung – Zeitlimit, Absturz des Workers, Speichergrenze
@@ -28,23 +28,24 @@ ein leerer Text sind sein Urteil über die Seite und bleiben wie bisher.
 
 from __future__ import annotations
 
-import signal
 import time
 from collections.abc import Iterator
-from datetime import datetime
+from dataclasses import dataclass
 
-import click
 import psycopg
 from psycopg import sql
 
 import db
 from auswahlstufe.anzeige import zahl
-from auswahlstufe.extraktion import art
+from auswahlstufe.betrieb import keyset, protokoll
+from auswahlstufe.betrieb.bereich import Bereich
+from auswahlstufe.betrieb.ingest import ohne_geloeschte
+from auswahlstufe.betrieb.kontext import Laufkontext
+from auswahlstufe.betrieb.protokoll import log
+from auswahlstufe.extraktion import art, aufrufe
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
 from auswahlstufe.fortschritt import fortschritt
-from auswahlstufe.lauf import ausgabe, bereich, lesen, wache
-from auswahlstufe.lauf.abbruch import Abbruch
 
 STAPEL = 50  # Seiten je Schreibtransaktion
 # So oft versucht die Stufe einen Extraktor an einer Seite, der an der Umgebung scheitert
@@ -80,13 +81,6 @@ limit %(seite)s
 """
 
 SQL_ZAHL_VERALTET = "select count(*) from ({abfrage}) v"
-# Items eines Schreibstapels, die Ingest inzwischen löschte (ihre Zeilen scheiterten am
-# Fremdschlüssel): sie entfallen, der Rest des Stapels wird geschrieben.
-SQL_VERSCHWUNDENE = """
-select i from unnest(%s::bigint[]) as i
-where not exists (select 1 from raw_items r where r.id = i)
-"""
-
 # Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
 SQL_SCHREIBEN = """
 insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256,
@@ -108,23 +102,14 @@ where (extraktionen.text, extraktionen.fehler, extraktionen.extraktor_fassung, e
 
 
 def fassungen() -> dict[str, str]:
-    versionen = extraktion.versionen()
-    return {name: extraktion.extraktor_fassung(name, versionen[name]) for name in extraktion.EXTRAKTOREN}
+    versionen = aufrufe.versionen()
+    return {name: aufrufe.extraktor_fassung(name, versionen[name]) for name in aufrufe.EXTRAKTOREN}
 
 
-def _abfrage(slot: datetime | None, teil: str | None) -> tuple[sql.Composed, dict]:
-    bedingungen = [lesen.BEDINGUNG_ALLE]
-    params: dict[str, object] = {}
-    if slot is not None:
-        params["slot"] = slot
-        bedingungen.append(lesen.BEDINGUNG_SLOT)
-    if teil:
-        k, n = bereich.teil_parsen(teil)
-        params["k"], params["n"] = k - 1, n
-        bedingungen.append(lesen.BEDINGUNG_TEIL)
+def _abfrage(bereich: Bereich) -> tuple[sql.Composed, dict]:
     fassung = fassungen()
-    params["namen"], params["fassungen"] = list(fassung), list(fassung.values())
-    return sql.SQL(SQL_VERALTET).format(bedingung=sql.SQL(" and ").join(bedingungen)), params
+    params = {**bereich.parameter(), "namen": list(fassung), "fassungen": list(fassung.values())}
+    return sql.SQL(SQL_VERALTET).format(bedingung=bereich.bedingung()), params
 
 
 # Die Zählung eines Laufs (Bilanzzeile, auswahl_laeufe.extraktion): Seiten veraltet und
@@ -138,77 +123,53 @@ ZAEHLUNG = (
 )
 
 
-def extrahieren(
-    slot: datetime | None,
-    trocken: bool,
-    teil: str | None,
-    prozesse: int | None,
-    abbruch: Abbruch | None = None,
-    zaehlung: dict[str, int] | None = None,
-    *,
-    zeitlimit_s: float = extraktion.ZEITLIMIT_S,
-) -> dict[str, int]:
-    """Extrahiert die veralteten Seiten und schreibt ``extraktionen``; gibt die Zählung zurück.
-    ``slot``: der Zeitpunkt, wie ihn die Auswahl liest (``bereich.slot_parsen``), nicht als Text –
-    ``laeufe.slot_text`` nennt nur Minuten.
+@dataclass(frozen=True)
+class Extrahieren:
+    """Der Vorlauf eines Laufs mit ``--extrahieren``: ``Extrahieren(…)(kontext, bereich, zaehlung)``.
 
-    ``stufe.lauf`` ruft das als Vorlauf auf: nach der Sperre und dem Eintrag ins
-    Protokoll, vor der Auswahl, und gibt ``zaehlung`` mit – ein Verzeichnis, das
-    hier gefüllt wird und auch nach einem Fehler zeigt, wie weit es kam. Nach
-    SIGINT/SIGTERM (``abbruch``) hört die Extraktion nach der laufenden Seite auf,
-    schreibt die fertigen Seiten und endet mit ``Abgebrochen`` (Exit 130); die
-    Auswahl läuft dann nicht. ``zeitlimit_s``: je Seite und Extraktor
-    (``--extraktion-zeitlimit``).
+    Extrahiert die veralteten Seiten des Bereichs und schreibt ``extraktionen``; füllt
+    ``zaehlung`` (auch bis zu einem Fehler: sie zeigt, wie weit es kam). Nach einem Signal hört
+    die Extraktion nach der laufenden Seite auf, schreibt die fertigen Seiten und endet mit
+    ``Abgebrochen`` (Exit 130); die Auswahl läuft dann nicht. Ein trockener Lauf zählt nur.
+    ``zeitlimit_s``: je Seite und Extraktor (``--extraktion-zeitlimit``).
     """
-    start = time.perf_counter()
-    if zaehlung is None:
-        zaehlung = {}
-    zaehlung.update(dict.fromkeys(ZAEHLUNG, 0))
-    abfrage, params = _abfrage(slot, teil)
-    fassung = dict(zip(params["namen"], params["fassungen"], strict=True))
-    url = db.datenbank_url()
-    # Beide Verbindungen im Autocommit: jede Leseseite und jeder Schreibstapel ist eine
-    # eigene kurze Transaktion, zwischen ihnen – während die Extraktoren rechnen – keine.
-    # Beide melden sich bei der Wache des Laufs an (lauf.wache): sie hält sie in dieser Zeit
-    # wach, und vor jedem Schreibstapel prüft sie, dass der Lauf seine Sperre noch hält.
-    with (
-        db.fehler_uebersetzen(url),
-        db.verbinden(url, "extraktion lesen", autocommit=True) as leser,
-        wache.angemeldet(leser),
-    ):
-        if not leser.execute(SQL_GIBT_ES_SEITEN).fetchone()[0]:
+
+    prozesse: int | None = None
+    zeitlimit_s: float = extraktion.ZEITLIMIT_S
+
+    def __call__(self, k: Laufkontext, bereich: Bereich, zaehlung: dict[str, int]) -> None:
+        start = time.perf_counter()
+        zaehlung.update(dict.fromkeys(ZAEHLUNG, 0))
+        if not k.leser.execute(SQL_GIBT_ES_SEITEN).fetchone()[0]:
             raise VoraussetzungFehlt(
                 "Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (python check_db.py --migrieren)."
             )
-        zaehlung["veraltet"] = leser.execute(
+        abfrage, params = _abfrage(bereich)
+        zaehlung["veraltet"] = k.leser.execute(
             sql.SQL(SQL_ZAHL_VERALTET).format(abfrage=abfrage),
-            {**params, "ab": lesen.KLEINSTE_ID, "seite": None},
+            {**params, "ab": keyset.KLEINSTE_ID, "seite": None},
         ).fetchone()[0]
-        if not trocken and zaehlung["veraltet"]:
-            with (
-                db.verbinden(url, "extraktion schreiben", autocommit=True) as schreiber,
-                wache.angemeldet(schreiber),
-            ):
-                try:
-                    _extrahieren(
-                        leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch, zeitlimit_s
-                    )
-                except (psycopg.Error, StufenFehler, db.Fehler):
-                    if zaehlung["extrahiert"]:
-                        click.echo(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}", err=True)
-                    raise
-    # Die Bilanz ist Protokoll (stdout; lauf.ausgabe), nur ein Fehler geht nach stderr.
-    if trocken:
-        click.echo(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.")
-    else:
-        click.echo(f"Extraktion: {_bilanz(zaehlung, start)}")
-    if abbruch is not None and abbruch.signal is not None:
-        raise Abgebrochen(
-            f"Abgebrochen ({signal.Signals(abbruch.signal).name}) während der Extraktion nach "
-            f"{zaehlung['extrahiert']} Seiten; jede Seite ist ganz oder gar nicht geschrieben, ein "
-            "erneuter Lauf macht den Rest. Die Auswahl lief nicht."
-        )
-    return zaehlung
+        if k.trocken:
+            log.info(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.")
+            return
+        if zaehlung["veraltet"]:
+            ex = k.pool(
+                "extraktion", lambda: extraktion.Extraktion(self.prozesse, zeitlimit_s=self.zeitlimit_s)
+            )
+            try:
+                _extrahieren(k, ex, abfrage, params, zaehlung)
+            except (psycopg.Error, StufenFehler, db.Fehler):
+                if zaehlung["extrahiert"]:
+                    log.warning(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}")
+                raise
+        # Die Bilanz ist Protokoll (stdout), nur ein Fehler geht nach stderr.
+        log.info(f"Extraktion: {_bilanz(zaehlung, start)}")
+        if k.abgebrochen:
+            raise Abgebrochen(
+                f"Abgebrochen ({k.abbruch.name()}) während der Extraktion nach "
+                f"{zaehlung['extrahiert']} Seiten; jede Seite ist ganz oder gar nicht geschrieben, ein "
+                "erneuter Lauf macht den Rest. Die Auswahl lief nicht."
+            )
 
 
 def _bilanz(zaehlung: dict[str, int], start: float) -> str:
@@ -238,71 +199,59 @@ def _bilanz(zaehlung: dict[str, int], start: float) -> str:
     )
 
 
-def _seiten_lesen(leser, abfrage: sql.Composed, params: dict) -> Iterator[tuple]:
-    """Die veralteten Seiten in Keyset-Seiten zu LESESEITE, jede Abfrage eine eigene Transaktion."""
-    ab = lesen.KLEINSTE_ID
-    while True:
-        with wache.benutzt(leser):
-            zeilen = leser.execute(abfrage, {**params, "ab": ab, "seite": LESESEITE}).fetchall()
-        yield from zeilen
-        if len(zeilen) < LESESEITE or zeilen[-1][0] == lesen.GROESSTE_ID:
-            return
-        ab = zeilen[-1][0] + 1
-
-
 def _extrahieren(
-    leser, schreiber, abfrage, params, fassung, prozesse, zaehlung, abbruch, zeitlimit_s
+    k: Laufkontext, ex: extraktion.Extraktion, abfrage: sql.Composed, params: dict, zaehlung: dict[str, int]
 ) -> None:
+    fassung = dict(zip(params["namen"], params["fassungen"], strict=True))
     summen: dict[int, tuple[int, bytes, dict[str, int]]] = {}  # Seitennummer → (item_id, sha256, versuche)
 
-    def abgebrochen() -> bool:
-        return abbruch is not None and abbruch.signal is not None
-
-    def seiten():
-        for nr, (item_id, html, url, content_type, sha, namen, versuche) in enumerate(
-            _seiten_lesen(leser, abfrage, params)
-        ):
-            if abgebrochen():  # nach einem Signal keine neuen Seiten mehr lesen
-                return
-            summen[nr] = (item_id, sha, dict(zip(namen, versuche, strict=True)))
-            yield extraktion.Seite(bytes(html), url, str(item_id), content_type, tuple(namen))
+    def seiten() -> Iterator[extraktion.Seite]:
+        nr = 0
+        for zeilen in keyset.seiten(k.leser, abfrage, params, LESESEITE):
+            for item_id, html, url, content_type, sha, namen, versuche in zeilen:
+                if k.abgebrochen:  # nach einem Signal keine neuen Seiten mehr
+                    return
+                summen[nr] = (item_id, sha, dict(zip(namen, versuche, strict=True)))
+                nr += 1
+                yield extraktion.Seite(bytes(html), url, str(item_id), content_type, tuple(namen))
 
     zeilen: list[tuple] = []
     try:
-        with (
-            extraktion.Extraktion(prozesse, zeitlimit_s=zeitlimit_s) as ex,
-            fortschritt(
-                zaehlung["veraltet"], "Extrahieren", ausgabe.fortschritt_datei(), einheit="Seiten"
-            ) as weiter,
-        ):
-            for nr, kandidaten in ex.seiten(seiten()):
-                item_id, sha, bisher = summen.pop(nr)
-                if abgebrochen() and any(_abgestuerzt(e["error"]) for e in kandidaten.values()):
-                    # Starb ein Worker im Abbruch mit, ist das kein Befund über die Seite:
-                    # nicht schreiben, der nächste Lauf extrahiert sie.
-                    break
-                zaehlung["extrahiert"] += 1
-                zaehlung["keine_html"] += any(art.ist_keine_html(e["error"]) for e in kandidaten.values())
-                for name, ergebnis in kandidaten.items():
-                    fehler, versuche, vorlaeufig = _versuch(ergebnis["error"], bisher[name], zaehlung)
-                    zeilen.append(
-                        (item_id, name, ergebnis["text"], fehler, fassung[name], sha, versuche, vorlaeufig)
-                    )
-                if len(zeilen) >= STAPEL * len(extraktion.EXTRAKTOREN):
-                    _schreiben(schreiber, zeilen, zaehlung)
-                    zeilen = []
-                weiter(1)
-                if abgebrochen():
-                    break
+        _seiten_extrahieren(k, ex, seiten(), summen, fassung, zeilen, zaehlung)
     except StufenFehler:
-        # Etwa ein Ersatz-Worker, der nicht startet: die fertigen Seiten bleiben nicht liegen.
+        # Etwa ein neuer Worker, der nicht startet: die fertigen Seiten bleiben nicht liegen.
         if zeilen:
-            _schreiben(schreiber, zeilen, zaehlung)
-        if abgebrochen():
-            return  # nach SIGINT/SIGTERM eine Folge des Abbruchs: extrahieren meldet Exit 130
+            _schreiben(k, zeilen, zaehlung)
+        if k.abgebrochen:
+            return  # nach einem Signal eine Folge des Abbruchs: Exit 130
         raise
     if zeilen:
-        _schreiben(schreiber, zeilen, zaehlung)
+        _schreiben(k, zeilen, zaehlung)
+
+
+def _seiten_extrahieren(k, ex, seiten, summen, fassung, zeilen: list[tuple], zaehlung) -> None:
+    """Extrahiert Seite für Seite; ``zeilen`` sammelt, was noch nicht geschrieben ist."""
+    with fortschritt(
+        zaehlung["veraltet"], "Extrahieren", protokoll.fortschritt_datei(), einheit="Seiten"
+    ) as weiter:
+        for nr, kandidaten in ex.seiten(seiten):
+            item_id, sha, bisher = summen.pop(nr)
+            k.vorbei("seite")
+            if k.abgebrochen and any(_abgestuerzt(e["error"]) for e in kandidaten.values()):
+                # Starb ein Worker im Abbruch mit, ist das kein Befund über die Seite:
+                # nicht schreiben, der nächste Lauf extrahiert sie.
+                break
+            zaehlung["extrahiert"] += 1
+            zaehlung["keine_html"] += any(art.ist_keine_html(e["error"]) for e in kandidaten.values())
+            for name, ergebnis in kandidaten.items():
+                fehler, versuche, vorlaeufig = _versuch(ergebnis["error"], bisher[name], zaehlung)
+                zeilen.append(
+                    (item_id, name, ergebnis["text"], fehler, fassung[name], sha, versuche, vorlaeufig)
+                )
+            if len(zeilen) >= STAPEL * len(aufrufe.EXTRAKTOREN):
+                _schreiben(k, zeilen, zaehlung)
+                zeilen.clear()
+            weiter(1)
 
 
 def _abgestuerzt(fehler: str | None) -> bool:
@@ -324,24 +273,20 @@ def _versuch(fehler: str | None, bisher: int, zaehlung: dict[str, int]) -> tuple
     return f"{fehler} – Versuch {versuche} von {GRENZE}, der nächste Lauf versucht es wieder", versuche, True
 
 
-def _schreiben(schreiber, zeilen: list[tuple], zaehlung: dict[str, int]) -> None:
-    """Ein Schreibstapel in einer Transaktion (vorher: hält der Lauf seine Sperre noch?).
+def _schreiben(k: Laufkontext, zeilen: list[tuple], zaehlung: dict[str, int]) -> None:
+    """Ein Schreibstapel in einer Transaktion, auf der Verbindung mit der Sperre des Laufs.
+    Löschte Ingest inzwischen ein Item, entfallen seine Zeilen (gezählt), der Rest wird geschrieben."""
 
-    Löschte Ingest inzwischen ein Item, scheitert der Stapel am Fremdschlüssel; dann
-    entfallen die verschwundenen Items (gezählt), und der Rest wird geschrieben."""
-    wache.sperre_pruefen()
-    with wache.benutzt(schreiber):
-        while True:
-            try:
-                with schreiber.transaction(), schreiber.cursor() as cur:
-                    cur.executemany(SQL_SCHREIBEN, zeilen)
-                    zaehlung["geschrieben"] += cur.rowcount
-                    return
-            except psycopg.errors.ForeignKeyViolation:
-                weg = {i for (i,) in schreiber.execute(SQL_VERSCHWUNDENE, ([z[0] for z in zeilen],))}
-                if not weg:
-                    raise
-                zaehlung["entfallen"] += len(weg)
-                zeilen = [z for z in zeilen if z[0] not in weg]
-                if not zeilen:
-                    return
+    def schreiben(weg: frozenset[int]) -> int:
+        bleiben = [z for z in zeilen if z[0] not in weg]
+        if not bleiben:
+            return 0
+        with conn.cursor() as cur:
+            cur.executemany(SQL_SCHREIBEN, bleiben)
+            return cur.rowcount
+
+    with k.schreiben() as conn:
+        geschrieben, weg = ohne_geloeschte(conn, lambda: {z[0] for z in zeilen}, schreiben)
+    zaehlung["geschrieben"] += geschrieben
+    zaehlung["entfallen"] += len(weg)
+    k.vorbei("extraktion")

@@ -48,6 +48,7 @@ import click
 
 import db
 from auswahlstufe.anzeige import hinweis, zahl
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.fehler import EingabeFehler
 from auswahlstufe.fortschritt import BALKEN_AB_BYTES, MB, fortschritt
 from auswahlstufe.jsoneingabe import (
@@ -65,7 +66,6 @@ from auswahlstufe.jsoneingabe import (
     typname,
     zeitpunkt,
 )
-from auswahlstufe.lauf import migrationen
 from version import PRIORITAET
 
 # Stücke (Issue 19.10): ein Stück endet nach so vielen Zeilen oder so vielen Zeichen (Texte,

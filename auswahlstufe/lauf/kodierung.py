@@ -13,7 +13,6 @@ Dieses Modul kennt keine Datenbankverbindung: Zeilen hinein, Bytes heraus.
 from __future__ import annotations
 
 import hashlib
-import signal
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -200,14 +199,3 @@ def stapel_kodieren(
     if auswahl is not None:
         ergebnis.faelle = auswahl.faelle()
     return ergebnis
-
-
-def worker_start() -> None:
-    """Anfang jedes Worker-Prozesses: SIGINT und SIGTERM überhören.
-
-    Strg-C trifft die ganze Prozessgruppe, systemd schickt SIGTERM an alle
-    Prozesse der Einheit. Nur der Hauptprozess entscheidet, wann Schluss ist;
-    er beendet die Worker dann selbst (arbeiter.Arbeiter.beenden).
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -1,13 +1,6 @@
-"""Lesen der Items eines Laufs: in Keyset-Seiten, jede in eigener kurzer Transaktion.
+"""Was die Auswahl je Item liest: Prüfsummen immer, Texte nur, wo sich die Eingabe änderte.
 
-Die Leseverbindung steht im Autocommit: jede Seite ist eine Abfrage
-``… and r.id >= %(ab)s order by r.id limit %(seite)s`` und damit eine eigene
-Transaktion. Zwischen zwei Seiten – während die Worker rechnen und der
-Schreiber schreibt – hält die Stufe keine Transaktion offen: kein Snapshot, der
-VACUUM im ganzen Haus aufhält, und nichts, was
-``idle_in_transaction_session_timeout`` treffen könnte. Was zwischen zwei
-Seiten dazukommt, sieht der Lauf, sobald er dort ankommt; ein Item mit
-kleinerer id, das während des Laufs kam, macht der nächste Lauf.
+Gelesen wird in Keyset-Seiten (``betrieb.keyset``), jede eine eigene kurze Transaktion.
 """
 
 from __future__ import annotations
@@ -16,6 +9,10 @@ from collections.abc import Iterator
 
 import psycopg
 from psycopg import sql
+
+from auswahlstufe.betrieb import keyset
+from auswahlstufe.betrieb.bereich import Bereich
+from version import PRIORITAET
 
 # Je Item der Auswahl: die Zahl seiner Kandidatenzeilen, die Namen unbekannter
 # Extraktoren, die Prüfsumme seiner Eingabe und die seiner bisherigen
@@ -61,36 +58,19 @@ limit %(seite)s
 """
 # Wie viele Items der Lauf ansieht (für den Fortschritt und „Slot leer“); eine kurze Abfrage.
 SQL_ZAHL = "select count(*) from raw_items r where {bedingung}"
-# Die Bedingungen der Betriebsarten; werden mit " and " verbunden.
-BEDINGUNG_ALLE = sql.SQL("true")
-BEDINGUNG_SLOT = sql.SQL("r.slot = %(slot)s")
-# mod() ist bei negativen ids negativ; so landet jede id in genau einem Teil.
-BEDINGUNG_TEIL = sql.SQL("mod(mod(r.id, %(n)s) + %(n)s, %(n)s) = %(k)s")
-
-KLEINSTE_ID = -(2**63)
-GROESSTE_ID = 2**63 - 1
 
 
-def zahl(conn: psycopg.Connection, bedingung: sql.Composable, params: dict) -> int:
-    return conn.execute(sql.SQL(SQL_ZAHL).format(bedingung=bedingung), params).fetchone()[0]
+def parameter(bereich: Bereich, version: str, alle: bool) -> dict[str, object]:
+    return {**bereich.parameter(), "version": version, "bekannt": list(PRIORITAET), "alle": alle}
+
+
+def zahl(conn: psycopg.Connection, bereich: Bereich, params: dict) -> int:
+    return conn.execute(sql.SQL(SQL_ZAHL).format(bedingung=bereich.bedingung()), params).fetchone()[0]
 
 
 def seiten_lesen(
-    conn: psycopg.Connection, bedingung: sql.Composable, params: dict, groesse: int
+    conn: psycopg.Connection, bereich: Bereich, params: dict, groesse: int
 ) -> Iterator[list[tuple]]:
-    """Die Items in Seiten von ``groesse``, aufsteigend nach id (binär: schneller zu laden).
-
-    ``conn`` muss im Autocommit stehen: dann ist jede Seite eine eigene Transaktion.
-    """
-    anfrage = sql.SQL(SQL_LESEN).format(bedingung=bedingung)
-    ab = KLEINSTE_ID
-    with conn.cursor(binary=True) as cur:
-        while True:
-            zeilen = cur.execute(anfrage, {**params, "ab": ab, "seite": groesse}).fetchall()
-            if not zeilen:
-                return
-            yield zeilen
-            letzte = zeilen[-1][0]
-            if len(zeilen) < groesse or letzte == GROESSTE_ID:
-                return
-            ab = letzte + 1
+    """Die Items in Seiten von ``groesse``, aufsteigend nach id (binär: schneller zu laden)."""
+    anfrage = sql.SQL(SQL_LESEN).format(bedingung=bereich.bedingung())
+    return keyset.seiten(conn, anfrage, params, groesse, binaer=True)

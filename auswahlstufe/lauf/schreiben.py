@@ -7,14 +7,13 @@ der nur schreibt, was sich im Ergebnis unterscheidet. Items, deren Eingabe sich
 nachgetragen. Kodierungen, deren Item keine Kandidaten mehr hat, gehen. Ein
 abgebrochener Lauf hinterlässt so jede Zeile alt oder neu.
 
-Ingest löscht Items, auch während eines Laufs (Aufbewahrungsfrist); die
-Fremdschlüssel auf ``raw_items`` löschen die Kodierung mit. Ein Item, das
-zwischen Lesen und Schreiben verschwand, ließe das Schreiben seines Stapels am
-Fremdschlüssel scheitern: der Stapel geht dann über ``aw_stapel``, die
-verschwundenen Items fallen dort heraus und werden als *entfallen* gezählt, der
-Rest wird geschrieben. Die Stufe darf ``raw_items`` nur lesen (kein ``for key
-share``, das ``UPDATE``-Recht bräuchte); verschwindet ein Item erst zwischen dem
-Aussortieren und dem Upsert, versucht der Upsert es ohne dieses noch einmal.
+Ein Item, das Ingest zwischen Lesen und Schreiben löschte, ließe das Schreiben seines
+Stapels am Fremdschlüssel scheitern: der Stapel geht dann über ``aw_stapel``, und der Upsert
+läuft ohne die verschwundenen Items noch einmal (``betrieb.ingest``); sie zählen als
+*entfallen*.
+
+Die Transaktion öffnet der Lauf auf der Verbindung, die seine Sperre hält
+(``Laufkontext.schreiben``).
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from auswahlstufe.betrieb.ingest import ohne_geloeschte
 from auswahlstufe.lauf.kodierung import Stapelergebnis
 
 # Zwischenablage eines Stapels auf der Schreibverbindung; leert sich bei jedem Commit.
@@ -93,16 +93,9 @@ from unnest(%(ids)s::bigint[], %(summen)s::bytea[], %(ergebnisse)s::bytea[])
 where s.coder_version = %(version)s and s.item_id = n.item_id
   and s.ergebnissumme = n.ergebnissumme and s.pruefsumme is distinct from n.pruefsumme
 """
-# Items des Stapels, die es in raw_items nicht mehr gibt: aus der Zwischenablage nehmen
-# und zählen (entfallen). Danach schreibt der Upsert nur noch vorhandene Items.
-SQL_VERSCHWUNDENE = """
-delete from aw_stapel a
-where not exists (select 1 from raw_items r where r.id = a.item_id)
-"""
-# So oft versucht der Upsert es nach einem Fremdschlüsselfehler ohne die inzwischen
-# verschwundenen Items erneut; jeder Versuch braucht ein Löschen genau in der Lücke
-# zwischen zwei Anweisungen.
-VERSUCHE = 5
+# Items, die es in raw_items nicht mehr gibt, aus der Zwischenablage nehmen (betrieb.ingest).
+SQL_OHNE = "delete from aw_stapel where item_id = any(%s)"
+SQL_IDS = "select item_id from aw_stapel"
 # Entfernt Kodierungen dieser Version, deren Item keine Kandidaten mehr hat –
 # mit erneuter Prüfung, falls inzwischen wieder Kandidaten kamen.
 SQL_ENTFERNEN = """
@@ -128,19 +121,18 @@ class Geschrieben:
     entfallen: int = 0  # Items, die Ingest löschte, seit der Lauf sie las
 
 
-def _upsert(conn: psycopg.Connection, cur: psycopg.Cursor, geschrieben: Geschrieben) -> None:
+def _upsert(cur: psycopg.Cursor, geschrieben: Geschrieben) -> None:
     """aw_stapel → selected_extractor, ohne Items, die es nicht mehr gibt."""
-    for versuch in range(VERSUCHE):
-        cur.execute(SQL_VERSCHWUNDENE)
-        geschrieben.entfallen += cur.rowcount
-        try:
-            with conn.transaction():  # Savepoint: ein Fremdschlüsselfehler nimmt nur den Upsert zurück
-                cur.execute(SQL_UPSERT)
-                zeilen = cur.fetchall()
-            break
-        except psycopg.errors.ForeignKeyViolation:
-            if versuch == VERSUCHE - 1:
-                raise
+
+    def upsert(weg: frozenset[int]) -> list[tuple]:
+        if weg:
+            cur.execute(SQL_OHNE, (list(weg),))
+        return cur.execute(SQL_UPSERT).fetchall()
+
+    zeilen, weg = ohne_geloeschte(
+        cur.connection, lambda: [i for (i,) in cur.execute(SQL_IDS).fetchall()], upsert
+    )
+    geschrieben.entfallen += len(weg)
     for (ist_neu,) in zeilen:
         if ist_neu:
             geschrieben.neu += 1
@@ -149,10 +141,10 @@ def _upsert(conn: psycopg.Connection, cur: psycopg.Cursor, geschrieben: Geschrie
 
 
 def stapel_schreiben(conn: psycopg.Connection, version: str, ergebnis: Stapelergebnis) -> Geschrieben:
-    """Schreibt einen Stapel in einer Transaktion."""
+    """Schreibt einen Stapel (``conn`` in der Transaktion des Stapels)."""
     geschrieben = Geschrieben()
     ueber_upsert = [ergebnis.geaendert_daten] if ergebnis.geaendert_daten else []
-    with conn.transaction(), conn.cursor() as cur:
+    with conn.cursor() as cur:
         if ergebnis.neu_daten:
             try:
                 with conn.transaction():  # Savepoint: bei Konflikt nur dies zurück
@@ -165,7 +157,7 @@ def stapel_schreiben(conn: psycopg.Connection, version: str, ergebnis: Stapelerg
         if ueber_upsert:
             for daten in ueber_upsert:
                 _copy(cur, ZWISCHENABLAGE, daten)
-            _upsert(conn, cur, geschrieben)
+            _upsert(cur, geschrieben)
         if ergebnis.nachtragen:
             ids, summen, ergebnisse = zip(*ergebnis.nachtragen, strict=True)
             cur.execute(

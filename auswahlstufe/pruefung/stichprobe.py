@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 
 from auswahlstufe.fehler import EingabeFehler
+from auswahlstufe.pruefung import pruefseite
 from auswahlstufe.pruefung.auslese import Fall, Stichprobe
-from auswahlstufe.pruefung.pruefseite import seite, warum
 from auswahlstufe.regeln import zweifel
 from version import PRIORITAET
 
@@ -92,7 +92,7 @@ def _zeile(rang: int, fall: Fall) -> dict[str, object]:
         "zweifel_grund": z.grund,
         "naechster": z.nachbar or "",
         "fast_gleich": "ja" if z.fast_gleich else "nein",
-        "warum": warum(z, e),
+        "warum": pruefseite.warum(z, e),
         "konsens": e.konsens,
         "marge": "" if e.marge is None else f"{e.marge:.4f}",
     }
@@ -145,7 +145,9 @@ def schreiben(
         geschrieben += [csv_pfad, html_pfad]
         schreiben_csv(faelle, csv_pfad)
         html_pfad.write_text(
-            seite(faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung, stamm=csv_pfad.stem),
+            pruefseite.seite(
+                faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung, stamm=csv_pfad.stem
+            ),
             encoding="utf-8",
             errors="backslashreplace",
         )

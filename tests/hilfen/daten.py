@@ -145,10 +145,10 @@ def fingerabdruck(url: str) -> tuple:
 
 
 def sperrname(teil: tuple[int, int] | None = None) -> str:
-    """Der Name der Sperre, wie sperren.sperren ihn bildet."""
-    from auswahlstufe.lauf import sperren
+    """Der Name der Sperre, wie sperre.sperren ihn bildet."""
+    from auswahlstufe.betrieb import sperre
 
-    ganz = f"{sperren.SPERR_PRAEFIX} {CODER_VERSION}"
+    ganz = f"{sperre.SPERR_PRAEFIX} {CODER_VERSION}"
     return ganz if teil is None else f"{ganz} teil {teil[0]}/{teil[1]}"
 
 

@@ -155,12 +155,12 @@ def bilanzzeile(ausgabe: str) -> str:
     return ""
 
 
-def im_hintergrund(url: str, *args: str, cwd: Path) -> subprocess.Popen:
+def im_hintergrund(url: str, *args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
     """``python auswahl.py …`` als eigene Sitzung (eigene Prozessgruppe), ohne zu warten."""
     return subprocess.Popen(
         [sys.executable, str(PROJEKT / "auswahl.py"), *args],
         cwd=cwd,
-        env={**os.environ, "DATABASE_URL": url},
+        env={**os.environ, "DATABASE_URL": url, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -328,3 +328,41 @@ def worker_mit_seite(prozess: subprocess.Popen, mindestens: int, frist_s: float 
         time.sleep(0.005)
     ende(prozess, timeout=1)
     pytest.fail(f"nach {frist_s} s hat kein Worker eine Seite gelesen")
+
+
+# --- Haltepunkte (auswahlstufe/betrieb/halt.py) ------------------------------------------------
+
+
+@dataclass
+class Halt:
+    """Ein Lauf hält am ``n``-ten Vorbeikommen an ``punkt`` (``AUSWAHL_HALT``), bis ``weiter()``.
+
+    ``Halt(tmp_path, "stapel", 2)``: ``umgebung`` für den Lauf, ``abwarten(prozess)`` wartet, bis
+    er dort steht – so trifft ein Fehler den Lauf an einer bestimmten Stelle, gleich wie schnell
+    die Maschine ist."""
+
+    ort: Path
+    punkt: str
+    n: int = 1
+
+    @property
+    def datei(self) -> Path:
+        return self.ort / f"halt-{self.punkt}-{self.n}"
+
+    @property
+    def umgebung(self) -> dict[str, str]:
+        return {"AUSWAHL_HALT": f"{self.punkt}:{self.n}:{self.datei}"}
+
+    def abwarten(self, prozess: subprocess.Popen, frist: float = 300) -> None:
+        """Bis der Lauf am Haltepunkt steht; endet er vorher, scheitert der Test."""
+        erreicht = Path(f"{self.datei}.erreicht")
+        ende_um = time.monotonic() + frist
+        while not erreicht.exists():
+            if prozess.poll() is not None:
+                pytest.fail(f"der Lauf endete vor dem Haltepunkt {self.punkt}:{self.n}:\n{ende(prozess)}")
+            if time.monotonic() > ende_um:
+                pytest.fail(f"nach {frist} s nicht am Haltepunkt {self.punkt}:{self.n}")
+            time.sleep(0.01)
+
+    def weiter(self) -> None:
+        Path(f"{self.datei}.weiter").touch()

@@ -10,10 +10,13 @@ Beginn. Gefunden wird er über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``
 beides sieht jede Rolle (``pg_stat_activity`` verbirgt Startzeit und Anfrage
 fremder Rollen).
 
-Eine Session-Sperre hält, solange ihre Verbindung lebt. Beendet der Server die
-Verbindung (``idle_session_timeout``, ``pg_terminate_backend``, ein NAT, das die
-Verbindung vergaß), ist sie still weg; ``gehalten`` prüft vor jedem Schreiben,
-dass sie noch da ist (``lauf.wache``).
+Eine Session-Sperre hält, solange ihre Verbindung lebt, und jeder Lauf schreibt alles über
+genau diese Verbindung (``kontext.Laufkontext.schreiben``): was geschrieben wird, steht unter
+der Sperre. Stirbt die Verbindung (``pg_terminate_backend``, ein Neustart des Servers, ein NAT,
+das sie vergaß), scheitert das nächste Schreiben; ``verloren`` sagt dann, ob nur die Sperre
+weg ist (der Server antwortet einer neuen Verbindung: Exit 5) oder der Server (Exit 3).
+``idle_session_timeout`` trifft die Verbindungen eines Laufs nicht: ``db.verbinden`` setzt es
+für sie auf 0.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from datetime import datetime
 
 import psycopg
 
+import db
+from auswahlstufe.betrieb import laeufe
 from auswahlstufe.fehler import LaufGesperrt
-from auswahlstufe.lauf import laeufe
 
 SPERR_PRAEFIX = "wurzelwerk-auswahl"
 
@@ -61,17 +65,6 @@ where l.locktype = 'advisory' and l.objsubid = 1 and l.granted and l.pid <> pg_b
   and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
 order by l.pid
 limit 3
-"""
-# Hält diese Verbindung noch alle ihre Sperren? (Sie verliert sie nur mit der Verbindung.)
-SQL_SPERREN_GEHALTEN = """
-select count(*) = cardinality(%(namen)s::text[])
-from unnest(%(namen)s::text[]) n
-cross join lateral (select hashtextextended(n, 0) as k) s
-where exists (
-    select 1 from pg_locks l
-    where l.pid = pg_backend_pid() and l.locktype = 'advisory' and l.objsubid = 1 and l.granted
-      and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
-)
 """
 
 
@@ -135,11 +128,6 @@ def _halter(conn: psycopg.Connection, name: str) -> tuple[str, datetime | None]:
     return ((": " + "; ".join(teile)) if teile else ""), seit
 
 
-def gehalten(conn: psycopg.Connection, genommen: list[str]) -> bool:
-    """Hält ``conn`` noch jede Sperre aus ``genommen``? Eine tote Verbindung wirft psycopg.Error."""
-    return conn.execute(SQL_SPERREN_GEHALTEN, {"namen": genommen}).fetchone()[0]
-
-
 def freigeben(conn: psycopg.Connection) -> None:
     """Sperren ausdrücklich lösen, dann schließen.
 
@@ -153,3 +141,30 @@ def freigeben(conn: psycopg.Connection) -> None:
         pass  # Verbindung schon verloren: der Server löst die Sperre mit ihrem Ende
     finally:
         conn.close()
+
+
+# Warum die Verbindung weg ist, so weit der Server es sagte (er sagt es der ersten Anfrage danach).
+_GRUENDE = {
+    "57P05": "der Server beendete sie nach seinem idle_session_timeout",
+    "57P01": "der Server beendete sie (pg_terminate_backend oder ein Neustart)",
+}
+
+
+def verloren(fehler: psycopg.OperationalError, conn: psycopg.Connection, url: str) -> None:
+    """Ein Fehler auf der Verbindung ``conn``, die die Sperre hält – wirft immer. Ist sie weg und
+    antwortet der Server einer neuen Verbindung, ging nur die Sperre verloren: ``LaufGesperrt``
+    (Exit 5). Sonst ``fehler`` selbst (Server weg: Exit 3; die Verbindung lebt: etwa die Platte
+    voll)."""
+    if not (conn.broken or conn.closed):
+        raise fehler
+    try:
+        with db.verbinden(url, "pruefen", autocommit=True):
+            pass
+    except (db.Fehler, psycopg.Error):
+        raise fehler from None
+    grund = _GRUENDE.get(fehler.sqlstate or "", "die Verbindung riss ab")
+    raise LaufGesperrt(
+        f"Die Verbindung, die die Sperre des Laufs hielt, ist weg: {grund}. Ein anderer Lauf kann "
+        "die Sperre inzwischen haben; dieser hört auf, bevor er weiter schreibt. Was geschrieben ist, "
+        "bleibt (ganze Stapel), der nächste Lauf macht den Rest."
+    ) from None

@@ -1,11 +1,49 @@
-"""Welche Items ein Lauf nimmt: ``--slot`` (Europe/Berlin) und ``--teil K/N`` gelesen und geprüft."""
+"""Welche Items ein Lauf nimmt: alle, ein Slot (Europe/Berlin), ein Teil ``K/N``.
+
+``Bereich`` ist die eine Stelle für die Bedingung über ``raw_items r``, die Auswahl und
+Extraktion gleich lesen; ``slot_parsen`` und ``teil_parsen`` prüfen die Angaben der
+Kommandozeile, bevor eine Verbindung entsteht.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+
+from psycopg import sql
 
 from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.fehler import EingabeFehler
+
+# Die Bedingungen der Betriebsarten über raw_items r; werden mit " and " verbunden.
+BEDINGUNG_ALLE = sql.SQL("true")
+BEDINGUNG_SLOT = sql.SQL("r.slot = %(slot)s")
+# mod() ist bei negativen ids negativ; so landet jede id in genau einem Teil.
+BEDINGUNG_TEIL = sql.SQL("mod(mod(r.id, %(n)s) + %(n)s, %(n)s) = %(k)s")
+
+
+@dataclass(frozen=True)
+class Bereich:
+    """Alles (``slot`` und ``teil`` None), ein Slot, ein Teil ``(K, N)`` – oder beides."""
+
+    slot: datetime | None = None
+    teil: tuple[int, int] | None = None
+
+    def bedingung(self) -> sql.Composable:
+        teile: list[sql.Composable] = [BEDINGUNG_ALLE]
+        if self.slot is not None:
+            teile.append(BEDINGUNG_SLOT)
+        if self.teil is not None:
+            teile.append(BEDINGUNG_TEIL)
+        return sql.SQL(" and ").join(teile)
+
+    def parameter(self) -> dict[str, object]:
+        params: dict[str, object] = {}
+        if self.slot is not None:
+            params["slot"] = self.slot
+        if self.teil is not None:
+            params["k"], params["n"] = self.teil[0] - 1, self.teil[1]
+        return params
 
 
 def slot_parsen(text: str) -> datetime:

@@ -21,11 +21,11 @@ import os
 import socket
 from datetime import datetime
 
-import click
 import psycopg
 from psycopg.types.json import Jsonb
 
 from auswahlstufe.anzeige import BERLIN
+from auswahlstufe.betrieb.protokoll import log
 
 SQL_BEGINN = """
 insert into auswahl_laeufe
@@ -108,10 +108,9 @@ def beginnen(
     try:
         return conn.execute(SQL_BEGINN, params).fetchone()[0]
     except psycopg.errors.InsufficientPrivilege:
-        click.echo(
+        log.warning(
             "Warnung: der Lauf wird nicht protokolliert – der Rolle fehlt das Recht auf auswahl_laeufe "
-            "(select, insert, update).",
-            err=True,
+            "(select, insert, update)."
         )
         return None
 
@@ -215,8 +214,6 @@ def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None
         text = _beschreibung(zeile)
         aufruf = zeile[6]
         ebenso = f", sein Aufruf {aufruf} ebenso" if aufruf in geschlossen else ""
-        click.echo(
-            f"Hinweis: {text} {NICHT_EINGETRAGEN}; jetzt als abgebrochen geschlossen{ebenso}.", err=True
-        )
+        log.warning(f"Hinweis: {text} {NICHT_EINGETRAGEN}; jetzt als abgebrochen geschlossen{ebenso}.")
         beschreibungen.append(text)
     return beschreibungen

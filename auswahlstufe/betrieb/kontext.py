@@ -1,0 +1,107 @@
+"""Der Kontext eines Laufs: was er besitzt, an einer Stelle, ausdrücklich weitergereicht.
+
+Ein Lauf – die Auswahl, mit ``--extrahieren`` die Extraktion davor – bekommt einen
+``Laufkontext`` und reicht ihn an jeden Teil weiter; niemand sucht „den laufenden Lauf“ in
+einer Modulvariablen. Er besitzt:
+
+* die **Leseverbindung** (Autocommit: jede Keyset-Seite eine eigene kurze Transaktion);
+* die **Schreibverbindung**: sie hält die Sperre des Laufs, und *alles*, was der Lauf schreibt
+  – Protokoll, Kandidaten, Entscheidungen –, geht über sie (``schreiben``). Was geschrieben
+  wird, steht darum unter der Sperre; ist die Verbindung weg, scheitert das Schreiben, und
+  ``sperre.verloren`` sagt, ob nur die Sperre oder der Server fehlt. ``--trocken`` hat keine;
+* den **Abbruch** (``abbruch.Abbruch``): erstes Signal nach dem laufenden Stapel, zweites sofort;
+* die **Worker**: den Pool der Auswahl (vor den Verbindungen gestartet, ``fork``) und jeden
+  weiteren, den ein Teil braucht (``pool``: einmal je Lauf, am Ende beendet);
+* die **Haltepunkte** für Tests (``halt``).
+
+Die Verbindungen wach zu halten braucht nichts Eigenes: ``db.verbinden`` setzt
+``idle_session_timeout`` für sie auf 0, TCP-Keepalives halten NAT und Firewall.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager as ContextManager
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import psycopg
+
+import db
+from auswahlstufe.betrieb import sperre
+from auswahlstufe.betrieb.abbruch import Abbruch
+from auswahlstufe.betrieb.halt import Haltepunkte
+from auswahlstufe.betrieb.pool import Pool
+
+T = TypeVar("T")
+
+
+@dataclass
+class Laufkontext:
+    url: str
+    abbruch: Abbruch
+    leser: psycopg.Connection
+    schreiber: psycopg.Connection | None  # hält die Sperre; None bei --trocken
+    auswahlpool: Pool | None = None
+    halt: Haltepunkte = field(default_factory=Haltepunkte)
+    _pools: dict[str, object] = field(default_factory=dict)
+    _aufraeumen: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @property
+    def trocken(self) -> bool:
+        return self.schreiber is None
+
+    @property
+    def abgebrochen(self) -> bool:
+        """Kam ein Signal? Dann hört der Lauf nach dem laufenden Stapel (der laufenden Seite) auf."""
+        return self.abbruch.gesetzt
+
+    @contextlib.contextmanager
+    def schreiben(self) -> Iterator[psycopg.Connection]:
+        """Eine Transaktion auf der Verbindung, die die Sperre hält."""
+        with self.verbindung_der_sperre() as conn, conn.transaction():
+            yield conn
+
+    @contextlib.contextmanager
+    def verbindung_der_sperre(self) -> Iterator[psycopg.Connection]:
+        """Die Schreibverbindung für Anweisungen im Autocommit (Protokoll, Sperre); ein Fehler der
+        Verbindung wird zu ``LaufGesperrt`` (nur die Sperre weg) oder bleibt, was er ist."""
+        conn = self.schreiber
+        if conn is None:
+            raise RuntimeError("ein trockener Lauf schreibt nicht")
+        try:
+            yield conn
+        except psycopg.OperationalError as fehler:
+            sperre.verloren(fehler, conn, self.url)
+
+    def pool(self, name: str, fabrik: Callable[[], ContextManager[T]]) -> T:
+        """Der Pool ``name`` des Laufs (etwa die Worker der Extraktion): beim ersten Mal
+        gestartet, am Ende des Laufs beendet – nach einem Fehler sofort."""
+        if name not in self._pools:
+            self._pools[name] = self._aufraeumen.enter_context(fabrik())
+        return self._pools[name]
+
+    def vorbei(self, punkt: str) -> None:
+        """Ein Haltepunkt für Tests (``halt``); ein Signal beendet das Warten."""
+        self.halt.vorbei(punkt, lambda: self.abbruch.gesetzt)
+
+
+@contextlib.contextmanager
+def oeffnen(
+    url: str, *, schreibend: bool, auswahlpool: Callable[[], Pool] | None = None
+) -> Iterator[Laufkontext]:
+    """Abbruch, der Pool der Auswahl (vor den Verbindungen: kein Worker erbt einen Socket), Lese-
+    und (``schreibend``) Schreibverbindung; am Ende in umgekehrter Folge: erst die Pools des
+    Laufs, dann Sperren lösen und Verbindungen schließen, zuletzt die Worker der Auswahl."""
+    with contextlib.ExitStack() as stapel:
+        abbruch = stapel.enter_context(Abbruch())
+        pool = stapel.enter_context(auswahlpool()) if auswahlpool is not None else None
+        leser = stapel.enter_context(db.verbinden(url, "lesen", autocommit=True))
+        schreiber = None
+        if schreibend:
+            schreiber = db.verbinden(url, "schreiben", autocommit=True)
+            stapel.callback(sperre.freigeben, schreiber)
+        kontext = Laufkontext(url, abbruch, leser, schreiber, pool)
+        with kontext._aufraeumen:
+            yield kontext

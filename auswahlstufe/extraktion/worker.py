@@ -1,0 +1,89 @@
+"""Im Worker der Extraktion: sein Anfang und ein Aufruf eines Extraktors.
+
+* ``anfang`` (einmal je Worker, als Vorbereitung des Pools): Extraktoren laden und
+  einrichten (``aufrufe.vorbereiten``), das Netz sperren – die Extraktion holt nie etwas
+  nach –, und eine Speichergrenze setzen (``RLIMIT_AS``: der Adressraum nach dem Start plus
+  ``speichergrenze_mb``).
+* ``aufrufen``: ein Extraktor auf einer Seite, als ``(text, fehler)`` – genau eins von beiden.
+  Ein Fehler der Bibliothek ist ihr Urteil über die Seite; Speicher und Rekursionsgrenze
+  werden zu eigenen Sätzen. Zeitlimit und ein gestorbener Worker kommen vom Pool.
+
+Dieses Modul lädt der forkserver vorab (``seiten.VORLADEN``): es kennt weder Datenbank noch Lauf.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import resource
+import socket
+
+from auswahlstufe.extraktion import aufrufe
+
+
+class NetzGesperrt(OSError):
+    pass
+
+
+def _netz_sperren() -> None:
+    """Kein Netz in der Extraktion: jeder Verbindungsversuch scheitert sofort."""
+
+    def gesperrt(*args, **kwargs):
+        raise NetzGesperrt("Netzzugriff ist in der Extraktion gesperrt")
+
+    socket.socket.connect = gesperrt
+    socket.socket.connect_ex = gesperrt
+    socket.create_connection = gesperrt
+    socket.getaddrinfo = gesperrt
+
+
+def _adressraum() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def anfang(speichergrenze_mb: int, beschleuniger: bool) -> None:
+    """Anfang jedes Workers; scheitert er (ein Paket fehlt), sagt der Pool dem Hauptprozess warum."""
+    logging.disable(logging.CRITICAL)  # readability & Co. schrieben sonst Tracebacks nach stderr
+    aufrufe.vorbereiten(beschleuniger=beschleuniger)
+    _netz_sperren()
+    grenze = _adressraum() + speichergrenze_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (grenze, grenze))
+
+
+def speicher_fehler(grenze_mb: int) -> str:
+    return f"Speichergrenze {grenze_mb} MB überschritten"
+
+
+def aufrufen(extraktor: str, html: str, url: str, speichergrenze_mb: int) -> tuple[str | None, str | None]:
+    """``(text, None)`` oder ``(None, fehler)`` für einen Extraktor auf einer Seite."""
+    try:
+        return aufrufe.extrahieren(extraktor, html, url), None
+    except MemoryError:
+        return None, speicher_fehler(speichergrenze_mb)
+    except RecursionError:
+        return None, "Seite zu tief verschachtelt (Rekursionsgrenze)"
+    except Exception as e:  # ein Extraktor darf an einer Seite scheitern
+        beschreibung = f"{type(e).__name__}: {str(e)[:300]}"
+        if _speichermangel(e):  # libxml2 meldet fehlenden Speicher als eigene Ausnahme
+            return None, f"{speicher_fehler(speichergrenze_mb)} ({extraktor}: {beschreibung})"
+        return None, f"Extraktor scheiterte: {beschreibung}"
+
+
+# So nennt libxml2 (über lxml) fehlenden Speicher; an der Speichergrenze kommt er so statt als
+# MemoryError – readability etwa meldet „Unparseable: unknown error (<string>, line 0)“.
+_SPEICHERMANGEL = re.compile(r"out of memory|memory allocation failed|^unknown error\b", re.IGNORECASE)
+
+
+def _speichermangel(fehler: BaseException | None) -> bool:
+    """Scheiterte der Aufruf am Speicher, auch wenn die Ausnahme anders heißt? Dann ist es ein
+    Fehler der Umgebung, kein Urteil über die Seite (im Zweifel kostet das höchstens zwei
+    weitere Versuche, ``extraktion.stufe.GRENZE``)."""
+    for _ in range(10):  # die Kette aus __cause__/__context__, nicht endlos
+        if fehler is None:
+            return False
+        if isinstance(fehler, MemoryError) or _SPEICHERMANGEL.search(str(fehler)):
+            return True
+        fehler = fehler.__cause__ or fehler.__context__
+    return False
