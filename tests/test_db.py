@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from psycopg import sql
 
 import db
+import db_anmeldung
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.cli import cli
 from auswahlstufe.fehler import (
@@ -466,7 +467,9 @@ def test_ssl_verlangt_aber_der_server_hat_keins(pg15_anmeldung, tmp_path):
     ],
 )
 def test_gescheiterte_anmeldung_ist_ein_deutscher_satz_mit_dem_naechsten_schritt(text, satz):
-    meldung = db._verbindungsfehler(text, "postgresql://aw_stufe:***@/wurzelwerk", "", "dbname=wurzelwerk")
+    meldung = db_anmeldung.verbindungsfehler(
+        text, "postgresql://aw_stufe:***@/wurzelwerk", "", "dbname=wurzelwerk"
+    )
     assert satz in meldung, meldung
     assert not meldung.startswith("Datenbankfehler") and "failed" not in meldung, meldung
 
