@@ -1,8 +1,26 @@
 """Gescheiterte Anmeldung am Datenbankserver: ein deutscher Satz mit dem nächsten Schritt.
 
+``verbindungsfehler`` macht aus dem Text einer gescheiterten Verbindung einen Satz, der sagt,
+was geschah und wer was tut (pg_hba.conf, peer/ident, SSL, Passwort, zu viele Verbindungen,
+Server startet, nicht erreichbar, Verbindung verloren …); was keines der Muster trifft, bleibt
+„Datenbankfehler (…): <Text>“. ``passwort_falsch`` sagt dazu, woher URL und Passwort kamen.
+
+Warum Text und kein SQLSTATE: scheitert der Aufbau einer Verbindung, hat libpq nur
+PQerrorMessage – kein Ergebnis mit Feldern –, und psycopg hebt ``OperationalError`` ohne
+``sqlstate``, auch wenn der Server einen Code schickte (28P01, 28000, 53300, 57P03, 3D000 …).
+Ebenso ohne Code kommen die Meldungen von libpq selbst (SSL, Zertifikat, nicht erreichbar,
+Verbindung abgerissen). Die Fehler mit SQLSTATE ordnet ``db.py`` nach ihrer Klasse zu.
+
+Die Muster: was der Server schickt, kommt englisch oder in der Sprache seiner lc_messages
+(deutsch mit »…«), darum steht je Fall beides beisammen – englisch wie libpq 18 und die Server
+15 bis 18 schreiben, deutsch aus der de.po von PostgreSQL 15. Was libpq selbst meldet, kommt
+englisch: die libpq in psycopg-binary ist ohne Übersetzungen gebaut (nur für SSL steht auch ihr
+deutscher Satz da). Ändert eine neue Fassung von libpq oder Server den Wortlaut, trifft das
+Muster nicht mehr, und der Text erscheint unübersetzt hinter „Datenbankfehler (…)“
+(tests/test_db.py prüft die Sätze an den Texten und peer, reject und SSL an PostgreSQL 15).
+
 Eine gemeinsame Datei des Hauses neben ``db.py``: sie importiert nichts aus dem Paket
-``auswahlstufe`` und kein click. ``db.fehler_uebersetzen`` ruft ``verbindungsfehler`` für
-Fehler ohne SQLSTATE.
+``auswahlstufe`` und kein click.
 """
 
 from __future__ import annotations
@@ -13,17 +31,32 @@ from pathlib import Path
 
 import psycopg
 
-# libpq und der Server melden eine gescheiterte Verbindung als Text (ohne SQLSTATE): englisch,
-# oder in der Sprache von lc_messages des Servers (deutsch mit »…«). Jeder Fall hier sagt, was
-# geschah und wer was tut; die Muster stehen für beide Sprachen da (Texte aus libpq 18 und
-# PostgreSQL 15, de.po). Was hier nicht steht, bleibt „Datenbankfehler (…): <Text>“.
+_EINRICHTUNG = "docs/betrieb.md, Einrichtung, Schritt 1"
+
+
+def _muster(*texte: str) -> re.Pattern[str]:
+    """Ein Fall: trifft, wenn einer der Texte (reguläre Ausdrücke) vorkommt, gleich ob groß oder klein."""
+    return re.compile("|".join(texte), re.IGNORECASE)
+
+
+# --- Die Muster: englisch und deutsch je Fall beisammen ---------------------------------------------
+
+# Server, auth.c (28P01): password authentication failed for user "…"
+_PASSWORT_FALSCH = _muster("password authentication failed", "passwort-authentifizierung")
+# libpq, fe-auth.c: fe_sendauth: no password supplied
+_KEIN_PASSWORT = _muster("no password supplied")
 
 _NAME = r'["»](?P<{}>.*?)["«]'
+# Server, auth.c (28000): Peer/Ident authentication failed for user "…"
 _ANMELDEMETHODE = re.compile(
     r"\b(?P<methode>peer|ident)(?: authentication failed for user|-authentifizierung für benutzer) "
     + _NAME.format("rolle"),
     re.IGNORECASE,
 )
+# Server, auth.c (28000): pg_hba.conf rejects connection for host "…", user "…", database "…", no encryption
+_HBA_ABGEWIESEN = _muster("rejects connection", "lehnt verbindung ab")
+# Server, auth.c (28000): no pg_hba.conf entry for host "…", user "…", database "…", SSL encryption
+_HBA_KEINE_ZEILE = _muster(r"no pg_hba\.conf entry", r"kein pg_hba\.conf-eintrag")
 _HBA_FELDER = re.compile(
     r"(?:for host|für host) "
     + _NAME.format("host")
@@ -42,7 +75,136 @@ _VERSCHLUESSELUNG = {
     "gss encryption": "mit GSS",
     "gss-verschlüsselung": "mit GSS",
 }
-_EINRICHTUNG = "docs/betrieb.md, Einrichtung, Schritt 1"
+
+# Die übrigen Fälle nach Passwort, peer/ident und pg_hba.conf, in dieser Reihenfolge geprüft (die erste
+# passende Zeile gilt): Muster → Satz. Im Satz {ziel} die URL ohne Passwort, {woher} woher sie kam,
+# {rolle} die Rolle der URL, {0}, {1} die Gruppen des Musters.
+_FAELLE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        # libpq, fe-connect.c: server does not support SSL, but SSL was required (deutsch: de.po von libpq 15)
+        _muster("does not support ssl", "unterstützt kein ssl"),
+        "Der Server spricht kein SSL, DATABASE_URL verlangt es ({ziel}; sslmode=require oder "
+        "strenger, auch aus PGSSLMODE). Entweder schaltet der Admin des Servers SSL ein (ssl = on "
+        "mit Zertifikat), oder – nur in einem vertrauten Netz, etwa auf demselben Rechner – "
+        "sslmode=prefer in DATABASE_URL.{woher}",
+    ),
+    (
+        # libpq, fe-secure-openssl.c: root certificate file "…" does not exist
+        _muster(r'root certificate file ["»](.*?)["«] does not exist'),
+        "sslmode=verify-ca oder verify-full prüft das Zertifikat des Servers ({ziel}) und braucht "
+        "dafür ein Stammzertifikat; {0} gibt es nicht. sslrootcert=PFAD in DATABASE_URL "
+        "(oder sslrootcert=system für die Stammzertifikate des Systems).{woher}",
+    ),
+    (
+        # libpq, fe-secure-common.c: server certificate for "…" does not match host name "…"
+        _muster(r'server certificate for ["»](.*?)["«].*? host name ["»](.*?)["«]'),
+        "Das Zertifikat des Servers gilt für {0}, DATABASE_URL nennt den Host {1} "
+        "({ziel}; sslmode=verify-full). Den Namen aus dem Zertifikat als Host nehmen.{woher}",
+    ),
+    (
+        # OpenSSL über libpq: SSL error: certificate verify failed
+        _muster("certificate verify failed"),
+        "Das Zertifikat des Servers ließ sich nicht prüfen ({ziel}): es ist nicht von dem "
+        "Stammzertifikat in sslrootcert unterschrieben (oder abgelaufen). sslrootcert in DATABASE_URL "
+        "prüfen.{woher}",
+    ),
+    (
+        # Server, auth.c (28000): connection requires a valid client certificate
+        _muster("requires a valid client certificate"),
+        "Der Server verlangt ein Client-Zertifikat ({ziel}; pg_hba.conf: cert oder clientcert): "
+        "sslcert=… und sslkey=… in DATABASE_URL.{woher}",
+    ),
+    (
+        # libpq, fe-auth.c: channel binding required, but …
+        _muster("channel binding"),
+        "channel_binding=require in DATABASE_URL, aber die Anmeldung am Server ({ziel}) bietet es "
+        "nicht (nur mit SSL und scram-sha-256). SSL einschalten oder channel_binding=prefer.{woher}",
+    ),
+    (
+        # libpq, fe-connect.c: GSSAPI encryption required but was impossible …
+        _muster(r"(?s:gssapi.*required)", r"(?s:required.*gssapi)"),
+        "gssencmode=require in DATABASE_URL, aber der Server ({ziel}) verschlüsselt nicht mit GSSAPI "
+        "(über einen Socket nie). gssencmode=prefer oder disable.{woher}",
+    ),
+    (
+        # Server, miscinit.c (28000): role "…" is not permitted to log in
+        _muster(
+            r'(?:role|rolle) ["»](.*?)["«] (?:is not permitted to log in|hat keine berechtigung zum einloggen)'
+        ),
+        "Die Rolle {0} darf sich nicht anmelden (NOLOGIN; {ziel}). Der Admin der Stufe gibt "
+        "es mit dem Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4) oder: alter role {0} login;",
+    ),
+    (
+        # Server, postinit.c (42501): DETAIL:  User does not have CONNECT privilege.
+        _muster("connect privilege", "connect-privileg"),
+        "Der Rolle {rolle} fehlt das Recht CONNECT auf die Datenbank ({ziel}). Der Eigentümer der "
+        "Datenbank gibt es (grant connect on database …), oder der Admin der Stufe mit dem "
+        "Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4).",
+    ),
+    (
+        # Server, proc.c, miscinit.c, postinit.c (53300): sorry, too many clients already; too many
+        # connections for role/database "…"; remaining connection slots are reserved for …
+        _muster(
+            "too many clients",
+            "too many connections",
+            "zu viele verbindungen",
+            "connection slots are reserved",
+        ),
+        "Der Datenbankserver nimmt keine Verbindung mehr an ({ziel}): zu viele Verbindungen "
+        "(max_connections oder die Grenze der Rolle). Später erneut; ein erneuter Lauf setzt fort.",
+    ),
+    (
+        # Server beim Start der Sitzung (57P03): the database system is starting up / is shutting
+        # down / is in recovery mode / is not yet accepting connections
+        _muster(
+            "is starting up",
+            "is shutting down",
+            "in recovery mode",
+            "not yet accepting connections",
+            "datenbanksystem startet",
+            "datenbanksystem fährt herunter",
+        ),
+        "Der Datenbankserver startet gerade oder fährt herunter ({ziel}). Später erneut; "
+        "ein erneuter Lauf setzt fort.",
+    ),
+    (
+        # Server, postinit.c (55000): database "…" is not currently accepting connections
+        _muster("not currently accepting connections"),
+        "Die Datenbank in {ziel} nimmt gerade keine Verbindungen an (ALLOW_CONNECTIONS false).{woher}",
+    ),
+    (
+        # Server, postinit.c (3D000): database "…" does not exist
+        _muster("database .* does not exist", "datenbank .* existiert nicht"),
+        "Die Datenbank in {ziel} gibt es nicht.{woher}",
+    ),
+    (
+        # Server, miscinit.c (28000): role "…" does not exist
+        _muster("role .* does not exist", "rolle .* existiert nicht"),
+        "Die Rolle in {ziel} gibt es nicht.{woher}",
+    ),
+    (
+        # libpq, fe-connect.c, mit dem Text des Systems: Connection refused, No such file or
+        # directory (kein Socket), timeout expired; „could not connect“ aus älteren libpq
+        _muster("connection refused", "no such file", "could not connect", "timeout expired"),
+        "Datenbankserver nicht erreichbar ({ziel}). Läuft er, stimmen Host und Port?{woher}",
+    ),
+    (
+        # libpq, fe-misc.c: server closed the connection unexpectedly; Server, postgres.c:
+        # terminating connection …; psycopg: the connection is lost, connection socket closed
+        # (der Server verschwindet mitten im Lesen)
+        _muster(
+            "server closed the connection",
+            "terminating connection",
+            "connection is lost",
+            "connection socket closed",
+        ),
+        "Verbindung zur Datenbank verloren ({ziel}). Geschriebene Stapel bleiben; "
+        "ein erneuter Lauf setzt fort.",
+    ),
+)
+
+
+# --- Woher das Passwort kommt ------------------------------------------------------------------------
 
 
 def passwort_ausdruecklich(teile: dict[str, str]) -> bool:
@@ -51,6 +213,7 @@ def passwort_ausdruecklich(teile: dict[str, str]) -> bool:
 
 
 def url_teile(url: str | None) -> dict[str, str]:
+    """Die Teile der URL wie libpq sie liest; leer ohne URL oder wenn sie nicht lesbar ist."""
     try:
         return psycopg.conninfo.conninfo_to_dict(url) if url else {}
     except psycopg.Error:
@@ -104,6 +267,9 @@ def passwort_falsch(ziel: str, woher: str, url: str | None) -> str:
     )
 
 
+# --- peer, ident und pg_hba.conf --------------------------------------------------------------------
+
+
 def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
     """Die Zeile in pg_hba.conf, die ``rolle`` von ``host`` mit Passwort an ``datenbank`` lässt."""
     if host in ("[local]", ""):
@@ -114,9 +280,8 @@ def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
 
 def _hba_satz(text: str, ziel: str) -> str | None:
     """pg_hba.conf weist ab („reject“) oder hat keine Zeile – wer was in pg_hba.conf ändert."""
-    klein = text.lower()
-    abgewiesen = "rejects connection" in klein or "lehnt verbindung ab" in klein
-    keine_zeile = "no pg_hba.conf entry" in klein or "kein pg_hba.conf-eintrag" in klein
+    abgewiesen = bool(_HBA_ABGEWIESEN.search(text))
+    keine_zeile = bool(_HBA_KEINE_ZEILE.search(text))
     if not (abgewiesen or keine_zeile):
         return None
     treffer = _HBA_FELDER.search(text)
@@ -197,130 +362,26 @@ def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
     )
 
 
-def _ssl_satz(text: str, ziel: str) -> str | None:
-    klein = text.lower()
-    if "does not support ssl" in klein or "unterstützt kein ssl" in klein:
-        return (
-            f"Der Server spricht kein SSL, DATABASE_URL verlangt es ({ziel}; sslmode=require oder "
-            "strenger, auch aus PGSSLMODE). Entweder schaltet der Admin des Servers SSL ein (ssl = on "
-            "mit Zertifikat), oder – nur in einem vertrauten Netz, etwa auf demselben Rechner – "
-            "sslmode=prefer in DATABASE_URL."
-        )
-    if treffer := re.search(r'root certificate file ["»](.*?)["«] does not exist', text, re.IGNORECASE):
-        return (
-            f"sslmode=verify-ca oder verify-full prüft das Zertifikat des Servers ({ziel}) und braucht "
-            f"dafür ein Stammzertifikat; {treffer[1]} gibt es nicht. sslrootcert=PFAD in DATABASE_URL "
-            "(oder sslrootcert=system für die Stammzertifikate des Systems)."
-        )
-    if treffer := re.search(r'server certificate for ["»](.*?)["«].*? host name ["»](.*?)["«]', text, re.I):
-        return (
-            f"Das Zertifikat des Servers gilt für {treffer[1]}, DATABASE_URL nennt den Host {treffer[2]} "
-            f"({ziel}; sslmode=verify-full). Den Namen aus dem Zertifikat als Host nehmen."
-        )
-    if "certificate verify failed" in klein:
-        return (
-            f"Das Zertifikat des Servers ließ sich nicht prüfen ({ziel}): es ist nicht von dem "
-            "Stammzertifikat in sslrootcert unterschrieben (oder abgelaufen). sslrootcert in DATABASE_URL "
-            "prüfen."
-        )
-    if "requires a valid client certificate" in klein:
-        return (
-            f"Der Server verlangt ein Client-Zertifikat ({ziel}; pg_hba.conf: cert oder clientcert): "
-            "sslcert=… und sslkey=… in DATABASE_URL."
-        )
-    if "channel binding" in klein:
-        return (
-            f"channel_binding=require in DATABASE_URL, aber die Anmeldung am Server ({ziel}) bietet es "
-            "nicht (nur mit SSL und scram-sha-256). SSL einschalten oder channel_binding=prefer."
-        )
-    if "gssapi" in klein and "required" in klein:
-        return (
-            f"gssencmode=require in DATABASE_URL, aber der Server ({ziel}) verschlüsselt nicht mit GSSAPI "
-            "(über einen Socket nie). gssencmode=prefer oder disable."
-        )
-    return None
+# --- Der Satz ---------------------------------------------------------------------------------------
 
 
 def verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None = None) -> str:
-    klein = text.lower()
+    """Der deutsche Satz zu einer gescheiterten Verbindung (Text von libpq oder Server, ohne Passwort)."""
     woher = f" {herkunft}" if herkunft else ""
-    if "password authentication failed" in klein or "passwort-authentifizierung" in klein:
+    if _PASSWORT_FALSCH.search(text):
         return passwort_falsch(ziel, woher, url)
-    if "no password supplied" in klein:
+    if _KEIN_PASSWORT.search(text):
         datei = passwortdatei(url_teile(url))
         return (
             f"Anmeldung an {ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins, "
             f"und {datei or '~/.pgpass'} hat keine passende Zeile (rechner:port:datenbank:rolle:passwort, "
             f"* für beliebig; chmod 600; docs/betrieb.md, Einrichtung, Schritt 5).{woher}"
         )
-    for satz in (_anmeldemethode_satz(text, ziel, url), _hba_satz(text, ziel), _ssl_satz(text, ziel)):
+    for satz in (_anmeldemethode_satz(text, ziel, url), _hba_satz(text, ziel)):
         if satz:
             return satz + woher
-    if treffer := re.search(
-        r'(?:role|rolle) ["»](.*?)["«] (?:is not permitted to log in|hat keine berechtigung zum einloggen)',
-        text,
-        re.I,
-    ):
-        return (
-            f"Die Rolle {treffer[1]} darf sich nicht anmelden (NOLOGIN; {ziel}). Der Admin der Stufe gibt "
-            f"es mit dem Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4) oder: alter role {treffer[1]} login;"
-        )
-    if "connect privilege" in klein or "connect-privileg" in klein:
-        rolle = url_teile(url).get("user") or "der Rolle"
-        return (
-            f"Der Rolle {rolle} fehlt das Recht CONNECT auf die Datenbank ({ziel}). Der Eigentümer der "
-            "Datenbank gibt es (grant connect on database …), oder der Admin der Stufe mit dem "
-            "Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4)."
-        )
-    if any(
-        s in klein
-        for s in (
-            "too many clients",
-            "too many connections",
-            "zu viele verbindungen",
-            "connection slots are reserved",
-        )
-    ):
-        return (
-            f"Der Datenbankserver nimmt keine Verbindung mehr an ({ziel}): zu viele Verbindungen "
-            "(max_connections oder die Grenze der Rolle). Später erneut; ein erneuter Lauf setzt fort."
-        )
-    if any(
-        s in klein
-        for s in (
-            "is starting up",
-            "is shutting down",
-            "in recovery mode",
-            "not yet accepting connections",
-            "datenbanksystem startet",
-            "datenbanksystem fährt herunter",
-        )
-    ):
-        return (
-            f"Der Datenbankserver startet gerade oder fährt herunter ({ziel}). Später erneut; "
-            "ein erneuter Lauf setzt fort."
-        )
-    if "not currently accepting connections" in klein:
-        return f"Die Datenbank in {ziel} nimmt gerade keine Verbindungen an (ALLOW_CONNECTIONS false).{woher}"
-    if re.search(r"database .* does not exist|datenbank .* existiert nicht", klein):
-        return f"Die Datenbank in {ziel} gibt es nicht.{woher}"
-    if re.search(r"role .* does not exist|rolle .* existiert nicht", klein):
-        return f"Die Rolle in {ziel} gibt es nicht.{woher}"
-    if any(
-        s in klein for s in ("connection refused", "no such file", "could not connect", "timeout expired")
-    ):
-        return f"Datenbankserver nicht erreichbar ({ziel}). Läuft er, stimmen Host und Port?{woher}"
-    if any(
-        s in klein
-        for s in (
-            "server closed the connection",
-            "terminating connection",
-            "connection is lost",
-            "connection socket closed",  # psycopg, wenn der Server mitten im Lesen verschwindet
-        )
-    ):
-        return (
-            f"Verbindung zur Datenbank verloren ({ziel}). Geschriebene Stapel bleiben; "
-            "ein erneuter Lauf setzt fort."
-        )
+    rolle = url_teile(url).get("user") or "der Rolle"
+    for muster, satz in _FAELLE:
+        if treffer := muster.search(text):
+            return satz.format(*treffer.groups(), ziel=ziel, woher=woher, rolle=rolle)
     return f"Datenbankfehler ({ziel}): {text.strip()}"
