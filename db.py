@@ -1,21 +1,18 @@
 """Verbindung zur Datenbank: DATABASE_URL finden, verbinden, Fehler übersetzen.
 
-* ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env``
-  (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen und ein
-  Passwort darin steht; sie
-  merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
-* ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
-  String durch ``***``; jede Meldung mit einer URL geht hier durch.
-* ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne
-  Passwort in der URL – die Passwortdatei ``~/.pgpass`` (eines kaputt oder die
-  Datei für andere lesbar: Exit 7), setzt application_name, statement_timeout und lock_timeout
-  und prüft die Mindestversion des Servers (zu alt: Exit 4).
-* ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten
-  mit einem deutschen Satz – nie ein Traceback, nie ein Passwort. Eine
-  gescheiterte Anmeldung (pg_hba.conf, peer, SSL, …) nennt den nächsten
-  Schritt und woher URL und Passwort kamen (``db_anmeldung``). Ein fehlendes
-  Recht wird ``RechtFehlt``: welche Rolle, welches Objekt; den nächsten Schritt
-  hängt der Befehl an, der weiß, welche Betriebsart lief.
+* ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env`` (python-dotenv;
+  eine Warnung, wenn die Datei ein Passwort enthält und Gruppe oder andere sie lesen dürfen)
+  und merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
+* ``maskieren`` und ``ohne_passwort``: jede Meldung mit einer URL geht ohne Passwort hinaus.
+* ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne Passwort in der
+  URL – die Passwortdatei (eines kaputt oder die Datei für andere lesbar: Exit 7), setzt
+  application_name, statement_timeout und lock_timeout und prüft die Mindestversion des
+  Servers (zu alt: Exit 4).
+* ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten mit einem deutschen
+  Satz – nie ein Traceback, nie ein Passwort. Hat der Fehler einen SQLSTATE, entscheidet seine
+  Klasse (``_NACH_SQLSTATE``); ein fehlendes Recht wird ``RechtFehlt``, den nächsten Schritt
+  hängt der Befehl an. Ohne SQLSTATE – die Verbindung kam nicht zustande oder riss ab – bleibt
+  nur der Text von libpq und Server: den Satz dazu schreibt ``db_anmeldung``.
 
 Die Fehlerklassen gehören diesem Modul: es steht als gemeinsame Datei des
 Hauses unter dem Paket der Stufe und importiert nichts aus ihm. Welchen
@@ -30,20 +27,23 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote
 
 import psycopg
 from psycopg import errors
 
 from db_anmeldung import (
-    passwort_ausdruecklich,
+    lesefehler,
+    optionsfehler,
     passwort_falsch,
-    passwortdatei,
+    passwortdatei_offen,
     url_teile,
     verbindungsfehler,
 )
+from db_anmeldung import passwortdatei as passwortdatei  # bleibt auch db.passwortdatei
 
 
 class Fehler(Exception):
@@ -239,14 +239,6 @@ _AUSWAHL = {
     "sslnegotiation": ("postgres", "direct"),
 }
 _GANZZAHL = ("connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count")
-# libpq-Meldungen beim Lesen der URL, auf Deutsch.
-_LESEFEHLER = (
-    (re.compile(r'missing "=" after "(.*)" in connection info string'), "fehlendes „=“ nach „{}“"),
-    (re.compile(r'invalid URI query parameter: "(.*)"'), "unbekannter Parameter „{}“ in der URL"),
-    (re.compile(r'invalid connection option "(.*)"'), "unbekannte Verbindungsoption „{}“"),
-    (re.compile(r'invalid percent-encoded token: "(.*)"'), "ungültige %-Kodierung „{}“"),
-    (re.compile(r"unterminated quoted string"), "ein Anführungszeichen ist nicht geschlossen"),
-)
 _BEISPIEL = "erwartet z. B. postgresql://rolle@host:5432/datenbank oder host=… dbname=…"
 
 
@@ -255,11 +247,7 @@ def url_pruefen(url: str) -> dict[str, str]:
     try:
         teile = psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.Error as fehler:
-        text = ohne_passwort(str(fehler), url).strip()
-        for muster, satz in _LESEFEHLER:
-            if treffer := muster.search(text):
-                text = satz.format(*treffer.groups())
-                break
+        text = lesefehler(ohne_passwort(str(fehler), url).strip())
         raise KonfigurationsFehler(f"DATABASE_URL ist nicht lesbar: {text} ({_BEISPIEL}).") from None
     for name, erlaubt in _AUSWAHL.items():
         wert = teile.get(name)
@@ -314,24 +302,6 @@ def optionen(grenzen: dict[str, str], vorhanden: str | None = None) -> str:
     return f"{vorhanden} {eigene}" if vorhanden else eigene
 
 
-def passwortdatei_pruefen(teile: dict[str, str]) -> None:
-    """Ohne Passwort in der URL (und ohne PGPASSWORD) liest libpq die Passwortdatei – aber nicht,
-    wenn Gruppe oder andere sie lesen dürfen; dann schreibt libpq bei jeder Verbindung eine
-    englische Warnung auf stderr. Hier vorher, deutsch: KonfigurationsFehler (Exit 7)."""
-    if passwort_ausdruecklich(teile):
-        return
-    datei = passwortdatei(teile)
-    try:
-        modus = datei.stat().st_mode if datei is not None else 0
-    except OSError:
-        return
-    if stat.S_ISREG(modus) and modus & (stat.S_IRWXG | stat.S_IRWXO):
-        raise KonfigurationsFehler(
-            f"{datei} ist für Gruppe oder andere lesbar; libpq liest die Passwortdatei dann nicht. "
-            f"chmod 600 {datei}"
-        )
-
-
 def version_text(nummer: int) -> str:
     """server_version_num als Text: 180001 → „18.1“, 90624 → „9.6.24“."""
     if nummer >= 100000:
@@ -358,7 +328,8 @@ def verbinden(
     älter als ``MINDESTVERSION`` ist.
     """
     teile = url_pruefen(url)
-    passwortdatei_pruefen(teile)
+    if satz := passwortdatei_offen(teile):  # libpq läse sie nicht: vorher, deutsch, Exit 7
+        raise KonfigurationsFehler(satz)
     grenzen = laufgrenzen() if grenzen is None else grenzen
     with fehler_uebersetzen(url):
         conn = psycopg.connect(
@@ -380,21 +351,7 @@ def verbinden(
     return conn
 
 
-@contextlib.contextmanager
-def fehler_uebersetzen(url: str | None) -> Iterator[None]:
-    """Übersetzt psycopg-Fehler in die Fehlerklassen dieses Moduls, ohne Passwort."""
-    ziel = maskieren(url) if url else "Datenbank"
-    try:
-        yield
-    except psycopg.Error as fehler:
-        text = ohne_passwort(str(fehler), url)
-        raise _uebersetzt(fehler, text, ziel, getattr(url, "herkunft", ""), _rolle(url), url) from None
-
-
-def _rolle(url: str | None) -> str | None:
-    """Der Rollenname aus der URL (ohne ihn: libpq nimmt PGUSER oder den Benutzer des Systems)."""
-    return url_teile(url).get("user")
-
+# --- Fehler übersetzen ---------------------------------------------------------------
 
 # Was der Server bei fehlenden Rechten meldet (lc_messages englisch) → deutsch.
 _OBJEKTARTEN = {
@@ -422,47 +379,84 @@ def recht_fehlt_satz(haupt: str, rolle: str | None, ziel: str) -> str:
     return f"{wer} fehlt ein Recht (der Server meldet: {haupt})."
 
 
-def _uebersetzt(
-    fehler: psycopg.Error,
-    text: str,
-    ziel: str,
-    herkunft: str = "",
-    rolle: str | None = None,
-    url: str | None = None,
-) -> Exception:
+class _Lage(NamedTuple):
+    """Was ein Satz der Tabelle unten einsetzt."""
+
+    haupt: str  # die Hauptmeldung des Servers (diag.message_primary)
+    ziel: str  # die URL ohne Passwort
+    rolle: str | None  # die Rolle der URL
+    woher: str  # „ DATABASE_URL kommt aus …“ oder leer
+    url: str | None
+
+
+# Fehler mit SQLSTATE: Klasse von psycopg → Fehlerklasse dieses Moduls und Satz; die erste passende
+# Zeile gilt. Im Satz {haupt} die Hauptmeldung des Servers, {ziel} die URL ohne Passwort; wo er mehr
+# braucht (welche Rolle, woher das Passwort), steht eine Funktion der Lage.
+_NACH_SQLSTATE: tuple[
+    tuple[tuple[type[psycopg.Error], ...], type[Fehler], str | Callable[[_Lage], str]], ...
+] = (
+    (
+        (errors.QueryCanceled,),  # 57014: statement_timeout
+        Zeitlimit,
+        "Zeitlimit der Datenbank überschritten (statement_timeout): {haupt}. "
+        "Grenze über AUSWAHL_STATEMENT_TIMEOUT anheben.",
+    ),
+    (
+        (errors.LockNotAvailable,),  # 55P03: lock_timeout
+        Zeitlimit,
+        "Sperre nicht rechtzeitig bekommen (lock_timeout): {haupt}. Hält ein anderer Prozess die Tabelle?",
+    ),
+    (
+        (errors.UndefinedTable, errors.UndefinedColumn, errors.UndefinedFunction),  # 42P01, 42703, 42883
+        VoraussetzungFehlt,
+        "Voraussetzung fehlt in der Datenbank: {haupt}. "
+        "Prüfen mit: python check_db.py (Migrationen: python check_db.py --migrieren).",
+    ),
+    (
+        (errors.InsufficientPrivilege,),  # 42501
+        RechtFehlt,
+        lambda lage: recht_fehlt_satz(lage.haupt, lage.rolle, lage.ziel),
+    ),
+    (
+        (errors.AdminShutdown, errors.CrashShutdown, errors.CannotConnectNow),  # 57P01, 57P02, 57P03
+        DatenbankFehler,
+        "Der Datenbankserver wurde heruntergefahren ({ziel}). Geschriebene Stapel bleiben; "
+        "ein erneuter Lauf setzt fort.",
+    ),
+    (
+        (errors.InvalidParameterValue,),  # 22023: etwa options=-c statement_timeout=…
+        KonfigurationsFehler,
+        "Der Server lehnt eine Einstellung ab: {haupt}. Prüfen: AUSWAHL_STATEMENT_TIMEOUT, "
+        "AUSWAHL_LOCK_TIMEOUT und options in DATABASE_URL.",
+    ),
+    (
+        (errors.InvalidPassword, errors.InvalidAuthorizationSpecification),  # 28P01, 28000
+        DatenbankFehler,
+        lambda lage: passwort_falsch(lage.ziel, lage.woher, lage.url),
+    ),
+)
+
+
+@contextlib.contextmanager
+def fehler_uebersetzen(url: str | None) -> Iterator[None]:
+    """Übersetzt psycopg-Fehler in die Fehlerklassen dieses Moduls, ohne Passwort."""
+    ziel = maskieren(url) if url else "Datenbank"
+    try:
+        yield
+    except psycopg.Error as fehler:
+        raise _uebersetzt(fehler, ohne_passwort(str(fehler), url), ziel, url) from None
+
+
+def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str, url: str | None) -> Fehler:
+    herkunft = getattr(url, "herkunft", "")
     haupt = (getattr(fehler.diag, "message_primary", None) or text).strip()
-    if isinstance(fehler, errors.QueryCanceled):
-        return Zeitlimit(
-            f"Zeitlimit der Datenbank überschritten (statement_timeout): {haupt}. "
-            "Grenze über AUSWAHL_STATEMENT_TIMEOUT anheben."
-        )
-    if isinstance(fehler, errors.LockNotAvailable):
-        return Zeitlimit(
-            f"Sperre nicht rechtzeitig bekommen (lock_timeout): {haupt}. Hält ein anderer Prozess die Tabelle?"
-        )
-    if isinstance(fehler, errors.UndefinedTable | errors.UndefinedColumn | errors.UndefinedFunction):
-        return VoraussetzungFehlt(
-            f"Voraussetzung fehlt in der Datenbank: {haupt}. "
-            "Prüfen mit: python check_db.py (Migrationen: python check_db.py --migrieren)."
-        )
-    if isinstance(fehler, errors.InsufficientPrivilege):
-        return RechtFehlt(recht_fehlt_satz(haupt, rolle, ziel))
-    if isinstance(fehler, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow):
-        return DatenbankFehler(
-            f"Der Datenbankserver wurde heruntergefahren ({ziel}). Geschriebene Stapel bleiben; "
-            "ein erneuter Lauf setzt fort."
-        )
-    if isinstance(fehler, errors.InvalidParameterValue):
-        return KonfigurationsFehler(
-            f"Der Server lehnt eine Einstellung ab: {haupt}. Prüfen: AUSWAHL_STATEMENT_TIMEOUT, "
-            "AUSWAHL_LOCK_TIMEOUT und options in DATABASE_URL."
-        )
+    lage = _Lage(haupt, ziel, url_teile(url).get("user"), f" {herkunft}" if herkunft else "", url)
+    for klassen, art, satz in _NACH_SQLSTATE:
+        if isinstance(fehler, klassen):
+            return art(satz(lage) if callable(satz) else satz.format_map(lage._asdict()))
     if isinstance(fehler, psycopg.OperationalError) and not fehler.sqlstate:
-        if treffer := re.search(r'invalid (\w+) value: "(.*?)"', text):
-            return KonfigurationsFehler(
-                f"DATABASE_URL: {treffer[1]}={treffer[2]!r:.40} ist kein gültiger Wert ({ziel})."
-            )
+        # Ohne SQLSTATE: die Verbindung kam nicht zustande oder riss ab – nur der Text sagt, warum.
+        if satz := optionsfehler(text, ziel):
+            return KonfigurationsFehler(satz)
         return DatenbankFehler(verbindungsfehler(text, ziel, herkunft, url))
-    if isinstance(fehler, errors.InvalidPassword | errors.InvalidAuthorizationSpecification):
-        return DatenbankFehler(passwort_falsch(ziel, f" {herkunft}" if herkunft else "", url))
     return DatenbankFehler(f"Datenbankfehler ({ziel}): {haupt}")

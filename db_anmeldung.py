@@ -4,6 +4,9 @@
 was geschah und wer was tut (pg_hba.conf, peer/ident, SSL, Passwort, zu viele Verbindungen,
 Server startet, nicht erreichbar, Verbindung verloren …); was keines der Muster trifft, bleibt
 „Datenbankfehler (…): <Text>“. ``passwort_falsch`` sagt dazu, woher URL und Passwort kamen.
+Ebenso nur als Text meldet libpq eine URL, die es nicht lesen kann (``lesefehler``), und einen
+ungültigen Wert einer Option (``optionsfehler``). Dazu: welche Passwortdatei libpq liest und ob
+es sie liest (``passwortdatei``, ``passwortdatei_offen``).
 
 Warum Text und kein SQLSTATE: scheitert der Aufbau einer Verbindung, hat libpq nur
 PQerrorMessage – kein Ergebnis mit Feldern –, und psycopg hebt ``OperationalError`` ohne
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 import psycopg
@@ -75,6 +79,17 @@ _VERSCHLUESSELUNG = {
     "gss encryption": "mit GSS",
     "gss-verschlüsselung": "mit GSS",
 }
+
+# libpq, fe-connect.c: warum sich DATABASE_URL nicht lesen lässt (conninfo_to_dict) – auf Deutsch.
+_LESEFEHLER = (
+    (re.compile(r'missing "=" after "(.*)" in connection info string'), "fehlendes „=“ nach „{}“"),
+    (re.compile(r'invalid URI query parameter: "(.*)"'), "unbekannter Parameter „{}“ in der URL"),
+    (re.compile(r'invalid connection option "(.*)"'), "unbekannte Verbindungsoption „{}“"),
+    (re.compile(r'invalid percent-encoded token: "(.*)"'), "ungültige %-Kodierung „{}“"),
+    (re.compile(r"unterminated quoted string"), "ein Anführungszeichen ist nicht geschlossen"),
+)
+# libpq, fe-connect.c: invalid sslmode value: "…" – eine Option mit fester Auswahl, erst beim Verbinden geprüft
+_OPTIONSWERT = re.compile(r'invalid (\w+) value: "(.*?)"')
 
 # Die übrigen Fälle nach Passwort, peer/ident und pg_hba.conf, in dieser Reihenfolge geprüft (die erste
 # passende Zeile gilt): Muster → Satz. Im Satz {ziel} die URL ohne Passwort, {woher} woher sie kam,
@@ -232,6 +247,25 @@ def passwortdatei(teile: dict[str, str]) -> Path | None:
         return None
 
 
+def passwortdatei_offen(teile: dict[str, str]) -> str | None:
+    """Ohne Passwort in der URL (und ohne PGPASSWORD) liest libpq die Passwortdatei – aber nicht,
+    wenn Gruppe oder andere sie lesen dürfen; dann schreibt libpq bei jeder Verbindung eine
+    englische Warnung auf stderr. Der Satz dazu (``db.verbinden``: Exit 7), sonst None."""
+    if passwort_ausdruecklich(teile):
+        return None
+    datei = passwortdatei(teile)
+    try:
+        modus = datei.stat().st_mode if datei is not None else 0
+    except OSError:
+        return None
+    if stat.S_ISREG(modus) and modus & (stat.S_IRWXG | stat.S_IRWXO):
+        return (
+            f"{datei} ist für Gruppe oder andere lesbar; libpq liest die Passwortdatei dann nicht. "
+            f"chmod 600 {datei}"
+        )
+    return None
+
+
 def _passwort_herkunft(url: str | None) -> str:
     """Woher libpq das Passwort nahm: „ Das Passwort kommt aus …“ – leer, wenn es in der URL steht."""
     teile = url_teile(url)
@@ -360,6 +394,24 @@ def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
         f"Superuser: \\password {rolle}) in {datei_text}, und der Admin des Servers setzt vor die Zeile "
         f"„{wo}“ eine Zeile wie {zeile} {ende}"
     )
+
+
+# --- Was libpq beim Lesen der URL und ihrer Optionen meldet -----------------------------------------
+
+
+def lesefehler(text: str) -> str:
+    """Warum libpq DATABASE_URL nicht lesen kann, auf Deutsch; ein unbekannter Text bleibt, wie er ist."""
+    for muster, satz in _LESEFEHLER:
+        if treffer := muster.search(text):
+            return satz.format(*treffer.groups())
+    return text
+
+
+def optionsfehler(text: str, ziel: str) -> str | None:
+    """Eine Option der URL mit ungültigem Wert, die libpq erst beim Verbinden prüft; sonst None."""
+    if treffer := _OPTIONSWERT.search(text):
+        return f"DATABASE_URL: {treffer[1]}={treffer[2]!r:.40} ist kein gültiger Wert ({ziel})."
+    return None
 
 
 # --- Der Satz ---------------------------------------------------------------------------------------
