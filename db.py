@@ -1,21 +1,18 @@
 """Verbindung zur Datenbank: DATABASE_URL finden, verbinden, Fehler übersetzen.
 
-* ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env``
-  (python-dotenv) und warnt, wenn Gruppe oder andere die Datei lesen dürfen und ein
-  Passwort darin steht; sie
-  merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
-* ``maskieren`` ersetzt das Passwort in einer URL oder einem ``key=value``-
-  String durch ``***``; jede Meldung mit einer URL geht hier durch.
-* ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne
-  Passwort in der URL – die Passwortdatei ``~/.pgpass`` (eines kaputt oder die
-  Datei für andere lesbar: Exit 7), setzt application_name, statement_timeout und lock_timeout
-  und prüft die Mindestversion des Servers (zu alt: Exit 4).
-* ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten
-  mit einem deutschen Satz – nie ein Traceback, nie ein Passwort. Eine
-  gescheiterte Anmeldung (pg_hba.conf, peer, SSL, …) nennt den nächsten
-  Schritt und woher URL und Passwort kamen. Ein fehlendes
-  Recht wird ``RechtFehlt``: welche Rolle, welches Objekt; den nächsten Schritt
-  hängt der Befehl an, der weiß, welche Betriebsart lief.
+* ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env`` (python-dotenv;
+  eine Warnung, wenn die Datei ein Passwort enthält und Gruppe oder andere sie lesen dürfen)
+  und merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
+* ``maskieren`` und ``ohne_passwort``: jede Meldung mit einer URL geht ohne Passwort hinaus.
+* ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne Passwort in der
+  URL – die Passwortdatei (eines kaputt oder die Datei für andere lesbar: Exit 7), setzt
+  application_name, statement_timeout und lock_timeout und prüft die Mindestversion des
+  Servers (zu alt: Exit 4).
+* ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten mit einem deutschen
+  Satz – nie ein Traceback, nie ein Passwort. Hat der Fehler einen SQLSTATE, entscheidet seine
+  Klasse (``_NACH_SQLSTATE``); ein fehlendes Recht wird ``RechtFehlt``, den nächsten Schritt
+  hängt der Befehl an. Ohne SQLSTATE – die Verbindung kam nicht zustande oder riss ab – bleibt
+  nur der Text von libpq und Server: den Satz dazu schreibt ``db_anmeldung``.
 
 Die Fehlerklassen gehören diesem Modul: es steht als gemeinsame Datei des
 Hauses unter dem Paket der Stufe und importiert nichts aus ihm. Welchen
@@ -30,12 +27,23 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote
 
 import psycopg
 from psycopg import errors
+
+from db_anmeldung import (
+    lesefehler,
+    optionsfehler,
+    passwort_falsch,
+    passwortdatei_offen,
+    url_teile,
+    verbindungsfehler,
+)
+from db_anmeldung import passwortdatei as passwortdatei  # bleibt auch db.passwortdatei
 
 
 class Fehler(Exception):
@@ -231,14 +239,6 @@ _AUSWAHL = {
     "sslnegotiation": ("postgres", "direct"),
 }
 _GANZZAHL = ("connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count")
-# libpq-Meldungen beim Lesen der URL, auf Deutsch.
-_LESEFEHLER = (
-    (re.compile(r'missing "=" after "(.*)" in connection info string'), "fehlendes „=“ nach „{}“"),
-    (re.compile(r'invalid URI query parameter: "(.*)"'), "unbekannter Parameter „{}“ in der URL"),
-    (re.compile(r'invalid connection option "(.*)"'), "unbekannte Verbindungsoption „{}“"),
-    (re.compile(r'invalid percent-encoded token: "(.*)"'), "ungültige %-Kodierung „{}“"),
-    (re.compile(r"unterminated quoted string"), "ein Anführungszeichen ist nicht geschlossen"),
-)
 _BEISPIEL = "erwartet z. B. postgresql://rolle@host:5432/datenbank oder host=… dbname=…"
 
 
@@ -247,11 +247,7 @@ def url_pruefen(url: str) -> dict[str, str]:
     try:
         teile = psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.Error as fehler:
-        text = ohne_passwort(str(fehler), url).strip()
-        for muster, satz in _LESEFEHLER:
-            if treffer := muster.search(text):
-                text = satz.format(*treffer.groups())
-                break
+        text = lesefehler(ohne_passwort(str(fehler), url).strip())
         raise KonfigurationsFehler(f"DATABASE_URL ist nicht lesbar: {text} ({_BEISPIEL}).") from None
     for name, erlaubt in _AUSWAHL.items():
         wert = teile.get(name)
@@ -310,29 +306,6 @@ def optionen(grenzen: dict[str, str], vorhanden: str | None = None) -> str:
     return f"{vorhanden} {eigene}" if vorhanden else eigene
 
 
-def _passwort_ausdruecklich(teile: dict[str, str]) -> bool:
-    """Steht ein Passwort in der URL oder in PGPASSWORD (dann liest libpq keine Passwortdatei)?"""
-    return bool(teile.get("password") or os.environ.get("PGPASSWORD"))
-
-
-def passwortdatei_pruefen(teile: dict[str, str]) -> None:
-    """Ohne Passwort in der URL (und ohne PGPASSWORD) liest libpq die Passwortdatei – aber nicht,
-    wenn Gruppe oder andere sie lesen dürfen; dann schreibt libpq bei jeder Verbindung eine
-    englische Warnung auf stderr. Hier vorher, deutsch: KonfigurationsFehler (Exit 7)."""
-    if _passwort_ausdruecklich(teile):
-        return
-    datei = passwortdatei(teile)
-    try:
-        modus = datei.stat().st_mode if datei is not None else 0
-    except OSError:
-        return
-    if stat.S_ISREG(modus) and modus & (stat.S_IRWXG | stat.S_IRWXO):
-        raise KonfigurationsFehler(
-            f"{datei} ist für Gruppe oder andere lesbar; libpq liest die Passwortdatei dann nicht. "
-            f"chmod 600 {datei}"
-        )
-
-
 def version_text(nummer: int) -> str:
     """server_version_num als Text: 180001 → „18.1“, 90624 → „9.6.24“."""
     if nummer >= 100000:
@@ -359,7 +332,8 @@ def verbinden(
     älter als ``MINDESTVERSION`` ist.
     """
     teile = url_pruefen(url)
-    passwortdatei_pruefen(teile)
+    if satz := passwortdatei_offen(teile):  # libpq läse sie nicht: vorher, deutsch, Exit 7
+        raise KonfigurationsFehler(satz)
     grenzen = laufgrenzen() if grenzen is None else grenzen
     with fehler_uebersetzen(url):
         conn = psycopg.connect(
@@ -381,331 +355,7 @@ def verbinden(
     return conn
 
 
-# --- Gescheiterte Anmeldung: ein deutscher Satz mit dem nächsten Schritt ---------------------------
-#
-# libpq und der Server melden eine gescheiterte Verbindung als Text (ohne SQLSTATE): englisch,
-# oder in der Sprache von lc_messages des Servers (deutsch mit »…«). Jeder Fall hier sagt, was
-# geschah und wer was tut; die Muster stehen für beide Sprachen da (Texte aus libpq 18 und
-# PostgreSQL 15, de.po). Was hier nicht steht, bleibt „Datenbankfehler (…): <Text>“.
-
-_NAME = r'["»](?P<{}>.*?)["«]'
-_ANMELDEMETHODE = re.compile(
-    r"\b(?P<methode>peer|ident)(?: authentication failed for user|-authentifizierung für benutzer) "
-    + _NAME.format("rolle"),
-    re.IGNORECASE,
-)
-_HBA_FELDER = re.compile(
-    r"(?:for host|für host) "
-    + _NAME.format("host")
-    + r", (?:user|benutzer) "
-    + _NAME.format("rolle")
-    + r", (?:database|datenbank) "
-    + _NAME.format("datenbank")
-    + r", (?P<verschluesselung>[^\n]*)",
-    re.IGNORECASE,
-)
-_VERSCHLUESSELUNG = {
-    "no encryption": "ohne Verschlüsselung",
-    "keine verschlüsselung": "ohne Verschlüsselung",
-    "ssl encryption": "mit SSL",
-    "ssl-verschlüsselung": "mit SSL",
-    "gss encryption": "mit GSS",
-    "gss-verschlüsselung": "mit GSS",
-}
-_EINRICHTUNG = "docs/betrieb.md, Einrichtung, Schritt 1"
-
-
-def _teile(url: str | None) -> dict[str, str]:
-    try:
-        return psycopg.conninfo.conninfo_to_dict(url) if url else {}
-    except psycopg.Error:
-        return {}
-
-
-def passwortdatei(teile: dict[str, str]) -> Path | None:
-    """Die Passwortdatei, die libpq liest, wenn die URL kein Passwort hat: ``passfile`` der URL,
-    sonst PGPASSFILE, sonst ``~/.pgpass``."""
-    pfad = teile.get("passfile") or os.environ.get("PGPASSFILE")
-    if pfad:
-        return Path(pfad)
-    try:
-        return Path.home() / ".pgpass"
-    except RuntimeError:  # kein HOME
-        return None
-
-
-def _passwort_herkunft(url: str | None) -> str:
-    """Woher libpq das Passwort nahm: „ Das Passwort kommt aus …“ – leer, wenn es in der URL steht."""
-    teile = _teile(url)
-    if teile.get("password"):
-        return ""
-    if os.environ.get("PGPASSWORD"):
-        return " Das Passwort kommt aus PGPASSWORD."
-    datei = passwortdatei(teile)
-    if datei is not None and datei.is_file():
-        return f" Das Passwort kommt aus {datei}."
-    return ""
-
-
-def _passwort_falsch(ziel: str, woher: str, url: str | None) -> str:
-    """„Rolle oder Passwort falsch“, woher URL und Passwort kamen, und der nächste Schritt."""
-    teile = _teile(url)
-    if not _passwort_ausdruecklich(teile):
-        datei = passwortdatei(teile) or Path("~/.pgpass")
-        weiter = (
-            f"Schritt 5 wiederholen – er schreibt die Zeile der Rolle in {datei} aus der Passwortdatei von "
-            "Schritt 4 neu –; scheitert es dann noch, setzt der Admin mit Schritt 4 das Passwort aus "
-            "derselben Datei neu (docs/betrieb.md, Einrichtung)."
-        )
-    else:
-        wo = "DATABASE_URL" if teile.get("password") else "PGPASSWORD"
-        weiter = (
-            f"das Passwort in {wo} mit der Passwortdatei aus Schritt 4 vergleichen – oder es dort weglassen "
-            "und ~/.pgpass nehmen (docs/betrieb.md, Einrichtung, Schritt 5)."
-        )
-    return (
-        f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)} "
-        f"Weiter: {weiter}"
-    )
-
-
-def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
-    """Die Zeile in pg_hba.conf, die ``rolle`` von ``host`` mit Passwort an ``datenbank`` lässt."""
-    if host in ("[local]", ""):
-        return f"local {datenbank} {rolle} scram-sha-256"
-    maske = "128" if ":" in host else "32"
-    return f"host {datenbank} {rolle} {host}/{maske} scram-sha-256"
-
-
-def _hba_satz(text: str, ziel: str) -> str | None:
-    """pg_hba.conf weist ab („reject“) oder hat keine Zeile – wer was in pg_hba.conf ändert."""
-    klein = text.lower()
-    abgewiesen = "rejects connection" in klein or "lehnt verbindung ab" in klein
-    keine_zeile = "no pg_hba.conf entry" in klein or "kein pg_hba.conf-eintrag" in klein
-    if not (abgewiesen or keine_zeile):
-        return None
-    treffer = _HBA_FELDER.search(text)
-    if not treffer:
-        return (
-            f"Der Server lässt diese Anmeldung nicht zu ({ziel}): pg_hba.conf hat keine Zeile dafür oder "
-            f"weist sie ab. Der Admin des Servers ergänzt eine Zeile für die Rolle ({_EINRICHTUNG})."
-        )
-    host, rolle, datenbank = treffer["host"], treffer["rolle"], treffer["datenbank"]
-    verschluesselung = treffer["verschluesselung"].strip().rstrip(".").lower()
-    wie = _VERSCHLUESSELUNG.get(verschluesselung, verschluesselung)
-    von = "über den Socket" if host == "[local]" else f"von {host}"
-    zeile = _hba_zeile(host, rolle, datenbank)
-    if abgewiesen:
-        return (
-            f"Der Server weist die Anmeldung von {rolle} an {datenbank} {von} ab ({ziel}): in "
-            f"pg_hba.conf passt zuerst eine Zeile „reject“. Der Admin des Servers setzt davor eine Zeile "
-            f"für die Rolle: {zeile} (dann select pg_reload_conf(); {_EINRICHTUNG})."
-        )
-    ssl = (
-        " Erlaubt der Server sie nur mit SSL (hostssl), genügt sslmode=require in DATABASE_URL."
-        if wie == "ohne Verschlüsselung" and host != "[local]"
-        else ""
-    )
-    return (
-        f"Der Server lässt {rolle} an {datenbank} {von} ({wie}) nicht zu ({ziel}): pg_hba.conf hat "
-        f"keine passende Zeile. Der Admin des Servers ergänzt eine: {zeile} (dann select "
-        f"pg_reload_conf(); {_EINRICHTUNG}).{ssl}"
-    )
-
-
-def _passwortdatei_hat(datei: Path | None, datenbank: str, rolle: str) -> bool:
-    """Hat die Passwortdatei eine Zeile für ``rolle`` an ``datenbank`` (Rechner und Port: egal)?"""
-    try:
-        zeilen = datei.read_text(encoding="utf-8", errors="replace").splitlines() if datei else []
-    except OSError:
-        return False
-    for zeile in zeilen:
-        if zeile.startswith("#"):
-            continue
-        felder = [
-            f.replace("\\:", ":").replace("\\\\", "\\") for f in re.split(r"(?<!\\):", zeile, maxsplit=4)
-        ]
-        if len(felder) == 5 and felder[2] in ("*", datenbank) and felder[3] in ("*", rolle) and felder[4]:
-            return True
-    return False
-
-
-def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
-    """peer oder ident: der Server prüft den Benutzer des Systems, nicht das Passwort."""
-    treffer = _ANMELDEMETHODE.search(text)
-    if not treffer:
-        return None
-    rolle, methode = treffer["rolle"], treffer["methode"].lower()
-    teile = _teile(url)
-    datenbank = teile.get("dbname") or rolle
-    wo = "local all all peer" if methode == "peer" else "host all all 127.0.0.1/32 ident"
-    zeile = _hba_zeile("[local]" if methode == "peer" else "127.0.0.1", rolle, datenbank)
-    anfang = (
-        f"Anmeldung an {ziel} gescheitert: der Server prüft {rolle} mit {methode} (pg_hba.conf) – dafür "
-        f"müsste der Benutzer des Systems {rolle} heißen; ein Passwort zählt dort nicht."
-    )
-    ende = f"(dann select pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt auf Debian schon scram-sha-256."
-    datei = passwortdatei(teile)
-    if _passwort_ausdruecklich(teile) or _passwortdatei_hat(datei, datenbank, rolle):
-        return (
-            f"{anfang} Für die Anmeldung mit Passwort setzt der Admin des Servers vor die Zeile „{wo}“ eine "
-            f"Zeile wie {zeile} {ende}"
-        )
-    # Eine Rolle ohne Passwort (ingest, aw_admin aus Schritt 1): eine Zeile scram-sha-256 hülfe nicht.
-    datei_text = str(datei or "~/.pgpass")
-    return (
-        f"{anfang} Ohne Passwort (DATABASE_URL, PGPASSWORD und {datei_text} haben keins für {rolle}) kommt "
-        f"{rolle} so nur an, wenn der Aufruf unter dem Benutzer des Systems {rolle} läuft oder pg_ident.conf "
-        f"ihn zuordnet ({methode} map=…, {_EINRICHTUNG}). Sonst bekommt die Rolle erst ein Passwort (als "
-        f"Superuser: \\password {rolle}) in {datei_text}, und der Admin des Servers setzt vor die Zeile "
-        f"„{wo}“ eine Zeile wie {zeile} {ende}"
-    )
-
-
-def _ssl_satz(text: str, ziel: str) -> str | None:
-    klein = text.lower()
-    if "does not support ssl" in klein or "unterstützt kein ssl" in klein:
-        return (
-            f"Der Server spricht kein SSL, DATABASE_URL verlangt es ({ziel}; sslmode=require oder "
-            "strenger, auch aus PGSSLMODE). Entweder schaltet der Admin des Servers SSL ein (ssl = on "
-            "mit Zertifikat), oder – nur in einem vertrauten Netz, etwa auf demselben Rechner – "
-            "sslmode=prefer in DATABASE_URL."
-        )
-    if treffer := re.search(r'root certificate file ["»](.*?)["«] does not exist', text, re.IGNORECASE):
-        return (
-            f"sslmode=verify-ca oder verify-full prüft das Zertifikat des Servers ({ziel}) und braucht "
-            f"dafür ein Stammzertifikat; {treffer[1]} gibt es nicht. sslrootcert=PFAD in DATABASE_URL "
-            "(oder sslrootcert=system für die Stammzertifikate des Systems)."
-        )
-    if treffer := re.search(r'server certificate for ["»](.*?)["«].*? host name ["»](.*?)["«]', text, re.I):
-        return (
-            f"Das Zertifikat des Servers gilt für {treffer[1]}, DATABASE_URL nennt den Host {treffer[2]} "
-            f"({ziel}; sslmode=verify-full). Den Namen aus dem Zertifikat als Host nehmen."
-        )
-    if "certificate verify failed" in klein:
-        return (
-            f"Das Zertifikat des Servers ließ sich nicht prüfen ({ziel}): es ist nicht von dem "
-            "Stammzertifikat in sslrootcert unterschrieben (oder abgelaufen). sslrootcert in DATABASE_URL "
-            "prüfen."
-        )
-    if "requires a valid client certificate" in klein:
-        return (
-            f"Der Server verlangt ein Client-Zertifikat ({ziel}; pg_hba.conf: cert oder clientcert): "
-            "sslcert=… und sslkey=… in DATABASE_URL."
-        )
-    if "channel binding" in klein:
-        return (
-            f"channel_binding=require in DATABASE_URL, aber die Anmeldung am Server ({ziel}) bietet es "
-            "nicht (nur mit SSL und scram-sha-256). SSL einschalten oder channel_binding=prefer."
-        )
-    if "gssapi" in klein and "required" in klein:
-        return (
-            f"gssencmode=require in DATABASE_URL, aber der Server ({ziel}) verschlüsselt nicht mit GSSAPI "
-            "(über einen Socket nie). gssencmode=prefer oder disable."
-        )
-    return None
-
-
-def _verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None = None) -> str:
-    klein = text.lower()
-    woher = f" {herkunft}" if herkunft else ""
-    if "password authentication failed" in klein or "passwort-authentifizierung" in klein:
-        return _passwort_falsch(ziel, woher, url)
-    if "no password supplied" in klein:
-        datei = passwortdatei(_teile(url))
-        return (
-            f"Anmeldung an {ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins, "
-            f"und {datei or '~/.pgpass'} hat keine passende Zeile (rechner:port:datenbank:rolle:passwort, "
-            f"* für beliebig; chmod 600; docs/betrieb.md, Einrichtung, Schritt 5).{woher}"
-        )
-    for satz in (_anmeldemethode_satz(text, ziel, url), _hba_satz(text, ziel), _ssl_satz(text, ziel)):
-        if satz:
-            return satz + woher
-    if treffer := re.search(
-        r'(?:role|rolle) ["»](.*?)["«] (?:is not permitted to log in|hat keine berechtigung zum einloggen)',
-        text,
-        re.I,
-    ):
-        return (
-            f"Die Rolle {treffer[1]} darf sich nicht anmelden (NOLOGIN; {ziel}). Der Admin der Stufe gibt "
-            f"es mit dem Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4) oder: alter role {treffer[1]} login;"
-        )
-    if "connect privilege" in klein or "connect-privileg" in klein:
-        rolle = _teile(url).get("user") or "der Rolle"
-        return (
-            f"Der Rolle {rolle} fehlt das Recht CONNECT auf die Datenbank ({ziel}). Der Eigentümer der "
-            "Datenbank gibt es (grant connect on database …), oder der Admin der Stufe mit dem "
-            "Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4)."
-        )
-    if any(
-        s in klein
-        for s in (
-            "too many clients",
-            "too many connections",
-            "zu viele verbindungen",
-            "connection slots are reserved",
-        )
-    ):
-        return (
-            f"Der Datenbankserver nimmt keine Verbindung mehr an ({ziel}): zu viele Verbindungen "
-            "(max_connections oder die Grenze der Rolle). Später erneut; ein erneuter Lauf setzt fort."
-        )
-    if any(
-        s in klein
-        for s in (
-            "is starting up",
-            "is shutting down",
-            "in recovery mode",
-            "not yet accepting connections",
-            "datenbanksystem startet",
-            "datenbanksystem fährt herunter",
-        )
-    ):
-        return (
-            f"Der Datenbankserver startet gerade oder fährt herunter ({ziel}). Später erneut; "
-            "ein erneuter Lauf setzt fort."
-        )
-    if "not currently accepting connections" in klein:
-        return f"Die Datenbank in {ziel} nimmt gerade keine Verbindungen an (ALLOW_CONNECTIONS false).{woher}"
-    if re.search(r"database .* does not exist|datenbank .* existiert nicht", klein):
-        return f"Die Datenbank in {ziel} gibt es nicht.{woher}"
-    if re.search(r"role .* does not exist|rolle .* existiert nicht", klein):
-        return f"Die Rolle in {ziel} gibt es nicht.{woher}"
-    if any(
-        s in klein for s in ("connection refused", "no such file", "could not connect", "timeout expired")
-    ):
-        return f"Datenbankserver nicht erreichbar ({ziel}). Läuft er, stimmen Host und Port?{woher}"
-    if any(
-        s in klein
-        for s in (
-            "server closed the connection",
-            "terminating connection",
-            "connection is lost",
-            "connection socket closed",  # psycopg, wenn der Server mitten im Lesen verschwindet
-        )
-    ):
-        return (
-            f"Verbindung zur Datenbank verloren ({ziel}). Geschriebene Stapel bleiben; "
-            "ein erneuter Lauf setzt fort."
-        )
-    return f"Datenbankfehler ({ziel}): {text.strip()}"
-
-
-@contextlib.contextmanager
-def fehler_uebersetzen(url: str | None) -> Iterator[None]:
-    """Übersetzt psycopg-Fehler in die Fehlerklassen dieses Moduls, ohne Passwort."""
-    ziel = maskieren(url) if url else "Datenbank"
-    try:
-        yield
-    except psycopg.Error as fehler:
-        text = ohne_passwort(str(fehler), url)
-        raise _uebersetzt(fehler, text, ziel, getattr(url, "herkunft", ""), _rolle(url), url) from None
-
-
-def _rolle(url: str | None) -> str | None:
-    """Der Rollenname aus der URL (ohne ihn: libpq nimmt PGUSER oder den Benutzer des Systems)."""
-    return _teile(url).get("user")
-
+# --- Fehler übersetzen ---------------------------------------------------------------
 
 # Was der Server bei fehlenden Rechten meldet (lc_messages englisch) → deutsch.
 _OBJEKTARTEN = {
@@ -733,47 +383,84 @@ def recht_fehlt_satz(haupt: str, rolle: str | None, ziel: str) -> str:
     return f"{wer} fehlt ein Recht (der Server meldet: {haupt})."
 
 
-def _uebersetzt(
-    fehler: psycopg.Error,
-    text: str,
-    ziel: str,
-    herkunft: str = "",
-    rolle: str | None = None,
-    url: str | None = None,
-) -> Exception:
+class _Lage(NamedTuple):
+    """Was ein Satz der Tabelle unten einsetzt."""
+
+    haupt: str  # die Hauptmeldung des Servers (diag.message_primary)
+    ziel: str  # die URL ohne Passwort
+    rolle: str | None  # die Rolle der URL
+    woher: str  # „ DATABASE_URL kommt aus …“ oder leer
+    url: str | None
+
+
+# Fehler mit SQLSTATE: Klasse von psycopg → Fehlerklasse dieses Moduls und Satz; die erste passende
+# Zeile gilt. Im Satz {haupt} die Hauptmeldung des Servers, {ziel} die URL ohne Passwort; wo er mehr
+# braucht (welche Rolle, woher das Passwort), steht eine Funktion der Lage.
+_NACH_SQLSTATE: tuple[
+    tuple[tuple[type[psycopg.Error], ...], type[Fehler], str | Callable[[_Lage], str]], ...
+] = (
+    (
+        (errors.QueryCanceled,),  # 57014: statement_timeout
+        Zeitlimit,
+        "Zeitlimit der Datenbank überschritten (statement_timeout): {haupt}. "
+        "Grenze über AUSWAHL_STATEMENT_TIMEOUT anheben.",
+    ),
+    (
+        (errors.LockNotAvailable,),  # 55P03: lock_timeout
+        Zeitlimit,
+        "Sperre nicht rechtzeitig bekommen (lock_timeout): {haupt}. Hält ein anderer Prozess die Tabelle?",
+    ),
+    (
+        (errors.UndefinedTable, errors.UndefinedColumn, errors.UndefinedFunction),  # 42P01, 42703, 42883
+        VoraussetzungFehlt,
+        "Voraussetzung fehlt in der Datenbank: {haupt}. "
+        "Prüfen mit: python check_db.py (Migrationen: python check_db.py --migrieren).",
+    ),
+    (
+        (errors.InsufficientPrivilege,),  # 42501
+        RechtFehlt,
+        lambda lage: recht_fehlt_satz(lage.haupt, lage.rolle, lage.ziel),
+    ),
+    (
+        (errors.AdminShutdown, errors.CrashShutdown, errors.CannotConnectNow),  # 57P01, 57P02, 57P03
+        DatenbankFehler,
+        "Der Datenbankserver wurde heruntergefahren ({ziel}). Geschriebene Stapel bleiben; "
+        "ein erneuter Lauf setzt fort.",
+    ),
+    (
+        (errors.InvalidParameterValue,),  # 22023: etwa options=-c statement_timeout=…
+        KonfigurationsFehler,
+        "Der Server lehnt eine Einstellung ab: {haupt}. Prüfen: AUSWAHL_STATEMENT_TIMEOUT, "
+        "AUSWAHL_LOCK_TIMEOUT und options in DATABASE_URL.",
+    ),
+    (
+        (errors.InvalidPassword, errors.InvalidAuthorizationSpecification),  # 28P01, 28000
+        DatenbankFehler,
+        lambda lage: passwort_falsch(lage.ziel, lage.woher, lage.url),
+    ),
+)
+
+
+@contextlib.contextmanager
+def fehler_uebersetzen(url: str | None) -> Iterator[None]:
+    """Übersetzt psycopg-Fehler in die Fehlerklassen dieses Moduls, ohne Passwort."""
+    ziel = maskieren(url) if url else "Datenbank"
+    try:
+        yield
+    except psycopg.Error as fehler:
+        raise _uebersetzt(fehler, ohne_passwort(str(fehler), url), ziel, url) from None
+
+
+def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str, url: str | None) -> Fehler:
+    herkunft = getattr(url, "herkunft", "")
     haupt = (getattr(fehler.diag, "message_primary", None) or text).strip()
-    if isinstance(fehler, errors.QueryCanceled):
-        return Zeitlimit(
-            f"Zeitlimit der Datenbank überschritten (statement_timeout): {haupt}. "
-            "Grenze über AUSWAHL_STATEMENT_TIMEOUT anheben."
-        )
-    if isinstance(fehler, errors.LockNotAvailable):
-        return Zeitlimit(
-            f"Sperre nicht rechtzeitig bekommen (lock_timeout): {haupt}. Hält ein anderer Prozess die Tabelle?"
-        )
-    if isinstance(fehler, errors.UndefinedTable | errors.UndefinedColumn | errors.UndefinedFunction):
-        return VoraussetzungFehlt(
-            f"Voraussetzung fehlt in der Datenbank: {haupt}. "
-            "Prüfen mit: python check_db.py (Migrationen: python check_db.py --migrieren)."
-        )
-    if isinstance(fehler, errors.InsufficientPrivilege):
-        return RechtFehlt(recht_fehlt_satz(haupt, rolle, ziel))
-    if isinstance(fehler, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow):
-        return DatenbankFehler(
-            f"Der Datenbankserver wurde heruntergefahren ({ziel}). Geschriebene Stapel bleiben; "
-            "ein erneuter Lauf setzt fort."
-        )
-    if isinstance(fehler, errors.InvalidParameterValue):
-        return KonfigurationsFehler(
-            f"Der Server lehnt eine Einstellung ab: {haupt}. Prüfen: AUSWAHL_STATEMENT_TIMEOUT, "
-            "AUSWAHL_LOCK_TIMEOUT und options in DATABASE_URL."
-        )
+    lage = _Lage(haupt, ziel, url_teile(url).get("user"), f" {herkunft}" if herkunft else "", url)
+    for klassen, art, satz in _NACH_SQLSTATE:
+        if isinstance(fehler, klassen):
+            return art(satz(lage) if callable(satz) else satz.format_map(lage._asdict()))
     if isinstance(fehler, psycopg.OperationalError) and not fehler.sqlstate:
-        if treffer := re.search(r'invalid (\w+) value: "(.*?)"', text):
-            return KonfigurationsFehler(
-                f"DATABASE_URL: {treffer[1]}={treffer[2]!r:.40} ist kein gültiger Wert ({ziel})."
-            )
-        return DatenbankFehler(_verbindungsfehler(text, ziel, herkunft, url))
-    if isinstance(fehler, errors.InvalidPassword | errors.InvalidAuthorizationSpecification):
-        return DatenbankFehler(_passwort_falsch(ziel, f" {herkunft}" if herkunft else "", url))
+        # Ohne SQLSTATE: die Verbindung kam nicht zustande oder riss ab – nur der Text sagt, warum.
+        if satz := optionsfehler(text, ziel):
+            return KonfigurationsFehler(satz)
+        return DatenbankFehler(verbindungsfehler(text, ziel, herkunft, url))
     return DatenbankFehler(f"Datenbankfehler ({ziel}): {haupt}")

@@ -1,7 +1,7 @@
 """Alles, was nur die Auswahl-Stufe braucht – die Räume hinter der Karte an der Wurzel.
 
-Die gemeinsamen Dateien des Hauses (``db``, ``normalisierung``, ``version``)
-stehen an der Wurzel, unter diesem Paket, und importieren nichts aus ihm. Hier:
+Die gemeinsamen Dateien des Hauses (``db`` mit ``db_anmeldung``, ``normalisierung``,
+``version``) stehen an der Wurzel, unter diesem Paket, und importieren nichts aus ihm. Hier:
 die Regeln (``regeln``), der Stapelbetrieb (``stapel``), die Kommandozeile
 (``cli``) und je ein Unterpaket für die Läufe in der Datenbank (``lauf``), die
 Extraktion aus HTML (``extraktion``), das Prüfen von Hand (``pruefung``) und die

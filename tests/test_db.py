@@ -15,9 +15,10 @@ import click
 import psycopg
 import pytest
 from click.testing import CliRunner
-from psycopg import sql
+from psycopg import errors, sql
 
 import db
+import db_anmeldung
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.betrieb import migrationen
 from auswahlstufe.cli import cli
@@ -466,9 +467,52 @@ def test_ssl_verlangt_aber_der_server_hat_keins(pg15_anmeldung, tmp_path):
     ],
 )
 def test_gescheiterte_anmeldung_ist_ein_deutscher_satz_mit_dem_naechsten_schritt(text, satz):
-    meldung = db._verbindungsfehler(text, "postgresql://aw_stufe:***@/wurzelwerk", "", "dbname=wurzelwerk")
+    meldung = db_anmeldung.verbindungsfehler(
+        text, "postgresql://aw_stufe:***@/wurzelwerk", "", "dbname=wurzelwerk"
+    )
     assert satz in meldung, meldung
     assert not meldung.startswith("Datenbankfehler") and "failed" not in meldung, meldung
+
+
+# Irreführender Text: mit SQLSTATE entscheidet die Klasse von psycopg, nicht der Wortlaut.
+_ZU_VIELE = "FATAL:  sorry, too many clients already"
+_NACH_KLASSE = [
+    (errors.QueryCanceled(_ZU_VIELE), db.Zeitlimit, "Zeitlimit der Datenbank überschritten"),
+    (errors.LockNotAvailable(_ZU_VIELE), db.Zeitlimit, "Sperre nicht rechtzeitig bekommen"),
+    (errors.UndefinedColumn(_ZU_VIELE), db.VoraussetzungFehlt, "Voraussetzung fehlt in der Datenbank"),
+    (errors.InsufficientPrivilege(_ZU_VIELE), db.RechtFehlt, "Der Rolle aw_stufe fehlt ein Recht"),
+    (errors.CrashShutdown(_ZU_VIELE), db.DatenbankFehler, "Der Datenbankserver wurde heruntergefahren"),
+    (
+        errors.InvalidParameterValue(_ZU_VIELE),
+        db.KonfigurationsFehler,
+        "Der Server lehnt eine Einstellung ab",
+    ),
+    (errors.InvalidPassword(_ZU_VIELE), db.DatenbankFehler, "Anmeldung an postgresql://aw_stufe:***@/"),
+    (
+        errors.UniqueViolation(_ZU_VIELE),
+        db.DatenbankFehler,
+        "Datenbankfehler (postgresql://aw_stufe:***@/",
+    ),
+    # ohne SQLSTATE (wie jede gescheiterte Verbindung) bleibt nur der Text
+    (
+        psycopg.OperationalError(_ZU_VIELE),
+        db.DatenbankFehler,
+        "Der Datenbankserver nimmt keine Verbindung",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("fehler", "art", "anfang"), _NACH_KLASSE, ids=[type(f).__name__ for f, _, _ in _NACH_KLASSE]
+)
+def test_mit_sqlstate_entscheidet_die_klasse_nicht_der_text(fehler, art, anfang):
+    with (
+        pytest.raises(db.Fehler) as info,
+        db.fehler_uebersetzen("postgresql://aw_stufe:Geheim-1@/wurzelwerk"),
+    ):
+        raise fehler
+    assert type(info.value) is art and str(info.value).startswith(anfang), str(info.value)
+    assert "Geheim-1" not in str(info.value)
 
 
 def test_zeitlimit_wird_zeitlimit(db_url, monkeypatch):
