@@ -1,7 +1,7 @@
 """Die Eingabe im Stapelformat lesen: eine JSON-Liste von Artikeln, gehärtet.
 
 Beide Betriebsarten, die eine Datei lesen – der Stapelbetrieb (stapel.py) und
-``--einlesen`` (einlesen.py) –, lesen sie hier. Jede Abweichung wird ein
+``--einlesen`` (``einlesen/datei.py``) –, lesen sie hier. Jede Abweichung wird ein
 deutscher Satz mit Ort (Datei, Zeile, Spalte, Artikel): kein gültiges UTF-8
 (ein Byte-Order-Mark ist erlaubt), kein gültiges JSON, oben keine Liste, ein
 Artikel kein Objekt, NaN/Infinity oder Zahlen, die sich nicht als JSON

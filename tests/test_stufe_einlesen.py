@@ -281,8 +281,8 @@ def test_kaputtes_json_von_stdin_nennt_stdin_und_die_stelle(daten, db_url, tmp_p
 )
 def test_datei_aendert_sich_zwischen_den_durchgaengen(daten, db_url, tmp_path, monkeypatch, danach):
     """Schreibt jemand die Datei neu, während sie eingelesen wird: ein Satz, nichts geschrieben."""
+    from auswahlstufe.einlesen import datei as einlesen
     from auswahlstufe.fehler import EingabeFehler
-    from auswahlstufe.lauf import einlesen
 
     daten.item(1)
     datei = schreiben(
@@ -443,13 +443,12 @@ create trigger aw_p_su after update on seiten referencing new table as neu
 
 
 def kleine_stuecke(monkeypatch, zeilen: int, items: int) -> None:
-    """Stücke wie bei einer großen Datei, aber schon bei einer kleinen (raising=False: vor
-    Issue 19.10 gab es keine Stücke, der Test scheitert dann am Verhalten, nicht am Namen)."""
-    from auswahlstufe.lauf import einlesen
+    """Stücke wie bei einer großen Datei, aber schon bei einer kleinen."""
+    from auswahlstufe.einlesen import stuecke
 
-    monkeypatch.setattr(einlesen, "STUECK_ZEILEN", zeilen, raising=False)
-    monkeypatch.setattr(einlesen, "STUECK_ZEICHEN", 10**9, raising=False)
-    monkeypatch.setattr(einlesen, "STUECK_ITEMS", items, raising=False)
+    monkeypatch.setattr(stuecke, "STUECK_ZEILEN", zeilen)
+    monkeypatch.setattr(stuecke, "STUECK_ZEICHEN", 10**9)
+    monkeypatch.setattr(stuecke, "STUECK_ITEMS", items)
 
 
 def drei_kandidaten(i: int, wie: str = "") -> dict:
@@ -465,7 +464,7 @@ def test_jede_anweisung_schreibt_nur_ein_stueck_alles_in_einer_transaktion(
 ):
     """Kandidaten und Seiten gehen in Stücken hinein: keine Anweisung schreibt mehr als ein Stück,
     und doch gilt alles oder nichts. Gezählt vom Server, nicht gestoppt – unabhängig vom Tempo."""
-    from auswahlstufe.lauf import einlesen
+    from auswahlstufe.einlesen import datei as einlesen
 
     for i in range(1, 61):
         daten.item(i)
@@ -505,7 +504,7 @@ def test_jede_anweisung_schreibt_nur_ein_stueck_alles_in_einer_transaktion(
 def test_ein_fehler_im_letzten_stueck_laesst_alles_unveraendert(daten, db_url, monkeypatch, tmp_path):
     """Alles oder nichts über die Stücke hinweg: scheitert das letzte, sind die ersten auch nicht da."""
     import db
-    from auswahlstufe.lauf import einlesen
+    from auswahlstufe.einlesen import datei as einlesen
 
     for i in range(1, 41):
         daten.item(i)
@@ -536,7 +535,7 @@ def test_statement_timeout_trifft_ein_stueck_nicht_das_ganze_einlesen(daten, db_
     """Issue 19.10: das Zeitlimit gilt hängenden Anweisungen, nicht dem Laden. Ein langsamer Leser
     (früher lief ein COPY im Takt des Clients) und ein langsamer Server (ein Trigger schläft je
     Zeile) machen das Ganze sicher länger als das Limit; jedes Stück bleibt weit darunter."""
-    from auswahlstufe.lauf import einlesen
+    from auswahlstufe.einlesen import datei as einlesen
 
     n, schlaf = 200, 0.015  # 200 × 15 ms = 3 s je Richtung, das Limit ist 2 s, ein Stück 10 × 15 ms
     for i in range(1, n + 1):
