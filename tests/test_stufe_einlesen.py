@@ -262,6 +262,32 @@ def test_von_stdin_und_aus_einer_fifo_wie_aus_der_datei(daten, db_url, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.fifo"]  # keine Kopie bleibt liegen
 
 
+def test_was_beide_durchgaenge_lesen_steht_vor_dem_lesen_fest(tmp_path):
+    """Eine gewöhnliche Datei lesen beide Durchgänge selbst; stdin und eine FIFO geben ihre Bytes
+    nur einmal und gehen vorher ganz in eine Kopie, die danach verschwindet. Was sich nicht öffnen
+    lässt, sagt derselbe Satz wie im Stapelbetrieb."""
+    from auswahlstufe.einlesen import quelle
+    from auswahlstufe.fehler import EingabeFehler
+
+    datei = tmp_path / "k.json"
+    datei.write_bytes(b"[]")
+    assert not quelle.nur_einmal_lesbar(str(datei))
+    with quelle.zweimal_lesbar(str(datei)) as pfad:
+        assert pfad == str(datei)
+    fifo = tmp_path / "k.fifo"
+    os.mkfifo(fifo)
+    assert quelle.nur_einmal_lesbar(str(fifo)) and quelle.nur_einmal_lesbar("-")
+    schreiber = threading.Thread(target=lambda: fifo.write_bytes(b"[1]"))
+    schreiber.start()
+    with quelle.zweimal_lesbar(str(fifo)) as pfad:
+        schreiber.join()
+        assert pfad != str(fifo) and Path(pfad).read_bytes() == b"[1]" == Path(pfad).read_bytes()
+    assert not Path(pfad).exists()
+    for fehlt, satz in [(tmp_path / "fehlt.json", "gibt es nicht"), (tmp_path, "ist ein Verzeichnis")]:
+        with pytest.raises(EingabeFehler, match=satz), quelle.zweimal_lesbar(str(fehlt)):
+            pass
+
+
 def test_kaputtes_json_von_stdin_nennt_stdin_und_die_stelle(daten, db_url, tmp_path):
     lauf = _einlesen_von("-", db_url, tmp_path, b'[{"item_id": 1, "extractions": {}},\n {"item_id": 2,]')
     assert lauf.returncode == 1
@@ -290,8 +316,8 @@ def test_datei_aendert_sich_zwischen_den_durchgaengen(daten, db_url, tmp_path, m
     )
     echt = einlesen.vorpruefen
 
-    def pruefen_und_dann_aendern(durchgang, sichtbar):
-        ergebnis = echt(durchgang, sichtbar)
+    def pruefen_und_dann_aendern(*argumente):
+        ergebnis = echt(*argumente)
         if isinstance(danach, str):
             datei.write_text(danach, encoding="utf-8")
         else:
@@ -550,17 +576,17 @@ def test_statement_timeout_trifft_ein_stueck_nicht_das_ganze_einlesen(daten, db_
     )
     artikel = [{"item_id": i, "extractions": {"trafilatura": {"text": f"Text {i}"}}} for i in range(1, n + 1)]
     datei = schreiben(tmp_path / "k.json", artikel)
-    echt = einlesen.Durchgang.artikel
+    echt = einlesen.artikel_einzeln
     durchgaenge = []
 
-    def langsam_nach_dem_pruefen(self, melder=None, weiter=None):
+    def langsam_nach_dem_pruefen(*argumente):
         durchgaenge.append(1)
-        for paar in echt(self, melder, weiter):
-            if len(durchgaenge) > 1:  # der Durchgang, der per COPY schreibt
+        for paar in echt(*argumente):
+            if len(durchgaenge) > 1:  # der Durchgang, der in Stücken schreibt
                 time.sleep(schlaf)
             yield paar
 
-    monkeypatch.setattr(einlesen.Durchgang, "artikel", langsam_nach_dem_pruefen)
+    monkeypatch.setattr(einlesen, "artikel_einzeln", langsam_nach_dem_pruefen)
     kleine_stuecke(monkeypatch, zeilen=10, items=10)
     monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "2s")
     monkeypatch.setenv("DATABASE_URL", db_url)

@@ -17,10 +17,10 @@ lässt die Kandidaten seines Items unberührt.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import db
 from auswahlstufe.einlesen.bericht import datei_berichten
@@ -72,85 +72,97 @@ where e.item_id = any(%(item_ids)s)
 """
 
 
-class Durchgang:
-    """Artikel für Artikel über die Datei – oder, wenn der Weg Artikel für Artikel
-    scheitert, über die ganz gelesene Liste, damit die Meldung dieselbe ist wie
-    im Stapelbetrieb (Zeile, Spalte, Artikel)."""
-
-    def __init__(self, pfad: str, name: str) -> None:
-        self.pfad, self.name = pfad, name
-        self.liste: list[dict] | None = None
-
-    def artikel(self, melder: DoppelteMelder | None = None, weiter=None) -> Iterator[tuple[int, dict]]:
-        if self.liste is not None:
-            yield from enumerate(self.liste)
-            return
-        try:
-            yield from artikel_einzeln(self.pfad, melder, weiter)
-        except Unregelmaessig:
-            # wirft fast immer die genaue EingabeFehler-Meldung; sonst gilt die ganze Liste
-            self.liste = parsen(dekodieren(lesen(self.pfad), self.name), self.name)
-            raise
+def _geaendert(name: str) -> EingabeFehler:
+    return EingabeFehler(f"{name} hat sich während des Einlesens geändert; nichts eingelesen.")
 
 
-@contextlib.contextmanager
-def gleich_geblieben(name: str) -> Iterator[None]:
-    """Der zweite Durchgang muss lesen, was der erste prüfte. Schrieb jemand die
-    Datei dazwischen neu, wird daraus ein Satz statt eines Tracebacks – und die
-    Transaktion rollt zurück."""
+def _kaputt_melden(pfad: str, name: str) -> NoReturn:
+    """Die Meldung für eine Datei, die der Weg Artikel für Artikel ablehnt.
+
+    Der Weg sagt nur „unregelmäßig“; wo und was, sagt ``parsen`` über die ganze Datei –
+    dieselbe Meldung wie im Stapelbetrieb (Zeile, Spalte, Artikel). Was ``artikel_einzeln``
+    ablehnt, lehnt ``parsen`` auch ab (``tests/test_stapel.py``, Artikel einzeln).
+    """
+    parsen(dekodieren(lesen(pfad), name), name)
+    raise RuntimeError(f"{name}: artikel_einzeln lehnt ab, was parsen annimmt")
+
+
+def _erster_durchgang(pfad: str, name: str, melder: DoppelteMelder, weiter) -> Iterator[tuple[int, dict]]:
+    """(Index, Artikel), einer nach dem anderen; eine kaputte Datei endet mit der genauen Meldung."""
     try:
-        yield
-    except (Unregelmaessig, KeyError, EingabeFehler):
-        raise EingabeFehler(f"{name} hat sich während des Einlesens geändert; nichts eingelesen.") from None
+        yield from artikel_einzeln(pfad, melder, weiter)
+    except Unregelmaessig:
+        _kaputt_melden(pfad, name)
 
 
-def vorpruefen(durchgang: Durchgang, balken: bool) -> tuple[Einlesebilanz, dict[tuple[int, str], int]]:
+def _zweiter_durchgang(
+    pfad: str, name: str, zweiter: Einlesebilanz
+) -> Iterator[tuple[int, list, tuple | None]]:
+    """(Index, Kandidaten, Seite) je Artikel, mit denselben Prüfungen wie im ersten Durchgang.
+
+    Die Datei muss sein, was der erste prüfte: scheitert jetzt der Leser oder die Form eines
+    Artikels, hat jemand sie dazwischen neu geschrieben – ein Satz statt eines Tracebacks, und
+    die Transaktion rollt zurück. ``zweiter`` zählt, was der erste schon gezählt hat.
+    """
+    try:
+        for index, eintrag in artikel_einzeln(pfad):
+            yield index, list(kandidaten(eintrag, index, name, zweiter)), seite(eintrag, index, name, zweiter)
+            zweiter.artikel += 1
+    except (Unregelmaessig, EingabeFehler):
+        raise _geaendert(name) from None
+
+
+def vorpruefen(pfad: str, name: str, balken: bool) -> tuple[Einlesebilanz, dict[tuple[int, str], int]]:
     """Erster Durchgang, noch ohne Datenbank: jede Form prüfen, zählen und für jedes
     (item_id, extraktor) merken, in welchem Artikel es zuletzt steht (der gilt)."""
-    groesse = Path(durchgang.pfad).stat().st_size
-    while True:
-        bilanz = Einlesebilanz()
-        letzte: dict[tuple[int, str], int] = {}
-        melder = DoppelteMelder()
-        try:
-            with fortschritt(groesse, "Prüfen", einheit="MB", teiler=MB, balken=balken) as weiter:
-                for index, eintrag in durchgang.artikel(melder, weiter):
-                    for paar, _ in kandidaten(eintrag, index, durchgang.name, bilanz):
-                        if paar in letzte:
-                            bilanz.doppelt += 1
-                        letzte[paar] = index
-                    if (zeile := seite(eintrag, index, durchgang.name, bilanz)) is not None:
-                        if zeile[0] in bilanz.letzte_seite:
-                            bilanz.doppelt += 1
-                        bilanz.letzte_seite[zeile[0]] = index
-                    bilanz.artikel += 1
-        except Unregelmaessig:
-            continue  # noch einmal, jetzt über die ganz gelesene Liste (Durchgang.liste)
-        if durchgang.liste is None:
-            melder.zeigen()  # über die ganze Liste hat parsen() sie schon gezeigt
-        return bilanz, letzte
+    bilanz = Einlesebilanz()
+    letzte: dict[tuple[int, str], int] = {}
+    melder = DoppelteMelder()
+    groesse = Path(pfad).stat().st_size
+    with fortschritt(groesse, "Prüfen", einheit="MB", teiler=MB, balken=balken) as weiter:
+        for index, eintrag in _erster_durchgang(pfad, name, melder, weiter):
+            for paar, _ in kandidaten(eintrag, index, name, bilanz):
+                if paar in letzte:
+                    bilanz.doppelt += 1
+                letzte[paar] = index
+            if (zeile := seite(eintrag, index, name, bilanz)) is not None:
+                if zeile[0] in bilanz.letzte_seite:
+                    bilanz.doppelt += 1
+                bilanz.letzte_seite[zeile[0]] = index
+            bilanz.artikel += 1
+    melder.zeigen()
+    return bilanz, letzte
 
 
-def schreiben(cur, durchgang: Durchgang, bilanz: Einlesebilanz, letzte: dict, bekannt: dict, weiter) -> None:
-    """Zweiter Durchgang: die Kandidaten und Seiten, die gelten (bekanntes Item, letzter Artikel)."""
+def schreiben(cur, pfad: str, name: str, bilanz: Einlesebilanz, letzte: dict, bekannt: dict, weiter) -> None:
+    """Zweiter Durchgang: die Kandidaten und Seiten, die gelten (bekanntes Item, letzter Artikel).
+
+    Nennt die Datei jetzt für ein bekanntes Item ein Paar, das der erste Durchgang nicht sah,
+    oder stimmen am Ende Artikel, Seiten und Kandidaten je Name nicht, hat sie sich geändert.
+    """
     kandidatenstuecke = Stuecke(cur, SQL_UPSERT_EINLESEN, SPALTEN_EINLESEN)
     seitenstuecke = Stuecke(cur, SQL_UPSERT_SEITEN, SPALTEN_SEITEN)
-    zweiter = Einlesebilanz()  # zählt nur, was der erste Durchgang schon gezählt hat
-    for index, eintrag in durchgang.artikel():
-        for (item_id, extraktor), (text, fehler) in kandidaten(eintrag, index, durchgang.name, zweiter):
-            if item_id in bekannt and letzte[(item_id, extraktor)] == index:
+    zweiter = Einlesebilanz()
+    for index, zeilen, zeile in _zweiter_durchgang(pfad, name, zweiter):
+        for (item_id, extraktor), (text, fehler) in zeilen:
+            if item_id not in bekannt:
+                continue
+            if (item_id, extraktor) not in letzte:
+                raise _geaendert(name)
+            if letzte[(item_id, extraktor)] == index:
                 kandidatenstuecke.dazu(
                     (item_id, extraktor, text, fehler), len(text or "") + len(fehler or "")
                 )
                 bilanz.zeilen += 1
-        zeile = seite(eintrag, index, durchgang.name, zweiter)
-        if zeile is not None and zeile[0] in bekannt and bilanz.letzte_seite[zeile[0]] == index:
-            seitenstuecke.dazu(zeile, len(zeile[1]))
-            bilanz.seiten_geschrieben += 1
-        zweiter.artikel += 1
+        if zeile is not None and zeile[0] in bekannt:
+            if zeile[0] not in bilanz.letzte_seite:
+                raise _geaendert(name)
+            if bilanz.letzte_seite[zeile[0]] == index:
+                seitenstuecke.dazu(zeile, len(zeile[1]))
+                bilanz.seiten_geschrieben += 1
         weiter(1)
     if (zweiter.artikel, zweiter.seiten, zweiter.namen) != (bilanz.artikel, bilanz.seiten, bilanz.namen):
-        raise Unregelmaessig
+        raise _geaendert(name)
     kandidatenstuecke.schreiben()
     seitenstuecke.schreiben()
     bilanz.neu, bilanz.geaendert = kandidatenstuecke.neu, kandidatenstuecke.geaendert
@@ -183,16 +195,17 @@ def einlesen(datei: str) -> Einlesebilanz:
     Kandidaten eines genannten Items, die die Datei nicht nennt, werden gelöscht.
 
     Zwei Durchgänge Artikel für Artikel: der erste prüft die ganze Datei, bevor
-    die Datenbank gefragt wird, der zweite schreibt in Stücken (Stuecke). Im
-    Speicher liegen nie alle Texte zugleich, nur die Schlüssel (item_id, extraktor)
-    und höchstens ein Stück.
+    die Datenbank gefragt wird, der zweite schreibt in Stücken (Stuecke). Beide
+    lesen dieselben Bytes – die Datei selbst oder, gibt sie ihre Bytes nur einmal
+    (stdin, FIFO), eine Kopie auf der Platte; das entscheidet ``quelle`` vorher.
+    Im Speicher liegen nie alle Texte zugleich, nur die Schlüssel
+    (item_id, extraktor) und höchstens ein Stück.
     """
     start = time.perf_counter()
     name = anzeigename(datei)
     with zweimal_lesbar(datei) as pfad:
-        durchgang = Durchgang(pfad, name)
         balken = Path(pfad).stat().st_size >= BALKEN_AB_BYTES
-        bilanz, letzte = vorpruefen(durchgang, balken)
+        bilanz, letzte = vorpruefen(pfad, name, balken)
         url = db.datenbank_url()
         with db.fehler_uebersetzen(url), db.verbinden(url, "einlesen") as conn:
             migrationen.voraussetzungen(conn)
@@ -204,8 +217,7 @@ def einlesen(datei: str) -> Einlesebilanz:
                 conn.cursor() as cur,
                 fortschritt(bilanz.artikel, "Einlesen", einheit="Artikel", balken=balken) as weiter,
             ):
-                with gleich_geblieben(name):
-                    schreiben(cur, durchgang, bilanz, letzte, bekannt, weiter)
+                schreiben(cur, pfad, name, bilanz, letzte, bekannt, weiter)
                 entfernen(cur, bilanz, letzte, bekannt)
     datei_berichten(bilanz, name, time.perf_counter() - start)
     return bilanz
