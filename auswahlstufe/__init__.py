@@ -3,8 +3,9 @@
 Die gemeinsamen Dateien des Hauses (``db`` mit ``db_anmeldung``, ``normalisierung``,
 ``version``) stehen an der Wurzel, unter diesem Paket, und importieren nichts aus ihm. Hier:
 die Regeln (``regeln``), der Stapelbetrieb (``stapel``), die Kommandozeile
-(``cli``) und je ein Unterpaket für die Läufe in der Datenbank (``lauf``), die
-Extraktion aus HTML (``extraktion``), das Prüfen von Hand (``pruefung``) und die
+(``cli``) und je ein Unterpaket für die Läufe in der Datenbank (``lauf``),
+``--einlesen`` (``einlesen``), die Extraktion aus HTML (``extraktion``), das Prüfen
+von Hand (``pruefung``) und die
 Maßstäbe der Tests und Benchmarks (``referenz``, nie im Betrieb).
 Welche Schicht welche importieren darf, steht in ``pyproject.toml``
 (``[tool.importlinter]``); CI prüft es mit ``lint-imports``.

@@ -270,14 +270,14 @@ def cli(
 
         stapel.stapel(datei, ausgabe, stichprobe=stichprobe, streng=streng, mit_auswahl=mit_entscheidung)
     elif einlesen and _ist_ordner(einlesen):
-        # Seiten eines Ordners: gelesen wie von --extrahieren ORDNER, geschrieben von einlesen.py
+        # Seiten eines Ordners: gelesen wie von --extrahieren ORDNER, geschrieben von einlesen/ordner.py
+        from auswahlstufe.einlesen import ordner as einlesen_modul
         from auswahlstufe.extraktion import stapel as extraktion_stapel
-        from auswahlstufe.lauf import einlesen as einlesen_modul
 
         dateien = extraktion_stapel.ordner_dateien(Path(einlesen))
         einlesen_modul.ordner_einlesen(einlesen, dateien, extraktion_stapel.seite_lesen)
     elif einlesen:
-        from auswahlstufe.lauf import einlesen as einlesen_modul
+        from auswahlstufe.einlesen import datei as einlesen_modul
 
         einlesen_modul.einlesen(einlesen)
     else:

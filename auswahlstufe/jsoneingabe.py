@@ -1,7 +1,7 @@
 """Die Eingabe im Stapelformat lesen: eine JSON-Liste von Artikeln, gehärtet.
 
 Beide Betriebsarten, die eine Datei lesen – der Stapelbetrieb (stapel.py) und
-``--einlesen`` (einlesen.py) –, lesen sie hier. Jede Abweichung wird ein
+``--einlesen`` (``einlesen/datei.py``) –, lesen sie hier. Jede Abweichung wird ein
 deutscher Satz mit Ort (Datei, Zeile, Spalte, Artikel): kein gültiges UTF-8
 (ein Byte-Order-Mark ist erlaubt), kein gültiges JSON, oben keine Liste, ein
 Artikel kein Objekt, NaN/Infinity oder Zahlen, die sich nicht als JSON
@@ -68,12 +68,17 @@ def lesen(datei: str) -> bytes:
     try:
         with open(datei, "rb") as f:
             return f.read()
-    except FileNotFoundError:
-        raise EingabeFehler(f"Die Eingabedatei {datei} gibt es nicht.") from None
-    except IsADirectoryError:
-        raise EingabeFehler(f"{datei} ist ein Verzeichnis, keine JSON-Datei.") from None
     except OSError as e:
-        raise EingabeFehler(f"Die Eingabedatei {datei} ist nicht lesbar: {os_fehler(e)}.") from None
+        raise lesefehler(datei, e) from None
+
+
+def lesefehler(datei: str, fehler: OSError) -> EingabeFehler:
+    """Der Satz, wenn sich die Eingabedatei nicht öffnen oder lesen lässt."""
+    if isinstance(fehler, FileNotFoundError):
+        return EingabeFehler(f"Die Eingabedatei {datei} gibt es nicht.")
+    if isinstance(fehler, IsADirectoryError):
+        return EingabeFehler(f"{datei} ist ein Verzeichnis, keine JSON-Datei.")
+    return EingabeFehler(f"Die Eingabedatei {datei} ist nicht lesbar: {os_fehler(fehler)}.")
 
 
 def dekodieren(roh: bytes, name: str) -> str:

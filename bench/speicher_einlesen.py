@@ -39,7 +39,7 @@ from bench.messen import gemessen
 def grundlinie() -> float:
     """Größter RSS in MB eines Prozesses, der nur die Module von --einlesen lädt."""
     prozess = subprocess.Popen(
-        [sys.executable, "-c", "import auswahlstufe.lauf.einlesen, auswahlstufe.cli, psycopg"],
+        [sys.executable, "-c", "import auswahlstufe.einlesen.datei, auswahlstufe.cli, psycopg"],
         cwd=server.PROJEKT,
         env=os.environ,
     )

@@ -23,7 +23,8 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 import click
 
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.lauf import einlesen, kodierung
+from auswahlstufe.einlesen.zeilen import Einlesebilanz, kandidatenzeilen
+from auswahlstufe.lauf import kodierung
 from auswahlstufe.referenz.erzeugen import artikel
 from auswahlstufe.regeln import waehle
 from bench import optionen
@@ -34,7 +35,7 @@ from version import CODER_VERSION, PRIORITAET
 
 def auftraege(n: int, seed: int) -> list[tuple]:
     """Aufträge wie aus ``vorsortieren``: (item_id, alt, alt_ergebnis, summe, namen, Bytes, Fehler)."""
-    zeilen = einlesen.kandidatenzeilen(list(artikel(n, seed)), "bench.erzeugen", einlesen.Einlesebilanz())
+    zeilen = kandidatenzeilen(list(artikel(n, seed)), "bench.erzeugen", Einlesebilanz())
     je_item: dict[int, list] = {}
     for (item_id, name), (text, fehler) in sorted(zeilen.items()):
         if name in PRIORITAET:

@@ -142,14 +142,14 @@ def abfragen(url: str, anfrage: str, parameter: tuple | dict = ()) -> tuple:
 
 def bestand_laden(url: str, items: list[dict]) -> None:
     """Items im Stapelformat per COPY nach raw_items und extraktionen."""
-    from auswahlstufe.lauf import einlesen
+    from auswahlstufe.einlesen.zeilen import Einlesebilanz, kandidatenzeilen
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         with cur.copy(ingest.RAW_ITEMS_COPY) as copy:
             for a in items:
                 copy.write_row((a["item_id"], a["slot"], a["haus"], a["titel"], a["url"]))
         # Dieselbe Umsetzung wie --einlesen (Text, Fehler als Text), ohne die Datei.
-        zeilen = einlesen.kandidatenzeilen(items, "bench.erzeugen", einlesen.Einlesebilanz())
+        zeilen = kandidatenzeilen(items, "bench.erzeugen", Einlesebilanz())
         with cur.copy(SQL_COPY_EXTRAKTIONEN) as copy:
             for (item_id, extraktor), (text, fehler) in zeilen.items():
                 copy.write_row((item_id, extraktor, text, fehler))

@@ -262,6 +262,32 @@ def test_von_stdin_und_aus_einer_fifo_wie_aus_der_datei(daten, db_url, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.fifo"]  # keine Kopie bleibt liegen
 
 
+def test_was_beide_durchgaenge_lesen_steht_vor_dem_lesen_fest(tmp_path):
+    """Eine gewöhnliche Datei lesen beide Durchgänge selbst; stdin und eine FIFO geben ihre Bytes
+    nur einmal und gehen vorher ganz in eine Kopie, die danach verschwindet. Was sich nicht öffnen
+    lässt, sagt derselbe Satz wie im Stapelbetrieb."""
+    from auswahlstufe.einlesen import quelle
+    from auswahlstufe.fehler import EingabeFehler
+
+    datei = tmp_path / "k.json"
+    datei.write_bytes(b"[]")
+    assert not quelle.nur_einmal_lesbar(str(datei))
+    with quelle.zweimal_lesbar(str(datei)) as pfad:
+        assert pfad == str(datei)
+    fifo = tmp_path / "k.fifo"
+    os.mkfifo(fifo)
+    assert quelle.nur_einmal_lesbar(str(fifo)) and quelle.nur_einmal_lesbar("-")
+    schreiber = threading.Thread(target=lambda: fifo.write_bytes(b"[1]"))
+    schreiber.start()
+    with quelle.zweimal_lesbar(str(fifo)) as pfad:
+        schreiber.join()
+        assert pfad != str(fifo) and Path(pfad).read_bytes() == b"[1]" == Path(pfad).read_bytes()
+    assert not Path(pfad).exists()
+    for fehlt, satz in [(tmp_path / "fehlt.json", "gibt es nicht"), (tmp_path, "ist ein Verzeichnis")]:
+        with pytest.raises(EingabeFehler, match=satz), quelle.zweimal_lesbar(str(fehlt)):
+            pass
+
+
 def test_kaputtes_json_von_stdin_nennt_stdin_und_die_stelle(daten, db_url, tmp_path):
     lauf = _einlesen_von("-", db_url, tmp_path, b'[{"item_id": 1, "extractions": {}},\n {"item_id": 2,]')
     assert lauf.returncode == 1
@@ -281,8 +307,8 @@ def test_kaputtes_json_von_stdin_nennt_stdin_und_die_stelle(daten, db_url, tmp_p
 )
 def test_datei_aendert_sich_zwischen_den_durchgaengen(daten, db_url, tmp_path, monkeypatch, danach):
     """Schreibt jemand die Datei neu, während sie eingelesen wird: ein Satz, nichts geschrieben."""
+    from auswahlstufe.einlesen import datei as einlesen
     from auswahlstufe.fehler import EingabeFehler
-    from auswahlstufe.lauf import einlesen
 
     daten.item(1)
     datei = schreiben(
@@ -290,8 +316,8 @@ def test_datei_aendert_sich_zwischen_den_durchgaengen(daten, db_url, tmp_path, m
     )
     echt = einlesen.vorpruefen
 
-    def pruefen_und_dann_aendern(durchgang, sichtbar):
-        ergebnis = echt(durchgang, sichtbar)
+    def pruefen_und_dann_aendern(*argumente):
+        ergebnis = echt(*argumente)
         if isinstance(danach, str):
             datei.write_text(danach, encoding="utf-8")
         else:
@@ -443,13 +469,12 @@ create trigger aw_p_su after update on seiten referencing new table as neu
 
 
 def kleine_stuecke(monkeypatch, zeilen: int, items: int) -> None:
-    """Stücke wie bei einer großen Datei, aber schon bei einer kleinen (raising=False: vor
-    Issue 19.10 gab es keine Stücke, der Test scheitert dann am Verhalten, nicht am Namen)."""
-    from auswahlstufe.lauf import einlesen
+    """Stücke wie bei einer großen Datei, aber schon bei einer kleinen."""
+    from auswahlstufe.einlesen import stuecke
 
-    monkeypatch.setattr(einlesen, "STUECK_ZEILEN", zeilen, raising=False)
-    monkeypatch.setattr(einlesen, "STUECK_ZEICHEN", 10**9, raising=False)
-    monkeypatch.setattr(einlesen, "STUECK_ITEMS", items, raising=False)
+    monkeypatch.setattr(stuecke, "STUECK_ZEILEN", zeilen)
+    monkeypatch.setattr(stuecke, "STUECK_ZEICHEN", 10**9)
+    monkeypatch.setattr(stuecke, "STUECK_ITEMS", items)
 
 
 def drei_kandidaten(i: int, wie: str = "") -> dict:
@@ -465,7 +490,7 @@ def test_jede_anweisung_schreibt_nur_ein_stueck_alles_in_einer_transaktion(
 ):
     """Kandidaten und Seiten gehen in Stücken hinein: keine Anweisung schreibt mehr als ein Stück,
     und doch gilt alles oder nichts. Gezählt vom Server, nicht gestoppt – unabhängig vom Tempo."""
-    from auswahlstufe.lauf import einlesen
+    from auswahlstufe.einlesen import datei as einlesen
 
     for i in range(1, 61):
         daten.item(i)
@@ -505,7 +530,7 @@ def test_jede_anweisung_schreibt_nur_ein_stueck_alles_in_einer_transaktion(
 def test_ein_fehler_im_letzten_stueck_laesst_alles_unveraendert(daten, db_url, monkeypatch, tmp_path):
     """Alles oder nichts über die Stücke hinweg: scheitert das letzte, sind die ersten auch nicht da."""
     import db
-    from auswahlstufe.lauf import einlesen
+    from auswahlstufe.einlesen import datei as einlesen
 
     for i in range(1, 41):
         daten.item(i)
@@ -536,7 +561,7 @@ def test_statement_timeout_trifft_ein_stueck_nicht_das_ganze_einlesen(daten, db_
     """Issue 19.10: das Zeitlimit gilt hängenden Anweisungen, nicht dem Laden. Ein langsamer Leser
     (früher lief ein COPY im Takt des Clients) und ein langsamer Server (ein Trigger schläft je
     Zeile) machen das Ganze sicher länger als das Limit; jedes Stück bleibt weit darunter."""
-    from auswahlstufe.lauf import einlesen
+    from auswahlstufe.einlesen import datei as einlesen
 
     n, schlaf = 200, 0.015  # 200 × 15 ms = 3 s je Richtung, das Limit ist 2 s, ein Stück 10 × 15 ms
     for i in range(1, n + 1):
@@ -551,17 +576,17 @@ def test_statement_timeout_trifft_ein_stueck_nicht_das_ganze_einlesen(daten, db_
     )
     artikel = [{"item_id": i, "extractions": {"trafilatura": {"text": f"Text {i}"}}} for i in range(1, n + 1)]
     datei = schreiben(tmp_path / "k.json", artikel)
-    echt = einlesen.Durchgang.artikel
+    echt = einlesen.artikel_einzeln
     durchgaenge = []
 
-    def langsam_nach_dem_pruefen(self, melder=None, weiter=None):
+    def langsam_nach_dem_pruefen(*argumente):
         durchgaenge.append(1)
-        for paar in echt(self, melder, weiter):
-            if len(durchgaenge) > 1:  # der Durchgang, der per COPY schreibt
+        for paar in echt(*argumente):
+            if len(durchgaenge) > 1:  # der Durchgang, der in Stücken schreibt
                 time.sleep(schlaf)
             yield paar
 
-    monkeypatch.setattr(einlesen.Durchgang, "artikel", langsam_nach_dem_pruefen)
+    monkeypatch.setattr(einlesen, "artikel_einzeln", langsam_nach_dem_pruefen)
     kleine_stuecke(monkeypatch, zeilen=10, items=10)
     monkeypatch.setenv("AUSWAHL_STATEMENT_TIMEOUT", "2s")
     monkeypatch.setenv("DATABASE_URL", db_url)
