@@ -1,6 +1,6 @@
 """Das richtige Python? Die Skripte an der Wurzel importieren dieses Modul vor allem anderen.
 
-Mit dem Python des Systems (``python3 auswahl.py``) fehlen click, psycopg und python-dotenv;
+Mit dem Python des Systems (``python3 auswahl.py``) fehlen click, pebble, psycopg und python-dotenv;
 statt eines englischen Tracebacks (``ModuleNotFoundError``) steht dann ein deutscher Satz mit dem
 Aufruf über das Python des Klons da, Exit 4 (Voraussetzung fehlt). Nur Standardbibliothek: das
 Modul muss gerade dort laufen, wo die Pakete fehlen. Dass es zuerst kommt, hält ruff
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 # Import-Name → Paket, wie in pyproject.toml (dependencies).
-PAKETE = {"click": "click", "psycopg": "psycopg", "dotenv": "python-dotenv"}
+PAKETE = {"click": "click", "pebble": "pebble", "psycopg": "psycopg", "dotenv": "python-dotenv"}
 # = fehler.EXIT_VORAUSSETZUNG; fehler.py braucht click, darum hier die Zahl (ein Test vergleicht).
 EXIT_FALSCHES_PYTHON = 4
 WURZEL = Path(__file__).resolve().parents[1]

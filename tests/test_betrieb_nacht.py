@@ -60,7 +60,7 @@ pytestmark = pytest.mark.datenbank
 SEITEN = [s["html"] for s in json.loads((PROJEKT / "beispiele" / "seiten.json").read_text(encoding="utf-8"))]
 ALT = SLOT - timedelta(days=1)  # ein Slot von gestern: ihn löscht Ingest nach seiner Frist
 S1, S2, S3 = (SLOT + timedelta(minutes=15 * n) for n in range(3))  # 08:00, 08:15, 08:30 in Berlin
-EXTRAKTION_SCHREIBT = "wurzelwerk-auswahl extraktion schreiben"
+EXTRAKTION_SCHREIBT = "wurzelwerk-auswahl schreiben"
 SQL_ITEM = "insert into raw_items (id, slot, haus, titel, url) values (%s, %s, 'Nord', %s, %s)"
 # So schreibt der Abholer (docs/betrieb.md, „Als Admin, für den Abholer“).
 SQL_SEITE = """

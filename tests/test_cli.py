@@ -108,7 +108,7 @@ def test_strg_c_vor_dem_lauf_ist_exit_130(monkeypatch):
     """Ein KeyboardInterrupt, bevor ein Lauf seine eigene Behandlung hat, endet wie jeder Abbruch."""
     from auswahlstufe.lauf import stufe
 
-    def unterbrochen(**_):
+    def unterbrochen(*_, **__):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(stufe, "lauf", unterbrochen)

@@ -20,7 +20,7 @@ from psycopg import errors, sql
 import db
 import db_anmeldung
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.betrieb import migrationen
+from auswahlstufe.betrieb import bereich, migrationen
 from auswahlstufe.cli import cli
 from auswahlstufe.fehler import (
     EXIT_DATENBANK,
@@ -975,7 +975,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
         )
     e = starten("auswahl.py", "--backfill", url=db_url, cwd=tmp_path)
     assert e.code == 0 and bilanzzeile(e.out).startswith("neu 60, "), str(e)
-    alles_lesen = sql.SQL(lesen.SQL_LESEN).format(bedingung=lesen.BEDINGUNG_ALLE)
+    alles_lesen = sql.SQL(lesen.SQL_LESEN).format(bedingung=bereich.BEDINGUNG_ALLE)
     params = {
         "version": CODER_VERSION,
         "bekannt": list(PRIORITAET),
@@ -984,7 +984,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
         "seite": 1000,
     }
     mit_md5 = sql.SQL(lesen.SQL_LESEN.replace("text_sha256", "text_md5")).format(
-        bedingung=lesen.BEDINGUNG_ALLE
+        bedingung=bereich.BEDINGUNG_ALLE
     )
     abfrage = "select item_id, extraktor, regel, konsens, metriken, text, ergebnissumme, kodiert_am from selected_extractor order by 1"
     with psycopg.connect(db_url, autocommit=True) as conn:

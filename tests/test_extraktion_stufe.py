@@ -8,8 +8,6 @@ import itertools
 import json
 import os
 import signal
-import subprocess
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.referenz import binaer
 from auswahlstufe.referenz.feindlich import grosse_seite
 from tests.hilfen.daten import sperrname
-from tests.hilfen.prozesse import bilanzzeile, ende, im_hintergrund, nachfahren, worker_mit_seite
+from tests.hilfen.prozesse import Halt, bilanzzeile, ende, im_hintergrund, ruhen_lassen, worker_mit_seite
 from version import CODER_VERSION
 
 pytestmark = pytest.mark.datenbank
@@ -215,56 +213,29 @@ def viele(daten, veroeffentlicht):
     return daten
 
 
-def bis_die_extraktion_laeuft(url: str, prozess: subprocess.Popen) -> None:
-    """Wartet, bis Worker einer Extraktion rechnen: die Leseverbindung der Extraktion ist
-    offen und der forkserver hat Kinder (noch ist keine Zeile geschrieben)."""
-    frist = time.monotonic() + 300  # Worker-Start allein darf auf belasteten Kernen dauern
-    with psycopg.connect(url, autocommit=True) as conn:
-        while time.monotonic() < frist:
-            assert prozess.poll() is None, prozess.communicate()
-            verbunden = conn.execute(
-                "select count(*) from pg_stat_activity where datname = current_database() "
-                "and application_name like '%extraktion lesen%'"
-            ).fetchone()[0]
-            if verbunden and any(nachfahren(kind) for kind in nachfahren(prozess.pid)):
-                return
-            time.sleep(0.02)
-    ende(prozess, timeout=1)
-    pytest.fail("nach 300 s noch keine Extraktion im Gang")
-
-
 def test_keine_transaktion_bleibt_offen_waehrend_die_extraktoren_rechnen(
     pg, db_name, db_url, viele, tmp_path
 ):
     """Die Seiten kommen in Keyset-Seiten, jede eine eigene kurze Transaktion: die Extraktion
-    übersteht ein winziges idle_in_transaction_session_timeout, auch wenn die Worker stehen."""
+    übersteht ein winziges idle_in_transaction_session_timeout, auch wenn sie zwischen zwei
+    Seiten lange steht (hier am Haltepunkt nach der ersten Seite)."""
     with pg.verwalten() as conn:
         conn.execute(
             sql.SQL("alter database {} set idle_in_transaction_session_timeout = '1s'").format(
                 sql.Identifier(db_name)
             )
         )
-    prozess = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
-    bis_die_extraktion_laeuft(db_url, prozess)
-    angehalten = nachfahren(prozess.pid)
-    for pid in angehalten:
-        os.kill(pid, signal.SIGSTOP)
+    halt = Halt(tmp_path, "seite", 1)
+    prozess = im_hintergrund(
+        db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung
+    )
+    halt.abwarten(prozess)
     try:
-        time.sleep(2.5)  # länger als das Zeitlimit der Datenbank
-        with psycopg.connect(db_url, autocommit=True) as conn:
-            # Eine offene Transaktion hätte der Server nach 1 s beendet; der eigentliche Beweis
-            # ist darum der Exit-Code unten (vorher: Exit 3, „idle-in-transaction timeout“).
-            offen = conn.execute(
-                "select count(*) from pg_stat_activity where datname = current_database() "
-                "and application_name like 'wurzelwerk-auswahl%' and state like 'idle in transaction%'"
-            ).fetchone()[0]
-            schon = conn.execute("select count(*) from extraktionen").fetchone()[0]
+        # Eine offene Transaktion hätte der Server nach 1 s beendet; beide ruhen länger.
+        ruhen_lassen(db_url, ["wurzelwerk-auswahl lesen", "wurzelwerk-auswahl schreiben"], 1.5)
     finally:
-        for pid in angehalten:
-            os.kill(pid, signal.SIGCONT)
+        halt.weiter()
     code, out, err = ende(prozess)
-    assert schon < 3 * VIELE, "die Extraktion war schon fertig: kein Beweis"
-    assert offen == 0
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
     assert f"Extraktion: {VIELE} Seiten neu oder veraltet, {VIELE} extrahiert" in out
 
@@ -279,8 +250,11 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
 ):
     """Auch an die ganze Prozessgruppe (systemd, Strg-C): kein Worker stirbt daran, keine
     Seite bekommt „Worker abgestürzt“ als Kandidat – der nächste Lauf extrahiert den Rest."""
-    prozess = im_hintergrund(db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path)
-    bis_die_extraktion_laeuft(db_url, prozess)
+    halt = Halt(tmp_path, "seite", 1)
+    prozess = im_hintergrund(
+        db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung
+    )
+    halt.abwarten(prozess)  # mitten in der Extraktion: eine Seite fertig, weitere unterwegs
     if gruppe:
         os.killpg(prozess.pid, sig)
     else:

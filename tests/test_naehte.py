@@ -15,6 +15,8 @@ import-linter nicht ausdrücken kann:
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 
 import pytest
 
@@ -65,3 +67,16 @@ def test_tests_importieren_keine_andere_testdatei(datei):
 def test_das_skript_check_db_ist_keine_bibliothek(datei):
     """Migrationen kommen aus migrationen.py; check_db.py ist nur ein Skript."""
     assert [m for m, _ in importe(datei) if m == "check_db"] == []
+
+
+def test_der_stapelbetrieb_laedt_die_pruefseite_erst_fuer_eine_stichprobe(tmp_path):
+    """Ein Stapellauf ohne --stichprobe braucht die HTML-Prüfseite nicht; sie lädt erst, wer eine
+    Stichprobe schreibt."""
+    code = (
+        "import sys; from click.testing import CliRunner; from auswahlstufe.cli import cli; "
+        f"r = CliRunner().invoke(cli, [{str(PROJEKT / 'beispiele' / 'artikel.json')!r}, '-o', "
+        f"{str(tmp_path / 'a.json')!r}]); assert r.exit_code == 0, r.output; "
+        "print('auswahlstufe.pruefung.pruefseite' in sys.modules)"
+    )
+    lauf = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJEKT)
+    assert lauf.stdout.strip() == "False", lauf.stdout + lauf.stderr

@@ -578,12 +578,12 @@ def test_schreiben_laesst_keine_halbe_stichprobe(tmp_path, monkeypatch):
     import errno
 
     from auswahlstufe.fehler import EingabeFehler
-    from auswahlstufe.pruefung import stichprobe
+    from auswahlstufe.pruefung import pruefseite
 
     def platte_voll(*args, **kwargs):
         raise OSError(errno.ENOSPC, "Kein Platz mehr auf dem Gerät")
 
-    monkeypatch.setattr(stichprobe, "seite", platte_voll)
+    monkeypatch.setattr(pruefseite, "seite", platte_voll)
     with pytest.raises(EingabeFehler, match="Kein Platz"):
         schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path, zeitpunkt=ZEIT)
     assert list(tmp_path.iterdir()) == []

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gzip
 import re
-import time
 
 import psycopg
 import pytest
@@ -33,6 +32,7 @@ from tests.hilfen.prozesse import (
     bilanzzeile,
     ende,
     im_hintergrund,
+    ruhen_lassen,
     warten_bis,
 )
 
@@ -188,28 +188,6 @@ def test_jede_verbindung_hat_tcp_keepalives_was_die_url_setzt_gilt(db_url):
     eigene = psycopg.conninfo.make_conninfo(db_url, keepalives_idle="5")
     with db.verbinden(eigene, "test", autocommit=True) as conn:
         assert conn.info.get_parameters()["keepalives_idle"] == "5"
-
-
-SQL_RUHEN = """
-select application_name, state, extract(epoch from now() - state_change)
-from pg_stat_activity where datname = current_database() and application_name = any(%s)
-"""
-
-
-def ruhen_lassen(url: str, namen: list[str], sekunden: float = 2.5) -> None:
-    """Wartet, bis jede Verbindung ``namen`` des Laufs länger als ``sekunden`` ruht (Uhr des
-    Servers) – länger als sein idle_session_timeout. Beendet der Server eine vorher, scheitert
-    der Test gleich."""
-    frist = time.monotonic() + 60
-    with psycopg.connect(url, autocommit=True) as conn:
-        while True:
-            zeilen = {name: (zustand, dauer) for name, zustand, dauer in conn.execute(SQL_RUHEN, (namen,))}
-            weg = [n for n in namen if n not in zeilen]
-            assert not weg, f"Verbindungen des Laufs vom Server beendet: {weg}"
-            if all(zustand == "idle" and dauer > sekunden for zustand, dauer in zeilen.values()):
-                return
-            assert time.monotonic() < frist, zeilen
-            time.sleep(0.05)
 
 
 def idle_session_timeout(pg, db_name: str, wert: str) -> None:

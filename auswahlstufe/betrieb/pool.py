@@ -32,6 +32,7 @@ from __future__ import annotations
 import collections
 import multiprocessing
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from concurrent.futures import TimeoutError as ZeitUeberschritten
@@ -210,14 +211,20 @@ class Pool:
         """Bis der älteste Auftrag fertig ist; False nach ``halt``. Stirbt dabei ein Worker (oder
         gibt pebble die Worker auf), werden die offenen Aufträge nach einem Neustart aller Worker
         noch einmal abgegeben."""
+        seit = time.monotonic()
         while True:
             if halt is not None and halt():
                 return False
             offen = [u.future for u in unterwegs if u.future is not None and not u.future.done()]
             if offen:
                 wait(offen, timeout=SCHRITT, return_when=FIRST_COMPLETED)
-            if any(u.gestoert() for u in unterwegs):
+            # pebble kann seine Worker aufgeben, ohne dass eine Future davon erfährt (starb auch
+            # der forkserver, startet kein neuer Worker, und Aufträge bleiben in seiner Schlange);
+            # und nichts darf länger warten als Zeitlimit und Start eines Workers zusammen.
+            verstopft = time.monotonic() - seit > (self.zeitlimit or 0) + START_S
+            if any(u.gestoert() for u in unterwegs) or not self._pebble.active or verstopft:
                 self._neu_abgeben(unterwegs)
+                seit = time.monotonic()
             if unterwegs[0].future.done():
                 return True
 

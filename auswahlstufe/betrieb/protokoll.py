@@ -81,6 +81,13 @@ def kopf_setzen(modus: str, version: str) -> None:
     KOPF.set(Kopf(modus, version, einstellung=einstellung()))
 
 
+def slot_setzen(slot: str) -> None:
+    """Ein Lauf über einen Slot (--slot): jede Zeile bis zum Ende des Prozesses nennt ihn."""
+    kopf = KOPF.get()
+    if kopf is not None:
+        KOPF.set(dataclasses.replace(kopf, slot=slot))
+
+
 @contextlib.contextmanager
 def mit_slot(slot: str) -> Iterator[None]:
     """Zeilen im Block nennen ``slot``. Endet der Block mit einem Fehler, bleibt der Slot im

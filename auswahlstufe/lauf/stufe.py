@@ -185,6 +185,8 @@ def lauf(
     """Ein Lauf: ohne ``slot`` --backfill, mit ``nachholen_hoechstens`` --nachholen."""
     e = einstellungen
     bereich = Bereich(slot_parsen(slot) if slot is not None else None, teil_parsen(teil) if teil else None)
+    if bereich.slot is not None:
+        protokoll.slot_setzen(laeufe.slot_text(bereich.slot))
     url = db.datenbank_url()
     auswahlpool = (lambda: Pool(e.prozesse, zeitlimit=e.stapel_zeitlimit)) if e.prozesse > 1 else None
     try:

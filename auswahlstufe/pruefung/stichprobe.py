@@ -17,7 +17,6 @@ from datetime import datetime
 from pathlib import Path
 
 from auswahlstufe.fehler import EingabeFehler
-from auswahlstufe.pruefung import pruefseite
 from auswahlstufe.pruefung.auslese import Fall, Stichprobe
 from auswahlstufe.regeln import zweifel
 from version import PRIORITAET
@@ -27,6 +26,14 @@ ANFANG_ZEICHEN = 200  # so viel Text je Kandidat in der CSV
 __all__ = ["Fall", "Stichprobe", "schreiben", "schreiben_csv", "zeile"]
 # Die Dateien tragen volle Texte: nur der Eigentümer liest sie.
 MODUS = 0o600
+
+
+def _pruefseite():
+    """Die Prüfseite (HTML) lädt erst, wer eine Stichprobe schreibt – nicht jeder Lauf, der dieses
+    Modul kennt."""
+    from auswahlstufe.pruefung import pruefseite
+
+    return pruefseite
 
 
 def zeile(csv_pfad: Path) -> str:
@@ -92,7 +99,7 @@ def _zeile(rang: int, fall: Fall) -> dict[str, object]:
         "zweifel_grund": z.grund,
         "naechster": z.nachbar or "",
         "fast_gleich": "ja" if z.fast_gleich else "nein",
-        "warum": pruefseite.warum(z, e),
+        "warum": _pruefseite().warum(z, e),
         "konsens": e.konsens,
         "marge": "" if e.marge is None else f"{e.marge:.4f}",
     }
@@ -145,7 +152,7 @@ def schreiben(
         geschrieben += [csv_pfad, html_pfad]
         schreiben_csv(faelle, csv_pfad)
         html_pfad.write_text(
-            pruefseite.seite(
+            _pruefseite().seite(
                 faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung, stamm=csv_pfad.stem
             ),
             encoding="utf-8",

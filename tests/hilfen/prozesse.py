@@ -314,20 +314,46 @@ def bis_zum_ersten_stapel(url: str, prozess, frist: float = 120) -> None:
 
 def worker_mit_seite(prozess: subprocess.Popen, mindestens: int, frist_s: float = 300) -> int:
     """Wartet, bis ein Worker der Extraktion im Lauf ``prozess`` mindestens ``mindestens``
-    Bytes gelesen hat, und gibt seine Nummer zurück. Ein neuer Worker liest beim Start etwa
-    1,7 MB (Module, Daten); mit einer Seite von 4 MB und ``mindestens`` = 4 MB hat er dann
-    seinen ersten Auftrag: ein Signal trifft ihn, während er an der Seite rechnet, nie beim
-    Start. Endet der Lauf vorher oder nach ``frist_s``, scheitert der Test."""
+    Bytes gelesen hat und danach rechnet (seine CPU-Zeit steigt um 0,1 s), und gibt seine Nummer
+    zurück. Ein neuer Worker liest beim Start etwa 1,7 MB (Module, Daten); mit einer Seite von
+    4 MB und ``mindestens`` = 4 MB rechnet er dann an seinem Auftrag: ein Signal trifft ihn
+    mitten in der Seite, nie beim Start und nie zwischen zwei Aufträgen. Endet der Lauf vorher
+    oder nach ``frist_s``, scheitert der Test."""
     frist = time.monotonic() + frist_s
+    gelesen: dict[int, float] = {}  # Worker → CPU-Zeit, als er die Seite gelesen hatte
     while time.monotonic() < frist:
         if prozess.poll() is not None:
             pytest.fail(f"der Lauf endete, bevor ein Worker eine Seite las: {prozess.communicate()}")
         for pid in extraktionsworker(prozess.pid):
-            if gelesene_bytes(pid) >= mindestens:
+            if pid not in gelesen and gelesene_bytes(pid) >= mindestens:
+                gelesen[pid] = cpu_sekunden(pid)
+            elif pid in gelesen and cpu_sekunden(pid) - gelesen[pid] >= 0.1:
                 return pid
         time.sleep(0.005)
     ende(prozess, timeout=1)
     pytest.fail(f"nach {frist_s} s hat kein Worker eine Seite gelesen")
+
+
+SQL_RUHEN = """
+select application_name, state, extract(epoch from now() - state_change)
+from pg_stat_activity where datname = current_database() and application_name = any(%s)
+"""
+
+
+def ruhen_lassen(url: str, namen: list[str], sekunden: float = 2.5) -> None:
+    """Wartet, bis jede Verbindung ``namen`` des Laufs länger als ``sekunden`` ruht (Uhr des
+    Servers) – länger als sein idle_session_timeout. Beendet der Server eine vorher, scheitert
+    der Test gleich."""
+    frist = time.monotonic() + 60
+    with psycopg.connect(url, autocommit=True) as conn:
+        while True:
+            zeilen = {name: (zustand, dauer) for name, zustand, dauer in conn.execute(SQL_RUHEN, (namen,))}
+            weg = [n for n in namen if n not in zeilen]
+            assert not weg, f"Verbindungen des Laufs vom Server beendet: {weg}"
+            if all(zustand == "idle" and dauer > sekunden for zustand, dauer in zeilen.values()):
+                return
+            assert time.monotonic() < frist, zeilen
+            time.sleep(0.05)
 
 
 # --- Haltepunkte (auswahlstufe/betrieb/halt.py) ------------------------------------------------
