@@ -1,8 +1,10 @@
 """Deterministisch und schnell: dieselben Texte wie stock, und zwar immer dieselben (Issue 20, 1–2).
 
 * **Fassungen:** genau die geprüften Pakete und unveränderter Quelltext jeder Funktion, die
-  ``newspaper_fest`` und ``schnell`` umschließen, nachbauen oder voraussetzen – sonst
-  scheitert die Extraktion laut (``fassungen.FassungUngeprueft``, Exit 4), und diese Tests auch.
+  ``newspaper_fest`` und ``schnell`` umschließen, nachbauen oder voraussetzen (sonst scheitern
+  diese Tests). Weicht in einem Haus ab, wovon ``newspaper_fest`` abhängt, scheitert die
+  Extraktion laut (``fassungen.FassungUngeprueft``, Exit 4); weicht sonst etwas ab, läuft sie mit
+  den Stock-Aufrufen – dieselben Texte, langsamer – und sagt es einmal je Lauf.
 * **Fix:** newspaper4k gibt für jede Reihenfolge, die ``set()`` in 0.9.6 liefern könnte,
   denselben Text; ohne den Fix nicht (auf allen sechs Seiten aus ``bench/newspaper4k-zufall``).
 * **Gleichheit:** die schnellen Aufrufe (``seiten.AUFRUFE``) geben Byte für Byte dieselben
@@ -34,6 +36,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from auswahlstufe.extraktion import fassungen
 
 PROJEKT = Path(__file__).resolve().parents[1]
 AEB = PROJEKT / "bench" / "aeb"
@@ -226,43 +230,109 @@ def frische_prozesse(tmp_path_factory) -> dict[str, dict]:
 
 
 def test_installiert_sind_genau_die_geprueften_fassungen():
-    """Was ``fassungen`` als geprüft führt, ist installiert und in pyproject.toml gepinnt, genau
-    in dieser Version; die Quelltexte haben ihren geprüften sha256."""
+    """Was ``fassungen`` als geprüft führt, ist installiert und in pyproject.toml gepinnt, genau in
+    dieser Version; jeder geprüfte Quelltext und Parser gehört zu einem dieser Pakete; die
+    Quelltexte haben ihren geprüften sha256."""
     import re
     import tomllib
-
-    from auswahlstufe.extraktion import fassungen
 
     extra = tomllib.loads((PROJEKT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     gepinnt = dict(re.match(r"([\w.-]+)(?:\[[\w-]+\])?==(.+)", p).groups() for p in extra["extraktion"])
     installiert = {paket: importlib.metadata.version(paket) for paket in fassungen.GEPRUEFT}
     assert installiert == fassungen.GEPRUEFT
     assert {paket: gepinnt.get(paket) for paket in fassungen.GEPRUEFT} == fassungen.GEPRUEFT
+    verteilung = importlib.metadata.packages_distributions()
+    module = {pfad.split(":")[0].split(".")[0] for pfad in [*fassungen.QUELLTEXT, *fassungen.HTML_PARSER]}
+    assert {paket for modul in module for paket in verteilung[modul]} <= set(fassungen.GEPRUEFT)
     fassungen.pruefen()
+    assert fassungen.beschleuniger_abweichung() is None
 
 
-def test_andere_fassung_scheitert_laut_mit_exit_4(monkeypatch):
+def test_newspaper_fest_haengt_an_genau_den_drei_methoden_des_fixes():
+    """Streng ist nur, wovon newspaper_fest abhängt: die zwei Methoden, die es umschließt, die
+    eine, deren stabile Sortierung es voraussetzt, und die Fassung von newspaper4k."""
+    from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor as abe
+
+    from auswahlstufe.extraktion import newspaper_fest
+
+    newspaper_fest.einspielen()
+    klasse = "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor"
+    methoden = ("nodes_to_check", "compute_gravity_scores", "calculate_best_node")
+    streng = {f"{klasse}.{m}" for m in methoden}
+    assert streng == fassungen.FEST and streng <= fassungen.QUELLTEXT.keys()
+    umschlossen = {f"{klasse}.{name}" for name, wert in vars(abe).items() if hasattr(wert, "_stock")}
+    assert umschlossen == streng - {f"{klasse}.calculate_best_node"}
+    assert fassungen.FEST_PAKETE == ("newspaper4k",)
+
+
+def test_andere_fassung_von_newspaper4k_scheitert_laut_mit_exit_4(monkeypatch):
+    """Ohne geprüften Fix ist newspaper4k nicht deterministisch: streng, kein Rückfall."""
     from auswahlstufe import fehler
-    from auswahlstufe.extraktion import fassungen
 
     echte = importlib.metadata.version
-    monkeypatch.setattr(fassungen, "_geprueft", [])
     monkeypatch.setattr(
         importlib.metadata, "version", lambda paket: "0.9.7" if paket == "newspaper4k" else echte(paket)
     )
     with pytest.raises(fassungen.FassungUngeprueft, match=r"newspaper4k 0\.9\.7 ist installiert") as e:
-        fassungen.pruefen()
+        fassungen.newspaper_fest_pruefen()
     assert e.value.exit_code == fehler.EXIT_VORAUSSETZUNG
-
-
-def test_anderer_quelltext_scheitert_laut(monkeypatch):
-    from auswahlstufe.extraktion import fassungen
-
-    monkeypatch.setattr(fassungen, "_geprueft", [])
-    pfad = "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor.compute_gravity_scores"
-    monkeypatch.setitem(fassungen.QUELLTEXT, pfad, "0" * 64)
-    with pytest.raises(fassungen.FassungUngeprueft, match="weicht vom geprüften ab"):
+    assert "newspaper_fest.py" in str(e.value) and "nicht für jede Seite immer denselben Text" in str(e.value)
+    with pytest.raises(fassungen.FassungUngeprueft):
         fassungen.pruefen()
+
+
+@pytest.mark.parametrize("paket", ["lxml", "python-dateutil", "trafilatura", "readability-lxml"])
+def test_andere_fassung_sonst_schaltet_nur_die_beschleuniger_ab(monkeypatch, paket):
+    """Eine Sicherheitsfassung von lxml, ein neues dateutil: kein Exit 4, nur ein Grund."""
+    echte = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda p: "99.0" if p == paket else echte(p))
+    fassungen.newspaper_fest_pruefen()
+    assert fassungen.beschleuniger_abweichung() == (
+        f"{paket} 99.0 ist installiert (geprüft ist {fassungen.GEPRUEFT[paket]})"
+    )
+    with pytest.raises(fassungen.FassungUngeprueft, match="Die Beschleuniger sind nicht geprüft"):
+        fassungen.pruefen()  # schnell.beschleuniger_einspielen spielt so nichts ein
+
+
+@pytest.mark.parametrize("pfad", sorted(fassungen.QUELLTEXT))
+def test_anderer_quelltext_streng_nur_fuer_newspaper_fest(monkeypatch, pfad):
+    """Jeder Eintrag in ``QUELLTEXT``: ein abweichender sha256 scheitert laut, wenn newspaper_fest
+    von ihm abhängt, und schaltet sonst nur die Beschleuniger ab."""
+    monkeypatch.setitem(fassungen.QUELLTEXT, pfad, "0" * 64)
+    if pfad in fassungen.FEST:
+        with pytest.raises(fassungen.FassungUngeprueft, match="weicht vom geprüften ab") as e:
+            fassungen.newspaper_fest_pruefen()
+        assert pfad in str(e.value)
+        assert fassungen.beschleuniger_abweichung() is None
+    else:
+        fassungen.newspaper_fest_pruefen()
+        assert fassungen.beschleuniger_abweichung() == f"der Quelltext von {pfad} weicht vom geprüften ab"
+
+
+def test_ein_anderer_parser_schaltet_nur_die_beschleuniger_ab(monkeypatch):
+    import trafilatura.utils
+
+    monkeypatch.setattr(trafilatura.utils, "HTML_PARSER", object())
+    assert fassungen.beschleuniger_abweichung() == (
+        "trafilatura.utils:HTML_PARSER ist kein lxml.html.HTMLParser"
+    )
+
+
+def test_mehrere_abweichungen_in_einer_zeile(monkeypatch):
+    import trafilatura.utils
+
+    schnell_pfade = [p for p in fassungen.QUELLTEXT if p not in fassungen.FEST]
+    for pfad in schnell_pfade[:5]:
+        monkeypatch.setitem(fassungen.QUELLTEXT, pfad, "0" * 64)
+    monkeypatch.setattr(trafilatura.utils, "HTML_PARSER", None)
+    assert fassungen.beschleuniger_abweichung() == (
+        f"der Quelltext von {', '.join(schnell_pfade[:3])} und 2 weiteren Funktionen weichen vom "
+        "geprüften ab, trafilatura.utils:HTML_PARSER ist kein lxml.html.HTMLParser"
+    )
+    # Weicht eine Version ab, nennt der Grund nur die Versionen.
+    echte = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda p: "6.2.0" if p == "lxml" else echte(p))
+    assert fassungen.beschleuniger_abweichung() == "lxml 6.2.0 ist installiert (geprüft ist 6.1.3)"
 
 
 def _schleife(quelltext: str, anfang: str) -> list[str]:
