@@ -161,6 +161,7 @@ def _stufe_starten(ordner: Path, ausgabe: Path, prozesse: int) -> subprocess.Pop
 def _ende(prozess: subprocess.Popen) -> str:
     stdout, stderr = prozess.communicate(timeout=3600)
     assert prozess.returncode == 0, stderr[-3000:]
+    assert hinweise(stderr) == [], stderr[-3000:]  # mit den geprüften Fassungen: schnell, still
     return stdout
 
 
@@ -333,6 +334,204 @@ def test_mehrere_abweichungen_in_einer_zeile(monkeypatch):
     echte = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version", lambda p: "6.2.0" if p == "lxml" else echte(p))
     assert fassungen.beschleuniger_abweichung() == "lxml 6.2.0 ist installiert (geprüft ist 6.1.3)"
+
+
+# --- Rückfall: weicht ab, was nur die Beschleuniger betrifft, läuft die Extraktion weiter ------
+
+# Drei aeb-Seiten (koreanisch, japanisch, englisch mit vielen Bildern), wie in test_extraktion.py.
+DREI_SEITEN = (
+    "0ec95c7261d122f304728e90c983450ef1ce1e0b423546835c397d50aaf0d0f2",
+    "85439e26c41c75901820d01a13e8cea7836abb58635ea3986f71a163ab0311d3",
+    "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856",
+)
+NUR_SCHNELL = "trafilatura.utils:load_html"  # nur ein Beschleuniger setzt ihn voraus
+FUER_DEN_FIX = "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor.compute_gravity_scores"
+# auswahl.py, nur dass der Hauptprozess einen anderen sha256 für den Quelltext argv[1] erwartet
+# (wie nach einem Update im venv); die Worker im forkserver sehen die Tabelle unverändert.
+MIT_ABWEICHUNG = (
+    "import sys; from auswahlstufe.extraktion import fassungen; "
+    "fassungen.QUELLTEXT[sys.argv.pop(1)] = '0' * 64; "
+    "from auswahlstufe.cli import BEFEHL, cli; cli(sys.argv[1:], prog_name=BEFEHL)"
+)
+
+
+def veroeffentlicht() -> dict[str, dict]:
+    """Die veröffentlichten Kandidaten der aeb-Seiten (Stock-Aufrufe mit Fix), nach id."""
+    return {a["id"]: a for a in json.loads((AEB / "candidates.json").read_text(encoding="utf-8"))}
+
+
+def hinweise(stderr: str) -> list[str]:
+    return [z for z in stderr.splitlines() if "Hinweis: " in z]
+
+
+def hinweis_nur_schnell() -> str:
+    return fassungen.HINWEIS.format(grund=f"der Quelltext von {NUR_SCHNELL} weicht vom geprüften ab")
+
+
+@pytest.fixture
+def gestartete_worker(monkeypatch) -> list[bool]:
+    """Je gestartetem Worker das ``beschleuniger``, das der Hauptprozess ihm mitgab."""
+    import multiprocessing
+
+    kontext = multiprocessing.get_context("forkserver")  # derselbe wie in Extraktion
+    echt = kontext.Process
+    gestartet = []
+
+    def process(*args, **kwargs):
+        gestartet.append(kwargs["args"][2])
+        return echt(*args, **kwargs)
+
+    monkeypatch.setattr(kontext, "Process", process)
+    return gestartet
+
+
+def _mit_abweichung(pfad: str, *args: str, cwd: Path, url: str | None = None):
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    umgebung["PYTHONPATH"] = str(PROJEKT)
+    if url is not None:
+        umgebung["DATABASE_URL"] = url
+    return subprocess.run(
+        [sys.executable, "-c", MIT_ABWEICHUNG, pfad, *args],
+        cwd=cwd,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_abweichung_der_beschleuniger_stock_aufrufe_dieselben_texte_ein_hinweis(
+    monkeypatch, capsys, gestartete_worker
+):
+    """Der Hauptprozess entscheidet einmal, vor dem ersten Worker, und sagt es einmal; jeder
+    Worker – auch jeder Ersatz – bekommt ``beschleuniger=False``; die Kandidaten sind die
+    veröffentlichten."""
+    from auswahlstufe.extraktion import seiten
+
+    monkeypatch.setitem(fassungen.QUELLTEXT, NUR_SCHNELL, "0" * 64)
+    bezug = veroeffentlicht()
+    liste = [
+        seiten.Seite(gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()), bezug[i]["url"], i)
+        for i in DREI_SEITEN
+    ]
+    with seiten.Extraktion(2, aufrufe_je_worker=2) as ex:
+        ergebnisse = list(ex.seiten(liste))
+        ersetzt = ex.statistik.ersetzt
+    assert ex.beschleuniger is False
+    assert ersetzt >= 2 and len(gestartete_worker) == 2 + ersetzt
+    assert set(gestartete_worker) == {False}
+    for (_, kandidaten), seiten_id in zip(ergebnisse, DREI_SEITEN, strict=True):
+        assert kandidaten == bezug[seiten_id]["extractions"], seiten_id
+    assert hinweise(capsys.readouterr().err) == [hinweis_nur_schnell()]
+
+
+def test_abweichung_des_fixes_startet_keinen_worker(monkeypatch, capsys, gestartete_worker):
+    from auswahlstufe import fehler
+    from auswahlstufe.extraktion import seiten
+
+    monkeypatch.setitem(fassungen.QUELLTEXT, FUER_DEN_FIX, "0" * 64)
+    extraktion = seiten.Extraktion(2)
+    with pytest.raises(fassungen.FassungUngeprueft, match="weicht vom geprüften ab") as e:
+        extraktion.__enter__()
+    assert e.value.exit_code == fehler.EXIT_VORAUSSETZUNG
+    assert gestartete_worker == []
+    assert hinweise(capsys.readouterr().err) == []
+
+
+def test_ohne_beschleuniger_ruft_ein_worker_die_stock_aufrufe():
+    """Was ``_worker`` mit ``beschleuniger=False`` tut, in einem frischen Prozess: der Fix ja,
+    nichts aus ``schnell`` (auch nicht dessen strenge Prüfung, die hier scheiterte), und
+    ``extrahieren`` ruft ``STOCK_AUFRUFE``."""
+    code = textwrap.dedent(
+        """
+        import json, sys
+        from auswahlstufe.extraktion import fassungen, schnell, seiten
+        fassungen.QUELLTEXT[sys.argv[1]] = "0" * 64
+        seiten.vorbereiten(beschleuniger=False)
+        import newspaper.text
+        from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor
+        print(json.dumps({
+            "stock": seiten._aufrufe is seiten.STOCK_AUFRUFE,
+            "beschleuniger": bool(schnell._eingespielt),
+            "tokenizer ersetzt": hasattr(newspaper.text.default_tokenizer, "_stock"),
+            "fix": hasattr(ArticleBodyExtractor.nodes_to_check, "_stock"),
+        }))
+        """
+    )
+    lauf = subprocess.run(
+        [sys.executable, "-c", code, NUR_SCHNELL], cwd=PROJEKT, capture_output=True, text=True, timeout=300
+    )
+    assert lauf.returncode == 0, lauf.stderr[-3000:]
+    assert json.loads(lauf.stdout) == {
+        "stock": True,
+        "beschleuniger": False,
+        "tokenizer ersetzt": False,
+        "fix": True,
+    }
+
+
+def _stapel_eingabe(tmp_path: Path) -> Path:
+    from auswahlstufe.extraktion import zeichensatz
+
+    bezug = veroeffentlicht()
+    artikel = [
+        {
+            "id": i,
+            "url": bezug[i]["url"],
+            "html": zeichensatz.dekodieren(gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()))[0],
+        }
+        for i in DREI_SEITEN
+    ]
+    datei = tmp_path / "seiten.json"
+    datei.write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
+    return datei
+
+
+def test_stapel_mit_abweichung_der_beschleuniger_ein_hinweis_fuer_zwei_worker(tmp_path):
+    """``auswahl.py --extrahieren DATEI --prozesse 2``: Exit 0, die veröffentlichten Kandidaten und
+    genau eine Zeile ``Hinweis: …`` auf stderr – vom Hauptprozess, keine von den Workern."""
+    lauf = _mit_abweichung(
+        NUR_SCHNELL,
+        *("--extrahieren", str(_stapel_eingabe(tmp_path)), "-o", "aus.json", "--prozesse", "2"),
+        *("--extraktion-zeitlimit", ZEITLIMIT_S),
+        cwd=tmp_path,
+    )
+    assert lauf.returncode == 0, lauf.stderr[-3000:]
+    assert hinweise(lauf.stderr) == [hinweis_nur_schnell()], lauf.stderr
+    bezug = veroeffentlicht()
+    ausgabe = json.loads((tmp_path / "aus.json").read_text(encoding="utf-8"))
+    assert {a["id"]: a["extractions"] for a in ausgabe} == {i: bezug[i]["extractions"] for i in DREI_SEITEN}
+
+
+def test_stapel_mit_abweichung_des_fixes_endet_mit_exit_4(tmp_path):
+    from auswahlstufe import fehler
+
+    lauf = _mit_abweichung(
+        FUER_DEN_FIX, "--extrahieren", str(_stapel_eingabe(tmp_path)), "-o", "aus.json", cwd=tmp_path
+    )
+    assert lauf.returncode == fehler.EXIT_VORAUSSETZUNG, lauf.stderr[-3000:]
+    assert f"Fehler: Der Quelltext von {FUER_DEN_FIX} weicht vom geprüften ab" in lauf.stderr, lauf.stderr
+    assert "newspaper_fest.py" in lauf.stderr and "Traceback" not in lauf.stderr
+    assert hinweise(lauf.stderr) == [] and not (tmp_path / "aus.json").exists()
+
+
+def test_datenbank_mit_abweichung_der_beschleuniger_ein_hinweis(daten, db_url, tmp_path):
+    """Derselbe Start im Datenbankmodus (``--extrahieren --backfill``): ein Hinweis, die Texte wie
+    veröffentlicht in ``extraktionen``."""
+    seiten_id = DREI_SEITEN[2]
+    bezug = veroeffentlicht()[seiten_id]
+    daten.item(1)
+    daten.conn.execute(
+        "insert into seiten (item_id, html, url, content_type) values (1, %s, %s, 'text/html')",
+        (gzip.decompress((AEB / "html" / f"{seiten_id}.html.gz").read_bytes()), bezug["url"]),
+    )
+    lauf = _mit_abweichung(
+        NUR_SCHNELL, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path, url=db_url
+    )
+    assert lauf.returncode == 0, lauf.stderr[-3000:]
+    assert hinweise(lauf.stderr) == [hinweis_nur_schnell()], lauf.stderr
+    gespeichert = dict(daten.abfrage("select extraktor, text from extraktionen"))
+    assert gespeichert == {name: k["text"] for name, k in bezug["extractions"].items()}
 
 
 def _schleife(quelltext: str, anfang: str) -> list[str]:

@@ -15,8 +15,10 @@ mit denen die veröffentlichten Kandidaten des Benchmarks entstanden
 Das sind die Stock-Aufrufe (``STOCK_AUFRUFE``). Zwei Eingriffe, beide an die geprüften
 Fassungen gebunden (``fassungen.py``): newspaper4k wird deterministisch
 (``newspaper_fest.py``: zwei Mengen in fester Reihenfolge; die einzige Abweichung von stock
-newspaper4k), und die Stufe ruft die schnellen Aufrufe (``AUFRUFE``, ``schnell.py``), die
-Byte für Byte dieselben Texte und Fehler geben wie die Stock-Aufrufe mit diesem Fix.
+newspaper4k; ohne geprüfte Fassung Exit 4), und die Stufe ruft die schnellen Aufrufe
+(``AUFRUFE``, ``schnell.py``), die Byte für Byte dieselben Texte und Fehler geben wie die
+Stock-Aufrufe mit diesem Fix – weicht dafür etwas von der geprüften Fassung ab, die
+Stock-Aufrufe, mit einem Hinweis je Lauf (``beschleuniger_waehlen``).
 
 Zeichensatz: eine Regel für alle drei, in ``zeichensatz.py`` (``dekodieren``, ``lesbar``).
 Keine HTML-Seite (PDF, Bild, Archiv, Binärdaten; ``art.py``): alle drei Kandidaten
@@ -39,6 +41,7 @@ import multiprocessing.connection
 import os
 import re
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -47,7 +50,7 @@ from dataclasses import dataclass, field
 
 from auswahlstufe import kerne
 from auswahlstufe.anzeige import kurz
-from auswahlstufe.extraktion import art, newspaper_fest, schnell
+from auswahlstufe.extraktion import art, fassungen, newspaper_fest, schnell
 from auswahlstufe.extraktion.zeichensatz import dekodieren_roh, lesbar
 from auswahlstufe.fehler import VoraussetzungFehlt
 
@@ -150,6 +153,8 @@ def _readability(html: str, url: str) -> str:
 STOCK_AUFRUFE = {"trafilatura": _trafilatura, "newspaper4k": _newspaper4k, "readability": _readability}
 # Was die Stufe ruft: dieselben Texte und Fehler, weniger Arbeit (schnell.py, nach vorbereiten()).
 AUFRUFE = {**STOCK_AUFRUFE, "newspaper4k": schnell.newspaper4k_text}
+# Was extrahieren() ruft: AUFRUFE oder STOCK_AUFRUFE, wie vorbereiten() es bekam.
+_aufrufe = AUFRUFE
 
 
 def _koreanisch_offline(text: str) -> list[str]:
@@ -162,9 +167,12 @@ def _koreanisch_offline(text: str) -> list[str]:
 def vorbereiten(*, beschleuniger: bool = True) -> None:
     """Lädt die Extraktoren, stellt newspaper4k für koreanische Seiten auf einen Tokenizer
     ohne NLTK-Daten um, macht newspaper4k deterministisch (``newspaper_fest``) und spielt die
-    Beschleuniger ein (``schnell``; ohne sie, ``beschleuniger=False``, sind ``STOCK_AUFRUFE``
-    die Aufrufe wie stock). Einmal je Prozess, in jedem Worker vor der ersten Seite; scheitert
-    bei einer ungeprüften Fassung (``fassungen.FassungUngeprueft``)."""
+    Beschleuniger ein (``schnell``); ``extrahieren`` ruft dann ``AUFRUFE``. Mit
+    ``beschleuniger=False`` nichts aus ``schnell``, ``extrahieren`` ruft ``STOCK_AUFRUFE``.
+    Einmal je Prozess, in jedem Worker vor der ersten Seite, mit dem, was der Hauptprozess
+    entschied (``beschleuniger_waehlen``); scheitert bei einer ungeprüften Fassung dessen, was
+    es einspielt (``fassungen.FassungUngeprueft``)."""
+    global _aufrufe
     import warnings
 
     warnings.filterwarnings("ignore")  # dateutil & Co. warnen je Seite auf Englisch
@@ -178,11 +186,26 @@ def vorbereiten(*, beschleuniger: bool = True) -> None:
     newspaper_fest.einspielen()
     if beschleuniger:
         schnell.beschleuniger_einspielen()
+    _aufrufe = AUFRUFE if beschleuniger else STOCK_AUFRUFE
+
+
+def beschleuniger_waehlen() -> bool:
+    """Im Hauptprozess, einmal je Lauf vor dem ersten Worker: laufen die Beschleuniger?
+
+    newspaper_fest ist streng (``fassungen.newspaper_fest_pruefen``: sonst
+    ``FassungUngeprueft``, Exit 4). Weicht sonst etwas von der geprüften Fassung ab
+    (``fassungen.beschleuniger_abweichung``), False und eine Zeile ``Hinweis: …`` auf stderr:
+    die Worker nehmen die Stock-Aufrufe, dieselben Texte, nur langsamer."""
+    fassungen.newspaper_fest_pruefen()
+    grund = fassungen.beschleuniger_abweichung()
+    if grund is not None:
+        print(fassungen.HINWEIS.format(grund=grund), file=sys.stderr, flush=True)
+    return grund is None
 
 
 def extrahieren(extraktor: str, html: str, url: str) -> str:
     """Ein Extraktor auf einer Seite, hier im Prozess (ohne Isolation; nach ``vorbereiten()``)."""
-    return AUFRUFE[extraktor](html, url)
+    return _aufrufe[extraktor](html, url)
 
 
 def versionen() -> dict[str, str]:
@@ -225,8 +248,9 @@ def _adressraum() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _worker(verbindung, speichergrenze_mb: int) -> None:
-    """Schleife eines Workers: (nr, extraktor, html, url) rein, (nr, text, fehler) raus."""
+def _worker(verbindung, speichergrenze_mb: int, beschleuniger: bool) -> None:
+    """Schleife eines Workers: (nr, extraktor, html, url) rein, (nr, text, fehler) raus.
+    ``beschleuniger``: wie der Hauptprozess entschied (``beschleuniger_waehlen``)."""
     import logging
     import resource
 
@@ -237,7 +261,7 @@ def _worker(verbindung, speichergrenze_mb: int) -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, ABBRUCHSIGNALE)  # vom forkserver geerbt; verfällt jetzt
     logging.disable(logging.CRITICAL)  # readability & Co. schreiben sonst Tracebacks nach stderr
     try:
-        vorbereiten()
+        vorbereiten(beschleuniger=beschleuniger)
     except Exception as e:  # fehlendes Paket o. ä.: dem Hauptprozess sagen, warum
         verbindung.send(f"{type(e).__name__}: {e}")
         return
@@ -342,7 +366,9 @@ class Extraktion:
 
     ``with Extraktion(prozesse=2) as ex: for nr, kandidaten in ex.seiten(seiten): …``
     liefert die Kandidaten in der Reihenfolge der Seiten; höchstens ein paar Seiten
-    je Worker sind gleichzeitig unterwegs, der Speicher bleibt flach.
+    je Worker sind gleichzeitig unterwegs, der Speicher bleibt flach. Beim Start entscheidet
+    der Hauptprozess einmal, ob die Worker die Beschleuniger einspielen
+    (``beschleuniger_waehlen``), und gibt es jedem Worker mit, auch jedem Ersatz.
     """
 
     def __init__(
@@ -360,11 +386,13 @@ class Extraktion:
         self.aufrufe_je_worker = aufrufe_je_worker
         self.extraktoren = extraktoren
         self.statistik = Statistik()
+        self.beschleuniger = False  # entscheidet __enter__, einmal für alle Worker
         self._kontext = multiprocessing.get_context("forkserver")
         self._kontext.set_forkserver_preload(VORLADEN)
         self._plaetze: list[_Platz] = []
 
     def __enter__(self) -> Extraktion:
+        self.beschleuniger = beschleuniger_waehlen()
         self._plaetze = [self._starten() for _ in range(self.prozesse)]
         return self
 
@@ -381,7 +409,10 @@ class Extraktion:
         """Ein neuer Worker; erst zurück, wenn er seine Extraktoren geladen hat."""
         hier, dort = self._kontext.Pipe()
         prozess = self._kontext.Process(
-            target=_worker, args=(dort, self.speichergrenze_mb), daemon=True, name="extraktion"
+            target=_worker,
+            args=(dort, self.speichergrenze_mb, self.beschleuniger),
+            daemon=True,
+            name="extraktion",
         )
         _forkserver_ohne_abbruchsignale()  # ist er gestorben, kommt ein neuer, wieder mit Maske
         try:
