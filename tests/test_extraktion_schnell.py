@@ -425,6 +425,11 @@ def test_abweichung_der_beschleuniger_stock_aufrufe_dieselben_texte_ein_hinweis(
     assert hinweise(capsys.readouterr().err) == [hinweis_nur_schnell()]
 
 
+def test_der_hinweis_in_der_doku_ist_der_echte():
+    beispiel = fassungen.HINWEIS.format(grund="lxml 6.1.4 ist installiert (geprüft ist 6.1.3)")
+    assert f"\n{beispiel}\n" in (PROJEKT / "docs" / "extraktion.md").read_text(encoding="utf-8")
+
+
 def test_abweichung_des_fixes_startet_keinen_worker(monkeypatch, capsys, gestartete_worker):
     from auswahlstufe import fehler
     from auswahlstufe.extraktion import seiten
