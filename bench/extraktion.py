@@ -74,10 +74,10 @@ import psycopg
 import bewertung
 from auswahlstufe import kerne, server
 from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.extraktion import aufrufe, zeichensatz
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.extraktion import stapel as extraktion_stapel
-from auswahlstufe.betrieb import migrationen
 from auswahlstufe.lauf import ingest
 from auswahlstufe.regeln import waehle
 from bench.messen import PROJEKT, auf_kern, gemessen

@@ -1,8 +1,10 @@
 """Deterministisch und schnell: dieselben Texte wie stock, und zwar immer dieselben (Issue 20, 1–2).
 
 * **Fassungen:** genau die geprüften Pakete und unveränderter Quelltext jeder Funktion, die
-  ``newspaper_fest`` und ``schnell`` umschließen, nachbauen oder voraussetzen – sonst
-  scheitert die Extraktion laut (``fassungen.FassungUngeprueft``, Exit 4), und diese Tests auch.
+  ``newspaper_fest`` und ``schnell`` umschließen, nachbauen oder voraussetzen (sonst scheitern
+  diese Tests). Weicht in einem Haus ab, wovon ``newspaper_fest`` abhängt, scheitert die
+  Extraktion laut (``fassungen.FassungUngeprueft``, Exit 4); weicht sonst etwas ab, läuft sie mit
+  den Stock-Aufrufen – dieselben Texte, langsamer – und sagt es einmal je Lauf.
 * **Fix:** newspaper4k gibt für jede Reihenfolge, die ``set()`` in 0.9.6 liefern könnte,
   denselben Text; ohne den Fix nicht (auf allen sechs Seiten aus ``bench/newspaper4k-zufall``).
 * **Gleichheit:** die schnellen Aufrufe (``aufrufe.AUFRUFE``) geben Byte für Byte dieselben
@@ -34,6 +36,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from auswahlstufe.extraktion import fassungen
 
 PROJEKT = Path(__file__).resolve().parents[1]
 AEB = PROJEKT / "bench" / "aeb"
@@ -109,14 +113,14 @@ def im_frischen_prozess(auftrag: dict) -> dict:
 
     schnell = auftrag["art"] == "schnell"
     aufrufe.vorbereiten(beschleuniger=schnell)
-    aufrufe = aufrufe.AUFRUFE if schnell else aufrufe.STOCK_AUFRUFE
+    je_name = aufrufe.AUFRUFE if schnell else aufrufe.STOCK_AUFRUFE
     halde = []
     if auftrag.get("speicher_mb"):  # Speicher belegen und lückenhaft freigeben: andere Adressen
         r = random.Random(auftrag["speicher_mb"])
         halde = [[r.random()] * r.randint(1, 8) for _ in range(auftrag["speicher_mb"] * 10_000)]
         del halde[:: r.randint(2, 5)]
     for _, roh, url in SEITEN[auftrag["vorher"]]() if auftrag.get("vorher") else ():
-        ergebnis(aufrufe["newspaper4k"], zeichensatz.dekodieren(roh)[0], url)  # andere Seiten vorher
+        ergebnis(je_name["newspaper4k"], zeichensatz.dekodieren(roh)[0], url)  # andere Seiten vorher
     if auftrag.get("mit_50_mb"):
         SEITEN["feindlich"] = lambda: feindliche_seiten(mit_50_mb=True)
     liste = [seite for art in auftrag["seiten"] for seite in SEITEN[art]()]
@@ -126,7 +130,7 @@ def im_frischen_prozess(auftrag: dict) -> dict:
     for schluessel, roh, url in liste:
         html = zeichensatz.dekodieren(roh)[0]  # wie die Stufe: Zeichensatzregel, dann lesbar()
         for name in EXTRAKTOREN:
-            aus[f"{schluessel}/{name}"] = ergebnis(aufrufe[name], html, url)
+            aus[f"{schluessel}/{name}"] = ergebnis(je_name[name], html, url)
     return aus
 
 
@@ -157,6 +161,7 @@ def _stufe_starten(ordner: Path, ausgabe: Path, prozesse: int) -> subprocess.Pop
 def _ende(prozess: subprocess.Popen) -> str:
     stdout, stderr = prozess.communicate(timeout=3600)
     assert prozess.returncode == 0, stderr[-3000:]
+    assert hinweise(stderr) == [], stderr[-3000:]  # mit den geprüften Fassungen: schnell, still
     return stdout
 
 
@@ -226,46 +231,307 @@ def frische_prozesse(tmp_path_factory) -> dict[str, dict]:
 
 
 def test_installiert_sind_genau_die_geprueften_fassungen():
-    """Was ``fassungen`` als geprüft führt, ist installiert und – wo pyproject.toml es pinnt –
-    genau die gepinnte Version; die Quelltexte haben ihren geprüften sha256."""
+    """Was ``fassungen`` als geprüft führt, ist installiert und in pyproject.toml gepinnt, genau in
+    dieser Version; jeder geprüfte Quelltext und Parser gehört zu einem dieser Pakete; die
+    Quelltexte haben ihren geprüften sha256."""
     import re
     import tomllib
-
-    from auswahlstufe.extraktion import fassungen
 
     extra = tomllib.loads((PROJEKT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     gepinnt = dict(re.match(r"([\w.-]+)(?:\[[\w-]+\])?==(.+)", p).groups() for p in extra["extraktion"])
     installiert = {paket: importlib.metadata.version(paket) for paket in fassungen.GEPRUEFT}
     assert installiert == fassungen.GEPRUEFT
-    assert {p: v for p, v in fassungen.GEPRUEFT.items() if p in gepinnt} == {
-        p: gepinnt[p] for p in fassungen.GEPRUEFT if p in gepinnt
-    }
-    assert set(fassungen.GEPRUEFT) - set(gepinnt) == {"python-dateutil"}  # kommt mit newspaper4k
+    assert {paket: gepinnt.get(paket) for paket in fassungen.GEPRUEFT} == fassungen.GEPRUEFT
+    verteilung = importlib.metadata.packages_distributions()
+    module = {pfad.split(":")[0].split(".")[0] for pfad in [*fassungen.QUELLTEXT, *fassungen.HTML_PARSER]}
+    assert {paket for modul in module for paket in verteilung[modul]} <= set(fassungen.GEPRUEFT)
     fassungen.pruefen()
+    assert fassungen.beschleuniger_abweichung() is None
 
 
-def test_andere_fassung_scheitert_laut_mit_exit_4(monkeypatch):
+def test_newspaper_fest_haengt_an_genau_den_drei_methoden_des_fixes():
+    """Streng ist nur, wovon newspaper_fest abhängt: die zwei Methoden, die es umschließt, die
+    eine, deren stabile Sortierung es voraussetzt, und die Fassung von newspaper4k."""
+    from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor as abe
+
+    from auswahlstufe.extraktion import newspaper_fest
+
+    newspaper_fest.einspielen()
+    klasse = "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor"
+    methoden = ("nodes_to_check", "compute_gravity_scores", "calculate_best_node")
+    streng = {f"{klasse}.{m}" for m in methoden}
+    assert streng == fassungen.FEST and streng <= fassungen.QUELLTEXT.keys()
+    umschlossen = {f"{klasse}.{name}" for name, wert in vars(abe).items() if hasattr(wert, "_stock")}
+    assert umschlossen == streng - {f"{klasse}.calculate_best_node"}
+    assert fassungen.FEST_PAKETE == ("newspaper4k",)
+
+
+def test_andere_fassung_von_newspaper4k_scheitert_laut_mit_exit_4(monkeypatch):
+    """Ohne geprüften Fix ist newspaper4k nicht deterministisch: streng, kein Rückfall."""
     from auswahlstufe import fehler
-    from auswahlstufe.extraktion import fassungen
 
     echte = importlib.metadata.version
-    monkeypatch.setattr(fassungen, "_geprueft", [])
     monkeypatch.setattr(
         importlib.metadata, "version", lambda paket: "0.9.7" if paket == "newspaper4k" else echte(paket)
     )
     with pytest.raises(fassungen.FassungUngeprueft, match=r"newspaper4k 0\.9\.7 ist installiert") as e:
-        fassungen.pruefen()
+        fassungen.newspaper_fest_pruefen()
     assert e.value.exit_code == fehler.EXIT_VORAUSSETZUNG
-
-
-def test_anderer_quelltext_scheitert_laut(monkeypatch):
-    from auswahlstufe.extraktion import fassungen
-
-    monkeypatch.setattr(fassungen, "_geprueft", [])
-    pfad = "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor.compute_gravity_scores"
-    monkeypatch.setitem(fassungen.QUELLTEXT, pfad, "0" * 64)
-    with pytest.raises(fassungen.FassungUngeprueft, match="weicht vom geprüften ab"):
+    assert "newspaper_fest.py" in str(e.value) and "nicht für jede Seite immer denselben Text" in str(e.value)
+    with pytest.raises(fassungen.FassungUngeprueft):
         fassungen.pruefen()
+
+
+@pytest.mark.parametrize("paket", ["lxml", "python-dateutil", "trafilatura", "readability-lxml"])
+def test_andere_fassung_sonst_schaltet_nur_die_beschleuniger_ab(monkeypatch, paket):
+    """Eine Sicherheitsfassung von lxml, ein neues dateutil: kein Exit 4, nur ein Grund."""
+    echte = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda p: "99.0" if p == paket else echte(p))
+    fassungen.newspaper_fest_pruefen()
+    assert fassungen.beschleuniger_abweichung() == (
+        f"{paket} 99.0 ist installiert (geprüft ist {fassungen.GEPRUEFT[paket]})"
+    )
+    with pytest.raises(fassungen.FassungUngeprueft, match="Die Beschleuniger sind nicht geprüft"):
+        fassungen.pruefen()  # schnell.beschleuniger_einspielen spielt so nichts ein
+
+
+@pytest.mark.parametrize("pfad", sorted(fassungen.QUELLTEXT))
+def test_anderer_quelltext_streng_nur_fuer_newspaper_fest(monkeypatch, pfad):
+    """Jeder Eintrag in ``QUELLTEXT``: ein abweichender sha256 scheitert laut, wenn newspaper_fest
+    von ihm abhängt, und schaltet sonst nur die Beschleuniger ab."""
+    monkeypatch.setitem(fassungen.QUELLTEXT, pfad, "0" * 64)
+    if pfad in fassungen.FEST:
+        with pytest.raises(fassungen.FassungUngeprueft, match="weicht vom geprüften ab") as e:
+            fassungen.newspaper_fest_pruefen()
+        assert pfad in str(e.value)
+        assert fassungen.beschleuniger_abweichung() is None
+    else:
+        fassungen.newspaper_fest_pruefen()
+        assert fassungen.beschleuniger_abweichung() == f"der Quelltext von {pfad} weicht vom geprüften ab"
+
+
+def test_ein_anderer_parser_schaltet_nur_die_beschleuniger_ab(monkeypatch):
+    import trafilatura.utils
+
+    monkeypatch.setattr(trafilatura.utils, "HTML_PARSER", object())
+    assert fassungen.beschleuniger_abweichung() == (
+        "trafilatura.utils:HTML_PARSER ist kein lxml.html.HTMLParser"
+    )
+
+
+def test_mehrere_abweichungen_in_einer_zeile(monkeypatch):
+    import trafilatura.utils
+
+    schnell_pfade = [p for p in fassungen.QUELLTEXT if p not in fassungen.FEST]
+    for pfad in schnell_pfade[:5]:
+        monkeypatch.setitem(fassungen.QUELLTEXT, pfad, "0" * 64)
+    monkeypatch.setattr(trafilatura.utils, "HTML_PARSER", None)
+    assert fassungen.beschleuniger_abweichung() == (
+        f"der Quelltext von {', '.join(schnell_pfade[:3])} und 2 weiteren Funktionen weichen vom "
+        "geprüften ab, trafilatura.utils:HTML_PARSER ist kein lxml.html.HTMLParser"
+    )
+    # Weicht eine Version ab, nennt der Grund nur die Versionen.
+    echte = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda p: "6.2.0" if p == "lxml" else echte(p))
+    assert fassungen.beschleuniger_abweichung() == "lxml 6.2.0 ist installiert (geprüft ist 6.1.3)"
+
+
+# --- Rückfall: weicht ab, was nur die Beschleuniger betrifft, läuft die Extraktion weiter ------
+
+# Drei aeb-Seiten (koreanisch, japanisch, englisch mit vielen Bildern), wie in test_extraktion.py.
+DREI_SEITEN = (
+    "0ec95c7261d122f304728e90c983450ef1ce1e0b423546835c397d50aaf0d0f2",
+    "85439e26c41c75901820d01a13e8cea7836abb58635ea3986f71a163ab0311d3",
+    "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856",
+)
+NUR_SCHNELL = "trafilatura.utils:load_html"  # nur ein Beschleuniger setzt ihn voraus
+FUER_DEN_FIX = "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor.compute_gravity_scores"
+# auswahl.py, nur dass der Hauptprozess einen anderen sha256 für den Quelltext argv[1] erwartet
+# (wie nach einem Update im venv); die Worker im forkserver sehen die Tabelle unverändert.
+MIT_ABWEICHUNG = (
+    "import sys; from auswahlstufe.extraktion import fassungen; "
+    "fassungen.QUELLTEXT[sys.argv.pop(1)] = '0' * 64; "
+    "from auswahlstufe.cli import BEFEHL, cli; cli(sys.argv[1:], prog_name=BEFEHL)"
+)
+
+
+def veroeffentlicht() -> dict[str, dict]:
+    """Die veröffentlichten Kandidaten der aeb-Seiten (Stock-Aufrufe mit Fix), nach id."""
+    return {a["id"]: a for a in json.loads((AEB / "candidates.json").read_text(encoding="utf-8"))}
+
+
+def hinweise(stderr: str) -> list[str]:
+    return [z for z in stderr.splitlines() if "Hinweis: " in z]
+
+
+def hinweis_nur_schnell() -> str:
+    return fassungen.HINWEIS.format(grund=f"der Quelltext von {NUR_SCHNELL} weicht vom geprüften ab")
+
+
+@pytest.fixture
+def gestartete_worker(monkeypatch) -> list[bool]:
+    """Je gestartetem Pool das ``beschleuniger``, das der Hauptprozess seinen Workern mitgab –
+    jedem, auch jedem Ersatz (der Pool gibt allen dieselbe Vorbereitung)."""
+    from auswahlstufe.extraktion import seiten
+
+    echt = seiten.Pool
+    gestartet = []
+
+    def pool(*args, **kwargs):
+        gestartet.append(kwargs["argumente"][1])
+        return echt(*args, **kwargs)
+
+    monkeypatch.setattr(seiten, "Pool", pool)
+    return gestartet
+
+
+def _mit_abweichung(pfad: str, *args: str, cwd: Path, url: str | None = None):
+    umgebung = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    umgebung["PYTHONPATH"] = str(PROJEKT)
+    if url is not None:
+        umgebung["DATABASE_URL"] = url
+    return subprocess.run(
+        [sys.executable, "-c", MIT_ABWEICHUNG, pfad, *args],
+        cwd=cwd,
+        env=umgebung,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_abweichung_der_beschleuniger_stock_aufrufe_dieselben_texte_ein_hinweis(
+    monkeypatch, capsys, gestartete_worker
+):
+    """Der Hauptprozess entscheidet einmal, vor dem ersten Worker, und sagt es einmal; jeder
+    Worker – auch jeder Ersatz – bekommt ``beschleuniger=False``; die Kandidaten sind die
+    veröffentlichten."""
+    from auswahlstufe.extraktion import seiten
+
+    monkeypatch.setitem(fassungen.QUELLTEXT, NUR_SCHNELL, "0" * 64)
+    bezug = veroeffentlicht()
+    liste = [
+        seiten.Seite(gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()), bezug[i]["url"], i)
+        for i in DREI_SEITEN
+    ]
+    with seiten.Extraktion(2, aufrufe_je_worker=2) as ex:
+        ergebnisse = list(ex.seiten(liste))
+    assert ex.beschleuniger is False
+    assert gestartete_worker == [False]
+    for (_, kandidaten), seiten_id in zip(ergebnisse, DREI_SEITEN, strict=True):
+        assert kandidaten == bezug[seiten_id]["extractions"], seiten_id
+    assert hinweise(capsys.readouterr().err) == [hinweis_nur_schnell()]
+
+
+def test_der_hinweis_in_der_doku_ist_der_echte():
+    beispiel = fassungen.HINWEIS.format(grund="lxml 6.1.4 ist installiert (geprüft ist 6.1.3)")
+    assert f"\n{beispiel}\n" in (PROJEKT / "docs" / "extraktion.md").read_text(encoding="utf-8")
+
+
+def test_abweichung_des_fixes_startet_keinen_worker(monkeypatch, capsys, gestartete_worker):
+    from auswahlstufe import fehler
+    from auswahlstufe.extraktion import seiten
+
+    monkeypatch.setitem(fassungen.QUELLTEXT, FUER_DEN_FIX, "0" * 64)
+    extraktion = seiten.Extraktion(2)
+    with pytest.raises(fassungen.FassungUngeprueft, match="weicht vom geprüften ab") as e:
+        extraktion.__enter__()
+    assert e.value.exit_code == fehler.EXIT_VORAUSSETZUNG
+    assert gestartete_worker == []
+    assert hinweise(capsys.readouterr().err) == []
+
+
+def test_ohne_beschleuniger_ruft_ein_worker_die_stock_aufrufe():
+    """Was ein Worker mit ``beschleuniger=False`` vorbereitet, in einem frischen Prozess: der Fix
+    ja, nichts aus ``schnell`` (auch nicht dessen strenge Prüfung, die hier scheiterte)."""
+    code = textwrap.dedent(
+        """
+        import json, sys
+        from auswahlstufe.extraktion import aufrufe, fassungen, schnell
+        fassungen.QUELLTEXT[sys.argv[1]] = "0" * 64
+        aufrufe.vorbereiten(beschleuniger=False)
+        import newspaper.text
+        from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor
+        print(json.dumps({
+            "beschleuniger": bool(schnell._eingespielt),
+            "tokenizer ersetzt": hasattr(newspaper.text.default_tokenizer, "_stock"),
+            "fix": hasattr(ArticleBodyExtractor.nodes_to_check, "_stock"),
+        }))
+        """
+    )
+    lauf = subprocess.run(
+        [sys.executable, "-c", code, NUR_SCHNELL], cwd=PROJEKT, capture_output=True, text=True, timeout=300
+    )
+    assert lauf.returncode == 0, lauf.stderr[-3000:]
+    assert json.loads(lauf.stdout) == {
+        "beschleuniger": False,
+        "tokenizer ersetzt": False,
+        "fix": True,
+    }
+
+
+def _stapel_eingabe(tmp_path: Path) -> Path:
+    from auswahlstufe.extraktion import zeichensatz
+
+    bezug = veroeffentlicht()
+    artikel = [
+        {
+            "id": i,
+            "url": bezug[i]["url"],
+            "html": zeichensatz.dekodieren(gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()))[0],
+        }
+        for i in DREI_SEITEN
+    ]
+    datei = tmp_path / "seiten.json"
+    datei.write_text(json.dumps(artikel, ensure_ascii=False), encoding="utf-8")
+    return datei
+
+
+def test_stapel_mit_abweichung_der_beschleuniger_ein_hinweis_fuer_zwei_worker(tmp_path):
+    """``auswahl.py --extrahieren DATEI --prozesse 2``: Exit 0, die veröffentlichten Kandidaten und
+    genau eine Zeile ``Hinweis: …`` auf stderr – vom Hauptprozess, keine von den Workern."""
+    lauf = _mit_abweichung(
+        NUR_SCHNELL,
+        *("--extrahieren", str(_stapel_eingabe(tmp_path)), "-o", "aus.json", "--prozesse", "2"),
+        *("--extraktion-zeitlimit", ZEITLIMIT_S),
+        cwd=tmp_path,
+    )
+    assert lauf.returncode == 0, lauf.stderr[-3000:]
+    assert hinweise(lauf.stderr) == [hinweis_nur_schnell()], lauf.stderr
+    bezug = veroeffentlicht()
+    ausgabe = json.loads((tmp_path / "aus.json").read_text(encoding="utf-8"))
+    assert {a["id"]: a["extractions"] for a in ausgabe} == {i: bezug[i]["extractions"] for i in DREI_SEITEN}
+
+
+def test_stapel_mit_abweichung_des_fixes_endet_mit_exit_4(tmp_path):
+    from auswahlstufe import fehler
+
+    lauf = _mit_abweichung(
+        FUER_DEN_FIX, "--extrahieren", str(_stapel_eingabe(tmp_path)), "-o", "aus.json", cwd=tmp_path
+    )
+    assert lauf.returncode == fehler.EXIT_VORAUSSETZUNG, lauf.stderr[-3000:]
+    assert f"Fehler: Der Quelltext von {FUER_DEN_FIX} weicht vom geprüften ab" in lauf.stderr, lauf.stderr
+    assert "newspaper_fest.py" in lauf.stderr and "Traceback" not in lauf.stderr
+    assert hinweise(lauf.stderr) == [] and not (tmp_path / "aus.json").exists()
+
+
+def test_datenbank_mit_abweichung_der_beschleuniger_ein_hinweis(daten, db_url, tmp_path):
+    """Derselbe Start im Datenbankmodus (``--extrahieren --backfill``): ein Hinweis, die Texte wie
+    veröffentlicht in ``extraktionen``."""
+    seiten_id = DREI_SEITEN[2]
+    bezug = veroeffentlicht()[seiten_id]
+    daten.item(1)
+    daten.conn.execute(
+        "insert into seiten (item_id, html, url, content_type) values (1, %s, %s, 'text/html')",
+        (gzip.decompress((AEB / "html" / f"{seiten_id}.html.gz").read_bytes()), bezug["url"]),
+    )
+    lauf = _mit_abweichung(
+        NUR_SCHNELL, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path, url=db_url
+    )
+    assert lauf.returncode == 0, lauf.stderr[-3000:]
+    assert hinweise(lauf.stderr) == [hinweis_nur_schnell()], lauf.stderr
+    gespeichert = dict(daten.abfrage("select extraktor, text from extraktionen"))
+    assert gespeichert == {name: k["text"] for name, k in bezug["extractions"].items()}
 
 
 def _schleife(quelltext: str, anfang: str) -> list[str]:

@@ -117,9 +117,11 @@ def _koreanisch_offline(text: str) -> list[str]:
 def vorbereiten(*, beschleuniger: bool = True) -> None:
     """Lädt die Extraktoren, stellt newspaper4k für koreanische Seiten auf einen Tokenizer
     ohne NLTK-Daten um, macht newspaper4k deterministisch (``newspaper_fest``) und spielt die
-    Beschleuniger ein (``schnell``; ohne sie, ``beschleuniger=False``, sind ``STOCK_AUFRUFE``
-    die Aufrufe wie stock). Einmal je Prozess, in jedem Worker vor der ersten Seite; scheitert
-    bei einer ungeprüften Fassung (``fassungen.FassungUngeprueft``)."""
+    Beschleuniger ein (``schnell``); mit ``beschleuniger=False`` nichts aus ``schnell`` – dann
+    ruft ``extrahieren(…, beschleuniger=False)`` die Stock-Aufrufe. Einmal je Prozess, in jedem
+    Worker vor der ersten Seite, mit dem, was der Hauptprozess entschied
+    (``seiten.beschleuniger_waehlen``); scheitert bei einer ungeprüften Fassung dessen, was es
+    einspielt (``fassungen.FassungUngeprueft``)."""
     import warnings
 
     warnings.filterwarnings("ignore")  # dateutil & Co. warnen je Seite auf Englisch
@@ -135,9 +137,10 @@ def vorbereiten(*, beschleuniger: bool = True) -> None:
         schnell.beschleuniger_einspielen()
 
 
-def extrahieren(extraktor: str, html: str, url: str) -> str:
-    """Ein Extraktor auf einer Seite, hier im Prozess (ohne Isolation; nach ``vorbereiten()``)."""
-    return AUFRUFE[extraktor](html, url)
+def extrahieren(extraktor: str, html: str, url: str, *, beschleuniger: bool = True) -> str:
+    """Ein Extraktor auf einer Seite, hier im Prozess (ohne Isolation; nach ``vorbereiten()`` mit
+    demselben ``beschleuniger``)."""
+    return (AUFRUFE if beschleuniger else STOCK_AUFRUFE)[extraktor](html, url)
 
 
 def versionen() -> dict[str, str]:

@@ -8,13 +8,23 @@ Byte für Byte mit den Stock-Aufrufen). Darum hält dieses Modul fest:
 
 * ``GEPRUEFT``: die Paketversionen (wie in ``pyproject.toml`` gepinnt);
 * ``QUELLTEXT``: den sha256 des Quelltexts jeder Funktion, die umschlossen, nachgebaut,
-  ersetzt oder deren Verhalten für eine Abkürzung vorausgesetzt wird.
+  ersetzt oder deren Verhalten für eine Abkürzung vorausgesetzt wird;
+* ``HTML_PARSER``: die Parser, denen ``schnell`` den Klassen-Lookup in C gibt.
 
-Weicht eins ab (andere Version, ein Patch im venv), scheitert ``pruefen()`` laut mit
-``FassungUngeprueft`` (Exit 4: der Worker startet nicht und sagt, warum), statt still andere
-Texte zu liefern. Wer eine Version hebt: die Tests mit der neuen Fassung laufen lassen, die
-Eingriffe gegen den neuen Quelltext prüfen, dann beide Tabellen anpassen und die Fassung in
-``seiten.EINSTELLUNGEN`` hochzählen.
+Weicht etwas ab (andere Version, ein Patch im venv), gilt zweierlei:
+
+* **newspaper_fest streng** (``newspaper_fest_pruefen``): newspaper4k in ``FEST_PAKETE`` und
+  der Quelltext in ``FEST``. Ohne den Fix gibt newspaper4k nicht immer denselben Text, mit
+  einem Fix gegen ungeprüften Quelltext vielleicht einen anderen: die Extraktion startet
+  nicht (``FassungUngeprueft``, Exit 4) und sagt, warum.
+* **schnell fällt zurück** (``beschleuniger_abweichung``): alles andere. Die Extraktion läuft
+  mit den Stock-Aufrufen (``seiten.STOCK_AUFRUFE``) – dieselben Texte, nur langsamer –, und
+  der Hauptprozess sagt es einmal je Lauf (``HINWEIS``). Eine Sicherheitsfassung von lxml
+  hält die Extraktion so nicht an.
+
+Wer eine Version hebt: die Tests mit der neuen Fassung laufen lassen, die Eingriffe gegen den
+neuen Quelltext prüfen, dann die Tabellen hier und den Pin in ``pyproject.toml`` anpassen und
+die Fassung in ``seiten.EINSTELLUNGEN`` hochzählen.
 """
 
 from __future__ import annotations
@@ -23,7 +33,6 @@ import hashlib
 import importlib
 import importlib.metadata
 import inspect
-import threading
 
 from auswahlstufe.fehler import VoraussetzungFehlt
 
@@ -66,59 +75,156 @@ QUELLTEXT = {
     "trafilatura.utils:load_html": "bc0039c89805dea300fce3380f5dcb95a6808a54b288f4ba9fbccbf1b5a05a71",
 }
 
+# Wovon newspaper_fest abhängt: streng (die drei Einträge oben unter „newspaper_fest“). Die
+# Version von newspaper4k gehört dazu, weil die Durchsicht auf Mengenordnungen
+# (newspaper_fest.py) dem ganzen Paket in dieser Fassung gilt.
+FEST_PAKETE = ("newspaper4k",)
+FEST = frozenset(
+    "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor." + methode
+    for methode in ("nodes_to_check", "compute_gravity_scores", "calculate_best_node")
+)
+
+# Die HTML-Parser der drei Extraktoren, denen ``schnell`` den Klassen-Lookup in C gibt: jeder
+# muss ein lxml.html.HTMLParser sein (eine Modulkonstante, die kein Quelltext-sha256 sieht).
+HTML_PARSER = (
+    "lxml.html:html_parser",  # newspaper4k, readability_text, Cleaner
+    "readability.htmls:utf8_parser",
+    "trafilatura.utils:HTML_PARSER",
+)
+
+# Die Zeile, mit der der Hauptprozess einmal je Lauf sagt, dass er ohne Beschleuniger läuft.
+HINWEIS = (
+    "Hinweis: {grund}; die Extraktion läuft ohne Beschleuniger (dieselben Texte, langsamer). "
+    "Schnell wird sie wieder mit den gepinnten Fassungen (.venv/bin/pip install -e '.[extraktion]') "
+    "oder, für die neue Fassung, wenn die Eingriffe gegen sie geprüft und "
+    "auswahlstufe/extraktion/fassungen.py angepasst ist."
+)
+
+# So viele abweichende Quelltexte nennt ein Grund höchstens beim Namen.
+NAMEN_HOECHSTENS = 3
+
 
 class FassungUngeprueft(VoraussetzungFehlt):
     """Ein Paket hat eine andere Version oder anderen Quelltext als geprüft (Exit 4)."""
 
 
+def objekt(pfad: str):
+    """Das Objekt zu ``"modul:Name.attribut"``."""
+    modul, _, name = pfad.partition(":")
+    gefunden = importlib.import_module(modul)
+    for teil in name.split("."):
+        gefunden = getattr(gefunden, teil)
+    return gefunden
+
+
 def quelltext_hash(pfad: str) -> str:
     """sha256 des Stock-Quelltexts einer Funktion, ``"modul:Klasse.methode"``; ist sie
     umschlossen (Attribut ``_stock``), der des Originals."""
-    modul, _, name = pfad.partition(":")
-    objekt = importlib.import_module(modul)
-    for teil in name.split("."):
-        objekt = getattr(objekt, teil)
-    objekt = getattr(objekt, "_stock", objekt)
-    return hashlib.sha256(inspect.getsource(objekt).encode()).hexdigest()
+    funktion = objekt(pfad)
+    funktion = getattr(funktion, "_stock", funktion)
+    return hashlib.sha256(inspect.getsource(funktion).encode()).hexdigest()
 
 
-_SPERRE = threading.Lock()
-_geprueft: list[bool] = []  # einmal je Prozess
+def _fassung(paket: str) -> str | None:
+    """Die installierte Version oder None."""
+    try:
+        return importlib.metadata.version(paket)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _quelltext_abweichung(pfad: str) -> str | None:
+    """None, wenn der Quelltext der geprüfte ist; sonst ``"sha256 …, geprüft …"`` oder warum er
+    nicht lesbar ist."""
+    try:
+        ist = quelltext_hash(pfad)
+    except (AttributeError, ImportError, OSError, TypeError) as e:
+        return f"nicht lesbar: {type(e).__name__}: {e}"
+    erwartet = QUELLTEXT[pfad]
+    return None if ist == erwartet else f"sha256 {ist[:16]}…, geprüft {erwartet[:16]}…"
+
+
+def newspaper_fest_pruefen() -> None:
+    """Streng: scheitert mit ``FassungUngeprueft`` (Exit 4), wenn newspaper4k nicht in der
+    geprüften Fassung installiert ist oder der Quelltext, den ``newspaper_fest`` umschließt oder
+    voraussetzt, abweicht. Ohne geprüften Fix ist newspaper4k nicht deterministisch."""
+    folge = (
+        "ohne den geprüften Fix (auswahlstufe/extraktion/newspaper_fest.py) gibt newspaper4k nicht "
+        "für jede Seite immer denselben Text, darum extrahiert die Stufe so nicht. Abhilfe: "
+        ".venv/bin/pip install -e '.[extraktion]' (die gepinnte Fassung) – oder den Fix gegen die "
+        "neue Fassung prüfen und fassungen.py anpassen."
+    )
+    for paket in FEST_PAKETE:
+        fassung, geprueft = _fassung(paket), GEPRUEFT[paket]
+        if fassung is None:
+            raise FassungUngeprueft(f"{paket} ist nicht installiert (geprüft: {geprueft}).")
+        if fassung != geprueft:
+            raise FassungUngeprueft(
+                f"{paket} {fassung} ist installiert, die Extraktion ist nur gegen {geprueft} geprüft: {folge}"
+            )
+    import newspaper
+
+    if newspaper.__version__ != GEPRUEFT["newspaper4k"]:
+        raise FassungUngeprueft(
+            f"newspaper.__version__ ist {newspaper.__version__}, geprüft: {GEPRUEFT['newspaper4k']}: {folge}"
+        )
+    for pfad in sorted(FEST):
+        abweichung = _quelltext_abweichung(pfad)
+        if abweichung is not None:
+            raise FassungUngeprueft(
+                f"Der Quelltext von {pfad} weicht vom geprüften ab ({abweichung}): {folge}"
+            )
+
+
+def beschleuniger_abweichung() -> str | None:
+    """Darf ``schnell`` eingespielt werden? None: ja, alles ist in der geprüften Fassung. Sonst
+    der Grund auf Deutsch, etwa „lxml 6.1.4 ist installiert, geprüft ist 6.1.3“ – dann laufen
+    die Stock-Aufrufe. Prüft alles außer dem, was ``newspaper_fest_pruefen`` streng prüft, und
+    ändert nichts; beim ersten Aufruf je Prozess kostet vor allem der Import der Extraktoren
+    (etwa eine halbe Sekunde).
+
+    Weicht eine Version ab, nennt der Grund nur die Versionen (der Quelltext weicht dann ohnehin
+    ab); sonst die abweichenden Quelltexte und Parser."""
+    versionen = []
+    for paket, geprueft in GEPRUEFT.items():
+        if paket in FEST_PAKETE:
+            continue
+        fassung = _fassung(paket)
+        if fassung is None:
+            versionen.append(f"{paket} ist nicht installiert (geprüft ist {geprueft})")
+        elif fassung != geprueft:
+            versionen.append(f"{paket} {fassung} ist installiert (geprüft ist {geprueft})")
+    if versionen:
+        return ", ".join(versionen)
+    quelltexte = [p for p in QUELLTEXT if p not in FEST and _quelltext_abweichung(p) is not None]
+    parser = [p for p in HTML_PARSER if not _ist_html_parser(p)]
+    teile = []
+    if quelltexte:
+        namen = ", ".join(quelltexte[:NAMEN_HOECHSTENS])
+        if len(quelltexte) > NAMEN_HOECHSTENS:
+            namen += f" und {len(quelltexte) - NAMEN_HOECHSTENS} weiteren Funktionen"
+        weicht = "weicht" if len(quelltexte) == 1 else "weichen"
+        teile.append(f"der Quelltext von {namen} {weicht} vom geprüften ab")
+    if parser:
+        ist = "ist kein" if len(parser) == 1 else "sind keine"
+        teile.append(f"{', '.join(parser)} {ist} lxml.html.HTMLParser")
+    return ", ".join(teile) or None
+
+
+def _ist_html_parser(pfad: str) -> bool:
+    try:
+        import lxml.html
+
+        return type(objekt(pfad)) is lxml.html.HTMLParser
+    except (AttributeError, ImportError):
+        return False
 
 
 def pruefen() -> None:
-    """Scheitert laut, wenn ein Paket nicht in der geprüften Version installiert ist oder der
-    Quelltext einer Funktion aus ``QUELLTEXT`` abweicht. Einmal je Prozess (etwa 40 ms)."""
-    with _SPERRE:
-        if _geprueft:
-            return
-        for paket, geprueft in GEPRUEFT.items():
-            try:
-                fassung = importlib.metadata.version(paket)
-            except importlib.metadata.PackageNotFoundError:
-                raise FassungUngeprueft(f"{paket} ist nicht installiert (geprüft: {geprueft}).") from None
-            if fassung != geprueft:
-                raise FassungUngeprueft(
-                    f"{paket} {fassung} ist installiert, die Extraktion ist nur gegen {geprueft} geprüft "
-                    "(auswahlstufe/extraktion/fassungen.py): erst die Eingriffe gegen die neue Fassung "
-                    "prüfen, dann GEPRUEFT und QUELLTEXT anpassen."
-                )
-        for pfad, erwartet in QUELLTEXT.items():
-            try:
-                ist = quelltext_hash(pfad)
-            except (AttributeError, ImportError, OSError, TypeError) as e:
-                raise FassungUngeprueft(
-                    f"Der Quelltext von {pfad} ist nicht lesbar ({type(e).__name__}: {e})."
-                ) from None
-            if ist != erwartet:
-                raise FassungUngeprueft(
-                    f"Der Quelltext von {pfad} weicht vom geprüften ab (sha256 {ist[:16]}…, "
-                    f"geprüft {erwartet[:16]}…)."
-                )
-        import newspaper
-
-        if newspaper.__version__ != GEPRUEFT["newspaper4k"]:
-            raise FassungUngeprueft(
-                f"newspaper.__version__ ist {newspaper.__version__}, geprüft: {GEPRUEFT['newspaper4k']}."
-            )
-        _geprueft.append(True)
+    """Beides streng: scheitert mit ``FassungUngeprueft``, wenn irgendetwas abweicht (vor dem
+    Einspielen der Beschleuniger; ob sie laufen, entscheidet der Hauptprozess vorher mit
+    ``beschleuniger_abweichung``)."""
+    newspaper_fest_pruefen()
+    grund = beschleuniger_abweichung()
+    if grund is not None:
+        raise FassungUngeprueft(f"Die Beschleuniger sind nicht geprüft: {grund}.")

@@ -36,7 +36,9 @@ bei dieser einen Reihenfolge gäbe. Die Wirkung (2026-12-01, ``docs/extraktion.m
 statt eines zufälligen Texts immer derselbe. Kosten: etwa 0,1 ms je Seite.
 
 Kein Fork: eingespielt wird nur bei genau der geprüften Fassung und unverändertem Quelltext
-der Methoden (``fassungen.pruefen``); sonst ``FassungUngeprueft``. Test:
+der Methoden (``fassungen.newspaper_fest_pruefen``); sonst ``FassungUngeprueft`` (Exit 4) –
+anders als die Beschleuniger fällt der Fix nicht zurück, denn ohne ihn ist newspaper4k nicht
+deterministisch. Test:
 ``tests/test_extraktion_schnell.py`` (jede simulierte Mengenordnung gibt denselben Text, ohne
 Umschlag nicht; frische Prozesse mit verschiedener Vorgeschichte geben dieselben Texte).
 """
@@ -96,7 +98,7 @@ def einspielen() -> None:
     with _SPERRE:
         if _eingespielt:
             return
-        fassungen.pruefen()
+        fassungen.newspaper_fest_pruefen()
         from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor as abe
 
         abe.nodes_to_check = umschlag_nodes_to_check(abe.nodes_to_check)

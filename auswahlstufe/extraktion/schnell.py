@@ -21,7 +21,10 @@ mit weniger Arbeit:
 trafilatura und readability laufen sonst wie stock: die geprüften Abkürzungen brachten zu
 wenig oder änderten Texte (docs/extraktion.md, „Verworfen“).
 
-Gebunden an die geprüften Fassungen (``fassungen.pruefen``); jede Abkürzung vergleicht
+Gebunden an die geprüften Fassungen: weicht etwas ab (``fassungen.beschleuniger_abweichung``),
+spielt der Hauptprozess nichts ein und nimmt die Stock-Aufrufe (``seiten.beschleuniger_waehlen``);
+``beschleuniger_einspielen`` selbst prüft vor jeder Änderung noch einmal streng
+(``fassungen.pruefen``). Jede Abkürzung vergleicht
 ``tests/test_extraktion_schnell.py`` mit dem Stock-Aufruf auf den 181 aeb-Seiten, den sechs
 Seiten aus ``bench/newspaper4k-zufall`` und den feindlichen Seiten
 (``auswahlstufe/referenz/feindlich.py``).
@@ -158,16 +161,10 @@ def _klassen_lookup_in_c():
 
 
 def _html_parser():
-    """Die HTML-Parser, mit denen die drei Extraktoren ihre Bäume bauen."""
+    """Die HTML-Parser, mit denen die drei Extraktoren ihre Bäume bauen (``fassungen.HTML_PARSER``)."""
     import lxml.html
-    import readability.htmls
-    import trafilatura.utils
 
-    parser = {
-        "lxml.html.html_parser": lxml.html.html_parser,  # newspaper4k, readability_text, Cleaner
-        "readability.htmls.utf8_parser": readability.htmls.utf8_parser,
-        "trafilatura.utils.HTML_PARSER": trafilatura.utils.HTML_PARSER,
-    }
+    parser = {name: fassungen.objekt(name) for name in fassungen.HTML_PARSER}
     for name, p in parser.items():
         if type(p) is not lxml.html.HTMLParser:
             raise FassungUngeprueft(f"{name} ist kein lxml.html.HTMLParser, sondern {type(p).__name__}")
@@ -175,7 +172,9 @@ def _html_parser():
 
 
 def beschleuniger_einspielen() -> None:
-    """Tokenizer, Stoppwort-Speicher (newspaper4k) und Klassen-Lookup in C (alle drei)."""
+    """Tokenizer, Stoppwort-Speicher (newspaper4k) und Klassen-Lookup in C (alle drei); scheitert
+    vor jeder Änderung mit ``FassungUngeprueft``, wenn etwas von der geprüften Fassung abweicht
+    (ob sie laufen, entscheidet der Hauptprozess vorher: ``seiten.beschleuniger_waehlen``)."""
     with _SPERRE:
         if _eingespielt:
             return

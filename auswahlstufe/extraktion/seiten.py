@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from auswahlstufe import kerne
 from auswahlstufe.anzeige import kurz
 from auswahlstufe.betrieb.pool import Auftrag, Fehlschlag, Pool, WorkerStartetNicht
-from auswahlstufe.extraktion import art, worker
+from auswahlstufe.betrieb.protokoll import log
+from auswahlstufe.extraktion import art, fassungen, worker
 from auswahlstufe.extraktion.aufrufe import EXTRAKTOREN
 from auswahlstufe.extraktion.worker import speicher_fehler
 from auswahlstufe.extraktion.zeichensatz import dekodieren_roh, lesbar
@@ -83,12 +84,28 @@ class Statistik:
     zeichensaetze: dict[str, int] = field(default_factory=dict)
 
 
+def beschleuniger_waehlen() -> bool:
+    """Im Hauptprozess, einmal je Lauf vor dem ersten Worker: laufen die Beschleuniger?
+
+    newspaper_fest ist streng (``fassungen.newspaper_fest_pruefen``: sonst
+    ``FassungUngeprueft``, Exit 4). Weicht sonst etwas von der geprüften Fassung ab
+    (``fassungen.beschleuniger_abweichung``), False und eine Zeile ``Hinweis: …`` auf stderr:
+    die Worker nehmen die Stock-Aufrufe, dieselben Texte, nur langsamer."""
+    fassungen.newspaper_fest_pruefen()
+    grund = fassungen.beschleuniger_abweichung()
+    if grund is not None:
+        log.warning(fassungen.HINWEIS.format(grund=grund))
+    return grund is None
+
+
 class Extraktion:
     """Extraktor-Aufrufe auf Worker-Prozessen, mit Zeitlimit und Speichergrenze.
 
     ``with Extraktion(prozesse=2) as ex: for nr, kandidaten in ex.seiten(seiten): …``
     liefert die Kandidaten in der Reihenfolge der Seiten; höchstens ``SEITEN_JE_WORKER``
-    Seiten je Worker sind gleichzeitig unterwegs, der Speicher bleibt flach.
+    Seiten je Worker sind gleichzeitig unterwegs, der Speicher bleibt flach. Beim Start
+    entscheidet der Hauptprozess einmal, ob die Worker die Beschleuniger einspielen
+    (``beschleuniger_waehlen``), und gibt es jedem Worker mit, auch jedem Ersatz.
     """
 
     def __init__(
@@ -99,24 +116,27 @@ class Extraktion:
         speichergrenze_mb: int = SPEICHERGRENZE_MB,
         aufrufe_je_worker: int = AUFRUFE_JE_WORKER,
         extraktoren: tuple[str, ...] = EXTRAKTOREN,
-        beschleuniger: bool = True,
     ) -> None:
         self.prozesse = prozesse or kerne.nutzbar()
         self.zeitlimit_s = zeitlimit_s
         self.speichergrenze_mb = speichergrenze_mb
         self.extraktoren = extraktoren
+        self.aufrufe_je_worker = aufrufe_je_worker
         self.statistik = Statistik()
+        self.beschleuniger = False  # entscheidet __enter__, einmal für alle Worker
+        self.pool: Pool | None = None
+
+    def __enter__(self) -> Extraktion:
+        self.beschleuniger = beschleuniger_waehlen()
         self.pool = Pool(
             self.prozesse,
-            zeitlimit=zeitlimit_s,
+            zeitlimit=self.zeitlimit_s,
             start="forkserver",
             vorladen=VORLADEN,
             vorbereitung=worker.anfang,
-            argumente=(speichergrenze_mb, beschleuniger),
-            auftraege_je_worker=aufrufe_je_worker,
+            argumente=(self.speichergrenze_mb, self.beschleuniger),
+            auftraege_je_worker=self.aufrufe_je_worker,
         )
-
-    def __enter__(self) -> Extraktion:
         try:
             self.pool.__enter__()
         except WorkerStartetNicht as fehler:
@@ -155,7 +175,7 @@ class Extraktion:
                     yield Auftrag((nr, name), ergebnis=(None, art.fehler(grund)))
                 else:
                     self.statistik.aufrufe += 1
-                    argumente = (name, html, url, self.speichergrenze_mb)
+                    argumente = (name, html, url, self.speichergrenze_mb, self.beschleuniger)
                     yield Auftrag((nr, name), worker.aufrufen, argumente)
 
     def _kandidat(self, ergebnis: tuple | Fehlschlag) -> dict:

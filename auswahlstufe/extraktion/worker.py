@@ -56,10 +56,12 @@ def speicher_fehler(grenze_mb: int) -> str:
     return f"Speichergrenze {grenze_mb} MB überschritten"
 
 
-def aufrufen(extraktor: str, html: str, url: str, speichergrenze_mb: int) -> tuple[str | None, str | None]:
+def aufrufen(
+    extraktor: str, html: str, url: str, speichergrenze_mb: int, beschleuniger: bool
+) -> tuple[str | None, str | None]:
     """``(text, None)`` oder ``(None, fehler)`` für einen Extraktor auf einer Seite."""
     try:
-        return aufrufe.extrahieren(extraktor, html, url), None
+        return aufrufe.extrahieren(extraktor, html, url, beschleuniger=beschleuniger), None
     except MemoryError:
         return None, speicher_fehler(speichergrenze_mb)
     except RecursionError:
