@@ -1,6 +1,7 @@
 """Kommandozeile von auswahl.py: ein Befehl, vier Betriebsarten.
 
-Dieses Modul prüft nur, welche Optionen zusammenpassen, und reicht weiter:
+Dieses Modul prüft nur, welche Optionen zusammenpassen – eine Tabelle (``REGELN``) in einer
+Schleife –, und reicht weiter:
 Stapelbetrieb an stapel.py, --einlesen an einlesen.py (einen Ordner mit dem Lesecode aus
 extraktion/stapel.py), die Läufe (--backfill, --slot, --nachholen) an stufe.py. Die schweren Importe
 (psycopg) geschehen erst dort, damit der Stapelbetrieb ohne Datenbank startet.
@@ -23,6 +24,63 @@ def _naechster_schritt(params: dict) -> str | None:
     from auswahlstufe.lauf import rechte
 
     return rechte.naechster_schritt(params)
+
+
+# Die Betriebsarten (genau eine je Aufruf): Parameter → wie sie die Meldung nennt.
+BETRIEBSARTEN = {
+    "datei": "DATEI",
+    "backfill": "--backfill",
+    "slot": "--slot",
+    "nachholen": "--nachholen",
+    "einlesen": "--einlesen",
+}
+DATENBANK = frozenset({"backfill", "slot", "nachholen"})
+STAPEL = frozenset({"datei", "extraktion"})  # extraktion: DATEI mit --extrahieren
+ALLE = STAPEL | DATENBANK | {"einlesen"}
+# Welche Optionen wo gelten: (Optionen, Marken des Aufrufs, in denen sie gelten, Satz sonst).
+# Die Marken eines Aufrufs: seine Betriebsart (DATEI mit --extrahieren heißt „extraktion“), dazu
+# „extrahieren“, wenn --extrahieren gesetzt ist. Geprüft in dieser Reihenfolge; die erste Option,
+# die in keiner Marke des Aufrufs gilt, ist der Aufruffehler.
+REGELN: tuple[tuple[tuple[str, ...], frozenset[str], str], ...] = (
+    (("hoechstens",), frozenset({"nachholen"}), "--hoechstens gilt nur mit --nachholen."),
+    (
+        ("teil", "stichprobe"),
+        ALLE - {"nachholen"},
+        "--teil und --stichprobe gelten nicht mit --nachholen (es kodiert ganze Slots, einen nach dem anderen).",
+    ),
+    (("ausgabe",), STAPEL, "-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI."),
+    (("streng",), STAPEL, "--streng gilt nur im Stapelbetrieb mit DATEI."),
+    (("mit_entscheidung",), STAPEL, "--mit-entscheidung gilt nur im Stapelbetrieb mit DATEI."),
+    (
+        ("variante",),
+        DATENBANK,
+        "--variante gilt nur mit --backfill, --slot oder --nachholen (für eine Datei: vergleich.py oder "
+        "bewertung.py --variante).",
+    ),
+    (
+        ("extraktion_zeitlimit",),
+        frozenset({"extrahieren"}),
+        "--extraktion-zeitlimit gilt nur mit --extrahieren.",
+    ),
+    (
+        ("extrahieren",),
+        STAPEL | DATENBANK,
+        "--extrahieren gilt mit DATEI, --backfill, --slot oder --nachholen.",
+    ),
+    (("trocken", "teil"), ALLE - {"extraktion"}, "--trocken und --teil gelten nicht im Stapelbetrieb."),
+    (
+        ("streng", "mit_entscheidung"),
+        ALLE - {"extraktion"},
+        "--streng und --mit-entscheidung gelten nicht mit --extrahieren (die Kandidaten entstehen hier; die "
+        "Entscheidung zeigt: auswahl.py --mit-entscheidung AUSGABE.json).",
+    ),
+    (
+        ("trocken", "teil", "prozesse"),
+        DATENBANK | {"extraktion"},
+        "--trocken, --teil und --prozesse gelten nur mit --backfill, --slot oder --nachholen.",
+    ),
+    (("stichprobe",), ALLE - {"einlesen"}, "--stichprobe gilt nicht mit --einlesen."),
+)
 
 
 @click.command(
@@ -199,65 +257,30 @@ def cli(
 
     Alle Optionen, das Stapelformat und die Warnungen: docs/kommandozeile.md.
     """
-    modi = [
-        name
-        for name, gesetzt in (
-            ("DATEI", datei),
-            ("--backfill", backfill),
-            ("--slot", slot),
-            ("--nachholen", nachholen),
-            ("--einlesen", einlesen),
-        )
-        if gesetzt
-    ]
+    ctx = click.get_current_context()
+    modi = [name for param, name in BETRIEBSARTEN.items() if ctx.params[param]]
     if len(modi) != 1:
         raise Aufruffehler(
             "Genau eine Betriebsart angeben: DATEI, --backfill, --slot, --nachholen oder --einlesen"
             + (f" (angegeben: {', '.join(modi)})." if modi else ".")
-        )
-    if hoechstens is not None and not nachholen:
-        raise Aufruffehler("--hoechstens gilt nur mit --nachholen.")
-    if nachholen and (teil or stichprobe):
-        raise Aufruffehler(
-            "--teil und --stichprobe gelten nicht mit --nachholen (es kodiert ganze Slots, einen nach "
-            "dem anderen)."
         )
     if datei and not extrahieren and _ist_ordner(datei):
         raise Aufruffehler(
             f"„{datei}“ ist ein Verzeichnis; ein Ordner mit .html/.html.gz-Seiten ist nur mit "
             "--extrahieren Eingabe."
         )
-    if ausgabe is not None and not datei:
-        raise Aufruffehler("-o/--ausgabe gilt nur im Stapelbetrieb mit DATEI.")
-    if streng and not datei:
-        raise Aufruffehler("--streng gilt nur im Stapelbetrieb mit DATEI.")
-    if mit_entscheidung and not datei:
-        raise Aufruffehler("--mit-entscheidung gilt nur im Stapelbetrieb mit DATEI.")
-    datenbanklauf = backfill or slot or nachholen
-    if variante is not None and not datenbanklauf:
-        raise Aufruffehler(
-            "--variante gilt nur mit --backfill, --slot oder --nachholen (für eine Datei: "
-            "vergleich.py oder bewertung.py --variante)."
-        )
-    if not extrahieren and _gesetzt("extraktion_zeitlimit"):
-        raise Aufruffehler("--extraktion-zeitlimit gilt nur mit --extrahieren.")
-    if extrahieren:
-        # Extraktion vor der Auswahl: extraktion/stapel.py (DATEI), extraktion/stufe.py (Datenbank)
-        if einlesen:
-            raise Aufruffehler("--extrahieren gilt mit DATEI, --backfill, --slot oder --nachholen.")
-        if datei and (trocken or teil):
-            raise Aufruffehler("--trocken und --teil gelten nicht im Stapelbetrieb.")
-        if datei and (streng or mit_entscheidung):
-            raise Aufruffehler(
-                "--streng und --mit-entscheidung gelten nicht mit --extrahieren (die Kandidaten "
-                "entstehen hier; die Entscheidung zeigt: auswahl.py --mit-entscheidung AUSGABE.json)."
-            )
-    elif (trocken or teil or prozesse) and not datenbanklauf:
-        raise Aufruffehler(
-            "--trocken, --teil und --prozesse gelten nur mit --backfill, --slot oder --nachholen."
-        )
-    if stichprobe and einlesen:
-        raise Aufruffehler("--stichprobe gilt nicht mit --einlesen.")
+    art = next(param for param in BETRIEBSARTEN if ctx.params[param])
+    marken = {"extraktion" if art == "datei" and extrahieren else art} | (
+        {"extrahieren"} if extrahieren else set()
+    )
+    gegeben = {
+        param.name
+        for param in ctx.command.params
+        if ctx.get_parameter_source(param.name) is click.core.ParameterSource.COMMANDLINE
+    }
+    for optionen, erlaubt, satz in REGELN:
+        if gegeben & set(optionen) and not marken & erlaubt:
+            raise Aufruffehler(satz)
 
     if datei and extrahieren:
         from auswahlstufe.extraktion import stapel as extraktion_stapel
@@ -315,11 +338,6 @@ def cli(
             nachholen_hoechstens=(hoechstens or nachholen_modul.HOECHSTENS) if nachholen else None,
             vorlauf=vorlauf,
         )
-
-
-def _gesetzt(name: str) -> bool:
-    """Kam die Option ``name`` von der Kommandozeile (nicht aus ihrer Voreinstellung)?"""
-    return click.get_current_context().get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
 def _ist_ordner(datei: str) -> bool:

@@ -23,18 +23,19 @@ from psycopg import sql
 
 from auswahlstufe.betrieb import laeufe as protokoll
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
-from auswahlstufe.lauf.stufe import Bilanz
+from auswahlstufe.lauf.bilanz import Bilanz
+from auswahlstufe.lauf.stufe import STAPEL
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, SLOT_TEXT
 from tests.hilfen.prozesse import (
+    Halt,
     bilanzzeile,
     bis_beendet,
-    bis_er_wartet,
-    bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
     in_sitzung,
     kinder,
+    ruhen_lassen,
     warten_bis_getrennt,
 )
 from version import CODER_VERSION
@@ -88,13 +89,17 @@ def zweiter_lauf_macht_den_rest(url: str, cwd: Path, schon: int) -> None:
 
 
 def test_toter_worker_beendet_den_lauf_mit_exit_8_und_der_naechste_macht_weiter(db_url, tmp_path):
+    """Gleich, ob der Worker an einem Stapel rechnete oder auf den nächsten wartete: der Lauf
+    endet binnen Sekunden mit Exit 8, geschrieben sind nur ganze Stapel."""
     bestand(db_url)
-    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, prozess)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(prozess)
     worker_pids = kinder(prozess.pid)
     assert len(worker_pids) == 2, worker_pids
     os.kill(worker_pids[0], signal.SIGKILL)  # wie der OOM-Killer
     gesendet = time.monotonic()
+    halt.weiter()
     code, out, err = ende(prozess, timeout=60)
     dauer = time.monotonic() - gesendet
     schon = geschrieben(db_url)
@@ -103,7 +108,7 @@ def test_toter_worker_beendet_den_lauf_mit_exit_8_und_der_naechste_macht_weiter(
     assert "Traceback" not in err
     assert "Worker" in err and "gestorben" in err and "Stapel" in err and "Items " in err, err
     assert f"Bis zum Fehler geschrieben: neu {schon}," in err, err
-    assert 0 < schon < ITEMS
+    assert STAPEL <= schon < ITEMS and schon % STAPEL == 0
     assert dauer < 30, dauer  # binnen Sekunden, nicht nie
     # Der Lauf steht mit Exit-Code und Meldung im Protokoll.
     (eintrag,) = laeufe(db_url)
@@ -117,12 +122,16 @@ def test_toter_worker_beendet_den_lauf_mit_exit_8_und_der_naechste_macht_weiter(
 
 def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
     bestand(db_url)
-    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, prozess)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(
+        db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "2", cwd=tmp_path, env=halt.umgebung
+    )
+    halt.abwarten(prozess)
     worker_pids = kinder(prozess.pid)
     assert len(worker_pids) == 2, worker_pids
     for pid in worker_pids:  # beide Worker halten an – wie eine Endlosschleife, nur sicher
         os.kill(pid, signal.SIGSTOP)
+    halt.weiter()
     code, out, err = ende(prozess, timeout=60)
     schon = geschrieben(db_url)
 
@@ -135,13 +144,16 @@ def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_wirkt_auch_beim_warten_auf_worker(sig, db_url, tmp_path):
+    """Die Worker stehen; der Hauptprozess wartet auf ihren nächsten Stapel – ein Signal beendet
+    das Warten (gleich, ob es vor oder während des Wartens kommt), Exit 130."""
     bestand(db_url)
-    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, prozess)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(prozess)
     worker_pids = kinder(prozess.pid)
     for pid in worker_pids:
         os.kill(pid, signal.SIGSTOP)
-    bis_er_wartet(prozess.pid)  # der Hauptprozess wartet jetzt auf die Worker
+    halt.weiter()
     prozess.send_signal(sig)
     code, out, err = ende(prozess, timeout=30)
     schon = geschrieben(db_url)
@@ -164,21 +176,15 @@ def test_keine_transaktion_bleibt_offen_waehrend_die_worker_rechnen(pg, db_name,
                 sql.Identifier(db_name)
             )
         )
-    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, prozess)
-    worker_pids = kinder(prozess.pid)
-    for pid in worker_pids:
-        os.kill(pid, signal.SIGSTOP)
-    time.sleep(2.5)  # länger als das Zeitlimit der Datenbank
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        offen = conn.execute(
-            "select count(*) from pg_stat_activity where application_name like 'wurzelwerk-auswahl%' "
-            "and state like 'idle in transaction%'"
-        ).fetchone()[0]
-    for pid in worker_pids:
-        os.kill(pid, signal.SIGCONT)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(prozess)
+    try:
+        # Eine offene Transaktion hätte der Server nach 1 s beendet; beide ruhen länger.
+        ruhen_lassen(db_url, ["wurzelwerk-auswahl lesen", "wurzelwerk-auswahl schreiben"], 1.5)
+    finally:
+        halt.weiter()
     code, out, err = ende(prozess, timeout=120)
-    assert offen == 0
     assert code == EXIT_OK, f"exit {code}\n{out}\n{err}"
     assert bilanzzeile(out).startswith(f"neu {ITEMS}, "), out
 
@@ -228,13 +234,13 @@ def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
 
 def test_stirbt_der_hauptprozess_gehen_seine_worker_mit(db_url, tmp_path):
     """SIGKILL nur auf den Hauptprozess – der OOM-Killer trifft einen Prozess, nicht die Gruppe.
-    Bis Issue 19 (die Nacht im Haus) warteten seine Worker dann ewig an der Auftragsschlange des
-    Executors (ihr Schreibende erbten sie selbst), verwaist, mit stdout und stderr des Laufs offen:
-    die cron-Zeile (``… 2>&1 >>log | tee -a log``) endete nie, und jeder solche Tod ließ zwei
-    Prozesse zurück. Jetzt nimmt der Kernel die Worker mit (PR_SET_PDEATHSIG)."""
+    Verwaiste Worker hielten stdout und stderr des Laufs offen: die cron-Zeile
+    (``… 2>&1 >>log | tee -a log``) endete nie. Die Worker enden mit ihm: ihre Auftragsleitung
+    schreibt nur der Hauptprozess, mit ihm ist sie zu."""
     bestand(db_url)
-    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, prozess)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(prozess)
     worker = kinder(prozess.pid)
     assert len(worker) == 2, worker
     try:
@@ -254,18 +260,17 @@ def test_ein_getoeteter_lauf_zaehlt_nicht_und_der_naechste_schliesst_ihn(db_url,
     """Der Lauf trägt sich beim Start ein, in eigener Transaktion: wer ihn mit SIGKILL trifft
     (OOM-Killer, kill -9), hinterlässt eine Zeile ohne beendet_am und Exit-Code – und der Slot
     gilt weiter als ohne Lauf, bis ein ganzer Lauf gelingt. Der nächste schreibende Lauf sieht,
-    dass die Sitzung des toten nicht mehr lebt, und schließt ihn als abgebrochen (Issue 19.8:
-    vorher blieb er für immer unter den Läufen, die nie endeten)."""
+    dass die Sitzung des toten nicht mehr lebt, und schließt ihn als abgebrochen ."""
     bestand(db_url)
-    prozess = im_hintergrund(db_url, "--slot", SLOT_TEXT, "--prozesse", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, prozess)
-    os.killpg(prozess.pid, signal.SIGSTOP)  # angehalten mitten im Lauf: die Zeile steht schon da
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(db_url, "--slot", SLOT_TEXT, "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(prozess)  # angehalten mitten im Lauf: die Zeile steht schon da
     ((modus, slot, *_, code, meldung, beendet, _rechner, pid),) = laeufe(db_url)
     assert (modus, slot, code, meldung, beendet, pid) == ("slot", SLOT, None, None, False, prozess.pid)
     os.killpg(prozess.pid, signal.SIGKILL)
     ende(prozess, timeout=30)
     schon = geschrieben(db_url)
-    assert 0 < schon < ITEMS
+    assert schon == STAPEL  # genau der erste Stapel
     warten_bis_getrennt(db_url)  # der Server gibt mit der Verbindung die Sperre frei
 
     (getoetet,) = laeufe(db_url)

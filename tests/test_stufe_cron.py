@@ -39,11 +39,10 @@ from auswahlstufe.lauf import nachholen, stufe, vergabe
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, SLOT_TEXT, sperrname
 from tests.hilfen.prozesse import (
+    Halt,
     bilanzzeile,
-    bis_zum_ersten_stapel,
     ende,
     im_hintergrund,
-    kinder,
     warten_bis_getrennt,
 )
 from version import CODER_VERSION, Variante
@@ -269,17 +268,9 @@ def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arb
     unbekannt oder läuft er schon länger als STILL_WARTEN, ist es eine Meldung auf stderr. Ein Lauf
     von Hand (--slot) nennt den nächsten Schritt (Befund 8, Betreiber): warten, dann wiederholen."""
     slots = bestand(db_url, 2500, 2)
-    backfill = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path)
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        frist = time.monotonic() + 60
-        while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
-            assert backfill.poll() is None and time.monotonic() < frist, (
-                "Backfill endete vor dem ersten Stapel"
-            )
-            time.sleep(0.02)
-    worker = kinder(backfill.pid)
-    for pid in worker:
-        os.kill(pid, signal.SIGSTOP)  # der Backfill hält die Sperre und bleibt mitten im Lauf
+    halt = Halt(tmp_path, "stapel", 1)  # der Backfill hält die Sperre und bleibt mitten im Lauf
+    backfill = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(backfill)
     try:
         still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
         code, out, err = ende(still, timeout=120)
@@ -308,8 +299,7 @@ def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arb
         code, out, err = ende(laut, timeout=120)
         assert code == EXIT_GESPERRT and out == "" and err.startswith("Fehler: Ein anderer Lauf"), err
     finally:
-        for pid in worker:
-            os.kill(pid, signal.SIGCONT)
+        halt.weiter()
     code, out, err = ende(backfill)
     assert code == EXIT_OK, err
     assert abfrage(db_url, "select modus, exit_code from auswahl_laeufe where modus = 'nachholen'") == [
@@ -471,8 +461,9 @@ def test_ein_getoeteter_aufruf_von_nachholen_ist_ein_hinweis_nicht_zwei(db_url, 
     für sich – zwei Hinweise für einen toten Prozess. Jetzt einer: der Slot-Lauf, in dem er starb,
     mit seinem Aufruf; geschlossen sind beide."""
     (slot,) = bestand(db_url, 5000, 1)
-    prozess = im_hintergrund(db_url, "--nachholen", "--prozesse", "2", cwd=tmp_path)
-    bis_zum_ersten_stapel(db_url, prozess)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(db_url, "--nachholen", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(prozess)
     os.killpg(prozess.pid, signal.SIGKILL)
     ende(prozess, timeout=60)
     warten_bis_getrennt(db_url)
@@ -497,13 +488,11 @@ def test_ein_lebender_lauf_wird_nie_geschlossen(db_url, tmp_path):
     """Ein Lauf einer anderen coder_version (eigene Sperre) läuft daneben: er sieht den offenen
     Lauf, aber dessen Sitzung lebt – er lässt ihn in Ruhe."""
     (slot,) = bestand(db_url, 3000, 1)
-    erster = im_hintergrund(db_url, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path)
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        frist = time.monotonic() + 60
-        while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
-            assert erster.poll() is None and time.monotonic() < frist
-            time.sleep(0.02)
-    os.killpg(erster.pid, signal.SIGSTOP)
+    halt = Halt(tmp_path, "stapel", 1)
+    erster = im_hintergrund(
+        db_url, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path, env=halt.umgebung
+    )
+    halt.abwarten(erster)
     try:
         daneben = im_hintergrund(
             db_url, "--backfill", "--variante", "k4:0.03", "--prozesse", "1", cwd=tmp_path
@@ -516,7 +505,7 @@ def test_ein_lebender_lauf_wird_nie_geschlossen(db_url, tmp_path):
         ]
         assert abfrage(db_url, "select id, sitzung_lebt from auswahl_offene_laeufe") == [(1, True)]
     finally:
-        os.killpg(erster.pid, signal.SIGCONT)
+        halt.weiter()
     assert ende(erster)[0] == EXIT_OK
     assert abfrage(db_url, "select zustand from auswahl_laeufe order by id") == [("erfolg",), ("erfolg",)]
 

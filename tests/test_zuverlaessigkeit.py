@@ -48,7 +48,7 @@ from auswahlstufe.lauf import stufe
 from auswahlstufe.server import server_holen
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import RAW_ITEMS, SLOT_TEXT, bestand_anlegen, fingerabdruck, sperrname, zustand_setzen
-from tests.hilfen.prozesse import bilanzzeile, warten_bis_getrennt
+from tests.hilfen.prozesse import Halt, bilanzzeile, warten_bis_getrennt
 from tests.hilfen.server import Server
 from version import CODER_VERSION
 
@@ -174,31 +174,23 @@ class Versuchsreihe:
         vorher = zufall.choice([{}, {}, self.sauber["B" if ziel == "A" else "A"]])
         neu = self.sauber[ziel]
         soll = sum(vorher.get(i) != neu.get(i) for i in set(vorher) | set(neu))
-        einzufuegen = sum(vorher.get(i) != z for i, z in neu.items())  # ohne die entfernten
+        stapel = -(-self.n // stufe.STAPEL)  # so viele schreibt ein Backfill mit zwei Workern
         zustand_setzen(self.url, self.n, ziel)
         kodierungen_setzen(self.url, vorher)
         abdruck = fingerabdruck(self.url)
-        with psycopg.connect(self.url, autocommit=True) as beobachter:
-            start = beobachter.execute("select clock_timestamp()").fetchone()[0]
+        if zufall.random() < 0.5:
+            # nach der Zeit: irgendwo zwischen Start des Interpreters und Ende, auch mitten
+            # in einem Schreiben
             prozess = starten(self.url, "--backfill")
-            if zufall.random() < 0.5:
-                # nach der Zeit: irgendwo zwischen Start des Interpreters und Ende
-                time.sleep(zufall.uniform(0, self.dauer))
-            else:
-                # nach dem Fortschritt: sobald eine zufällige Zahl Zeilen geschrieben ist,
-                # dann noch ein Stück in den nächsten Stapel hinein
-                schwelle = zufall.randrange(1, einzufuegen)
-                while prozess.poll() is None and (
-                    beobachter.execute(
-                        "select count(*) from selected_extractor where kodiert_am > %s", (start,)
-                    ).fetchone()[0]
-                    < schwelle
-                ):
-                    time.sleep(0.005)
-                time.sleep(zufall.uniform(0, 0.03))
-            if prozess.poll() is None:
-                os.killpg(prozess.pid, signal.SIGKILL)
-            prozess.communicate()
+            time.sleep(zufall.uniform(0, self.dauer))
+        else:
+            # an einer Stelle des Laufs: nach einem zufälligen Stapel, vor dem letzten
+            halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", zufall.randrange(1, stapel))
+            prozess = starten(self.url, "--backfill", **halt.umgebung)
+            halt.abwarten(prozess)
+        if prozess.poll() is None:
+            os.killpg(prozess.pid, signal.SIGKILL)
+        prozess.communicate()
         warten_bis_getrennt(self.url)
 
         # Jede Zeile alt oder neu – nie eine Mischung, nie eine fremde.
@@ -259,11 +251,9 @@ def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
     bestand_anlegen(db_url, n)
     zustand_setzen(db_url, n, "A")
     with psycopg.connect(db_url, autocommit=True) as beobachter:
-        prozess = starten(db_url, "--backfill")
-        # erst wenn geschrieben wird: das Signal soll mitten im Lauf kommen
-        while not beobachter.execute("select count(*) from selected_extractor").fetchone()[0]:
-            assert prozess.poll() is None, f"Lauf endete vor dem ersten Stapel: {ende(prozess)}"
-            time.sleep(0.005)
+        halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", 1)  # mitten im Lauf
+        prozess = starten(db_url, "--backfill", **halt.umgebung)
+        halt.abwarten(prozess)
         gesendet = time.monotonic()
         if gruppe:  # wie systemd (KillMode=control-group) oder Strg-C am Terminal
             os.killpg(prozess.pid, signal_)
@@ -274,7 +264,7 @@ def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
         geschrieben = beobachter.execute("select count(*) from selected_extractor").fetchone()[0]
     ohne_traceback(e)
     assert e.code == EXIT_ABGEBROCHEN, str(e)
-    assert 0 < geschrieben < n, "das Signal kam nicht mitten im Lauf"
+    assert geschrieben == stufe.STAPEL  # nach dem Stapel, an dem es kam, kein weiterer
     # Die Bilanz sagt genau, was geschrieben ist.
     assert bilanzzeile(e.out).startswith(f"neu {geschrieben}, geändert 0, unverändert 0, entfernt 0, "), str(
         e
@@ -308,16 +298,15 @@ def langsamer_bestand(db_url):
     return db_url
 
 
-def laeuft_und_haelt_sperre(url: str, prozess: subprocess.Popen, name: str) -> None:
-    """Wartet, bis der Lauf die Sperre hält und schreibt."""
+def gestartet_mit_sperre(url: str, *args: str, name: str) -> tuple[subprocess.Popen, Halt]:
+    """Ein Lauf, der nach seinem ersten Stapel anhält (``Halt``): er hält die Sperre und schreibt."""
+    halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", 1)
+    prozess = starten(url, *args, **halt.umgebung)
+    halt.abwarten(prozess)
     with psycopg.connect(url, autocommit=True) as conn:
-        while not conn.execute(
-            "select count(*) from selected_extractor where coder_version = %s", (CODER_VERSION,)
-        ).fetchone()[0]:
-            assert prozess.poll() is None, "der erste Lauf endete zu früh"
-            time.sleep(0.005)
         # die Sperre ist von außen sichtbar: ein eigener Versuch scheitert
         assert not conn.execute(sperre.SQL_SPERRE, (name,)).fetchone()[0]
+    return prozess, halt
 
 
 @pytest.mark.parametrize(
@@ -341,14 +330,13 @@ def laeuft_und_haelt_sperre(url: str, prozess: subprocess.Popen, name: str) -> N
 )
 def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(langsamer_bestand, erster, zweiter, sperre):
     url = langsamer_bestand
-    prozess = starten(url, *erster, "--prozesse", "1")
+    name = sperrname() if "--teil" not in erster else sperrname((1, 2))
+    prozess, halt = gestartet_mit_sperre(url, *erster, "--prozesse", "1", name=name)
     try:
-        laeuft_und_haelt_sperre(url, prozess, sperrname() if "--teil" not in erster else sperrname((1, 2)))
         abgewiesen = laufen(url, *zweiter)
-        ueberlappt = prozess.poll() is None  # der erste lief die ganze Zeit
     finally:
+        halt.weiter()
         erstes = ende(prozess)
-    assert ueberlappt, "der erste Lauf war schon fertig: kein Beweis"
     ohne_traceback(abgewiesen)
     assert abgewiesen.code == EXIT_GESPERRT, str(abgewiesen)
     assert abgewiesen.out == ""
@@ -374,22 +362,18 @@ def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(langsamer_bestand, erst
 
 def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
     url = langsamer_bestand
-    erster = starten(url, "--backfill", "--teil", "1/2", "--prozesse", "1")
+    erster, halt = gestartet_mit_sperre(
+        url, "--backfill", "--teil", "1/2", "--prozesse", "1", name=sperrname((1, 2))
+    )
     try:
-        laeuft_und_haelt_sperre(url, erster, sperrname((1, 2)))
         with psycopg.connect(url, autocommit=True) as conn:
-            zweiter = starten(url, "--backfill", "--teil", "2/2", "--prozesse", "1")
-            # Beweis der Gleichzeitigkeit: Teil 2 (ungerade ids) schreibt, während Teil 1 läuft.
-            while not conn.execute(
-                "select count(*) from selected_extractor where item_id % 2 = 1"
-            ).fetchone()[0]:
-                assert zweiter.poll() is None, str(ende(zweiter))
-                time.sleep(0.005)
-            assert erster.poll() is None, "der erste Teil war schon fertig: kein Beweis"
-            # Beide halten die Sperre der Version geteilt: ein ganzer Lauf bekäme sie nicht.
+            # Beweis der Gleichzeitigkeit: Teil 2 läuft ganz, während Teil 1 mitten im Lauf steht.
+            zweites = ende(starten(url, "--backfill", "--teil", "2/2", "--prozesse", "1"))
+            assert erster.poll() is None
+            # Teil 1 hält die Sperre der Version geteilt: ein ganzer Lauf bekäme sie nicht.
             assert not conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
-            zweites = ende(zweiter)
     finally:
+        halt.weiter()
         erstes = ende(erster)
     assert erstes.code == zweites.code == EXIT_OK, f"{erstes}\n{zweites}"
     assert bilanzzeile(erstes.out).startswith(f"neu {LANGSAM_N // 2}, ")
@@ -462,13 +446,12 @@ def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus):
     url, n = eigene_db, 3000
     bestand_anlegen(url, n)
     zustand_setzen(url, n, "A")
-    with psycopg.connect(url, autocommit=True) as beobachter:
-        prozess = starten(url, "--backfill")
-        while not beobachter.execute("select count(*) from selected_extractor").fetchone()[0]:
-            assert prozess.poll() is None, str(ende(prozess))
-            time.sleep(0.005)
+    halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", 1)  # mitten im Lauf
+    prozess = starten(url, "--backfill", **halt.umgebung)
+    halt.abwarten(prozess)
     eigener_pg.stoppen(modus)  # fast: Server beendet Sitzungen; immediate: wie ein Absturz
     try:
+        halt.weiter()
         weg = ende(prozess, timeout=60)
     finally:
         eigener_pg.starten()
@@ -482,7 +465,7 @@ def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus):
     assert "ein erneuter Lauf setzt fort" in fehler
     with psycopg.connect(url) as conn:
         geschrieben = conn.execute("select count(*) from selected_extractor").fetchone()[0]
-    assert 0 < geschrieben < n  # mitten im Lauf
+    assert geschrieben == stufe.STAPEL  # der Stapel vor dem Haltepunkt
     # Die Bilanz auf stderr zählt die bestätigten Stapel: ganze Stapel, nichts halb. Stirbt der
     # Server (immediate) zwischen dem Festschreiben eines Stapels und der Bestätigung an den
     # Client, ist dieser eine Stapel geschrieben, aber nicht gezählt – kein Client kann das

@@ -11,10 +11,12 @@ Schicht fügt hinzu:
   Zeitlimit oder ein gestorbener Worker kommt als ``Fehlschlag`` an der Stelle seines Auftrags;
   was der Aufrufer daraus macht (Auswahl: Exit 8; Extraktion: ein Fehler des Kandidaten),
   entscheidet er.
-* **Neustart nach einem Tod**: pebble teilt eine Leitung unter allen Workern. Stirbt einer
-  mitten im Senden (OOM-Killer), bliebe eine halbe Nachricht darin, und die anderen kämen nie
-  mehr an. Darum startet die Schicht nach jedem gestorbenen Worker die Worker neu und gibt die
-  übrigen Aufträge noch einmal ab; keiner wartet auf eine verstopfte Leitung.
+* **Nach einem Tod**: pebble teilt eine Leitung unter allen Workern. Stirbt einer mitten im
+  Senden (OOM-Killer), bliebe eine halbe Nachricht darin, und die anderen kämen nie mehr an;
+  stirbt einer ohne Auftrag, gibt pebble alle auf. Darum startet die Schicht nach jedem toten
+  Worker alle neu und gibt die offenen Aufträge noch einmal ab (``neustart``, die Extraktion:
+  ein Kandidat bekommt seinen Fehler, der Rest geht weiter) – oder, ohne ``neustart`` (die
+  Auswahl), ist jeder offene Auftrag ein Fehlschlag: der Lauf endet mit Exit 8.
 * **Worker ohne Abbruchsignale**: jeder Worker steht in einer eigenen Prozessgruppe. Strg-C am
   Terminal und ein ``kill`` an die Gruppe treffen nur den Hauptprozess; er entscheidet, wann
   Schluss ist, und beendet die Worker selbst. Stirbt der Hauptprozess (``kill -9``), enden die
@@ -45,6 +47,9 @@ K = TypeVar("K")
 
 # So oft sieht das Warten nach ``halt`` (einem Signal) und nach gestorbenen Workern.
 SCHRITT = 0.2
+# So lange nach seinem Zeitlimit darf ein Auftrag, der an der Reihe ist, noch fertig werden
+# (pebble prüft sein Zeitlimit selbst in Schritten von 0,1 s).
+GNADE = 2.0
 # So lange darf ein neuer Worker brauchen, bis er bereit ist.
 START_S = 120.0
 
@@ -110,9 +115,11 @@ class Pool:
         vorbereitung: Callable[..., None] | None = None,
         argumente: tuple = (),
         auftraege_je_worker: int = 0,
+        neustart: bool = True,
     ) -> None:
         self.prozesse = prozesse
         self.zeitlimit = zeitlimit
+        self.neustart = neustart
         self.neustarts = 0
         self._kontext = multiprocessing.get_context(start)
         if vorladen:
@@ -164,6 +171,8 @@ class Pool:
 
     def _abgeben(self, auftrag: Auftrag) -> Future:
         if not self._pebble.active:  # pebble gab die Worker auf (einer starb ohne Auftrag)
+            if not self.neustart:
+                return _fertig(Fehlschlag("tot"))
             self._neustarten()
         return self._pebble.schedule(auftrag.funktion, auftrag.argumente, timeout=self.zeitlimit)
 
@@ -208,25 +217,33 @@ class Pool:
                 yield erster.auftrag.schluessel, _ergebnis(erster.future)
 
     def _warten(self, unterwegs: collections.deque[_Unterwegs], halt: Callable[[], bool] | None) -> bool:
-        """Bis der älteste Auftrag fertig ist; False nach ``halt``. Stirbt dabei ein Worker (oder
-        gibt pebble die Worker auf), werden die offenen Aufträge nach einem Neustart aller Worker
-        noch einmal abgegeben."""
-        seit = time.monotonic()
+        """Bis der älteste Auftrag fertig ist; False nach ``halt``.
+
+        Stirbt dabei ein Worker (oder gibt pebble die Worker auf), oder wird der älteste nicht
+        binnen seines Zeitlimits fertig, obwohl er an der Reihe ist – hängen alle Worker, fängt
+        keiner ihn an, und pebbles Zeitlimit zählt erst ab dem Anfang –, ist das eine Störung
+        (``_stoerung``)."""
+        frist = time.monotonic() + (self.zeitlimit + GNADE if self.zeitlimit else START_S)
         while True:
             if halt is not None and halt():
                 return False
             offen = [u.future for u in unterwegs if u.future is not None and not u.future.done()]
             if offen:
                 wait(offen, timeout=SCHRITT, return_when=FIRST_COMPLETED)
-            # pebble kann seine Worker aufgeben, ohne dass eine Future davon erfährt (starb auch
-            # der forkserver, startet kein neuer Worker, und Aufträge bleiben in seiner Schlange);
-            # und nichts darf länger warten als Zeitlimit und Start eines Workers zusammen.
-            verstopft = time.monotonic() - seit > (self.zeitlimit or 0) + START_S
-            if any(u.gestoert() for u in unterwegs) or not self._pebble.active or verstopft:
-                self._neu_abgeben(unterwegs)
-                seit = time.monotonic()
-            if unterwegs[0].future.done():
+            kopf = unterwegs[0]
+            if not kopf.future.done() and time.monotonic() > frist:
+                kopf.future = _fertig(Fehlschlag("zeitlimit"))
+                self._stoerung(unterwegs)
+            elif any(u.gestoert() for u in unterwegs) or not self._pebble.active:
+                self._stoerung(unterwegs)
+            if kopf.future.done():
                 return True
+
+    def _stoerung(self, unterwegs: collections.deque[_Unterwegs]) -> None:
+        if self.neustart:
+            self._neu_abgeben(unterwegs)
+        else:
+            _aufgeben(unterwegs)
 
     def _neu_abgeben(self, unterwegs: collections.deque[_Unterwegs]) -> None:
         """Alle Worker neu, jeder offene Auftrag noch einmal. Was fertig ist, bleibt; ein Auftrag,
@@ -243,6 +260,17 @@ class Pool:
                     u.future = _fertig(Fehlschlag("tot"))
                 else:
                     u.future, u.abgaben = self._abgeben(u.auftrag), u.abgaben + 1
+
+
+def _aufgeben(unterwegs: collections.deque[_Unterwegs]) -> None:
+    """Ohne Neustart: was nicht fertig ist, ist ein Fehlschlag wie sein toter Worker."""
+    for u in unterwegs:
+        if u.future is None:
+            continue
+        if isinstance(fehler := u.fehler(), pebble.ProcessExpired):
+            u.future = _fertig(Fehlschlag("tot", fehler.exitcode))
+        elif not u.future.done() or u.aufgegeben():
+            u.future = _fertig(Fehlschlag("tot"))
 
 
 # So oft höchstens gibt ``reihe`` einen Auftrag ab, dessen Worker pebble aufgab.

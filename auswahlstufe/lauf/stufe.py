@@ -34,15 +34,14 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import psycopg
 
 import db
-from auswahlstufe.anzeige import kurz, zahl
+from auswahlstufe.anzeige import kurz
 from auswahlstufe.betrieb import kontext, laeufe, migrationen, protokoll
 from auswahlstufe.betrieb.abbruch import SofortAbbruch
 from auswahlstufe.betrieb.bereich import Bereich, slot_parsen, teil_parsen
@@ -60,6 +59,7 @@ from auswahlstufe.fehler import (
 )
 from auswahlstufe.fortschritt import fortschritt
 from auswahlstufe.lauf import lesen, nachholen
+from auswahlstufe.lauf.bilanz import Bilanz, Stapel
 from auswahlstufe.lauf.kodierung import Stapelergebnis, stapel_kodieren, vorsortieren
 from auswahlstufe.lauf.schreiben import SQL_TEMP, stapel_schreiben
 from auswahlstufe.pruefung import stichprobe as stichprobe_modul
@@ -71,60 +71,6 @@ ZEITLIMIT = 300.0  # Sekunden je Stapel (Voreinstellung von --stapel-zeitlimit)
 # keine Mail): der nächste Aufruf holt nach. Läuft der andere schon länger, oder ist er
 # unbekannt, ist es eine Meldung auf stderr – dann hängt vielleicht etwas.
 STILL_WARTEN = timedelta(hours=6)
-
-# --- Bilanz ------------------------------------------------------------------------
-
-
-@dataclass
-class Bilanz:
-    neu: int = 0
-    geaendert: int = 0
-    unveraendert: int = 0
-    entfernt: int = 0
-    ohne_kandidaten: int = 0
-    # Eingabe geändert, Ergebnis gleich: nur die Eingabe-Summe nachgetragen (zählt
-    # unter „unverändert“; Inhalt und kodiert_am bleiben, die Zeilenversion nicht).
-    nachgetragen: int = 0
-    # Items, die Ingest löschte, nachdem der Lauf sie las: nicht geschrieben.
-    entfallen: int = 0
-    items: int = 0  # Items im Bereich, als die Auswahl begann
-    gerechnet: int = 0  # Items, die waehle sah
-    unbekannte_zeilen: Counter = field(default_factory=Counter)
-    stapel: int = 0
-    sekunden: float = 0.0
-    extraktion: dict[str, int] | None = None  # die Zählung des Vorlaufs (--extrahieren), fürs Protokoll
-
-    def zaehlung(self) -> dict[str, int]:
-        """Die Zählung des Laufs für den Kopf der Stichprobenseite."""
-        return {
-            "neu": self.neu,
-            "geändert": self.geaendert,
-            "unverändert": self.unveraendert,
-            "entfernt": self.entfernt,
-            "ohne Kandidaten": self.ohne_kandidaten,
-        }
-
-    def dazu(self, andere: Bilanz) -> None:
-        """Die Bilanz eines Slots zur Summe eines Aufrufs von --nachholen."""
-        for feld in fields(self):
-            if feld.name == "extraktion":
-                if andere.extraktion is not None:
-                    summe = Counter(self.extraktion or {})
-                    summe.update(andere.extraktion)
-                    self.extraktion = dict(summe)
-            elif feld.name != "sekunden":
-                setattr(self, feld.name, getattr(self, feld.name) + getattr(andere, feld.name))
-
-    def zeile(self) -> str:
-        dauer = zahl(self.sekunden)
-        entfallen = f", entfallen {self.entfallen}" if self.entfallen else ""
-        nachgetragen = f", Eingabe-Summe nachgetragen {self.nachgetragen}" if self.nachgetragen else ""
-        return (
-            f"neu {self.neu}, geändert {self.geaendert}, unverändert {self.unveraendert}, "
-            f"entfernt {self.entfernt}, ohne Kandidaten {self.ohne_kandidaten}{entfallen}{nachgetragen} "
-            f"in {dauer} s"
-        )
-
 
 # --- Einstellungen und Vorlauf ------------------------------------------------------------
 
@@ -147,19 +93,6 @@ class Einstellungen:
 # seiner Sperre, in seinem Protokoll). Sie füllt die Zählung – auch bis zu einem Fehler –, die im
 # Protokoll steht (auswahl_laeufe.extraktion); ihr Fehler oder Abbruch ist der des Laufs.
 Vorlauf = Callable[[Laufkontext, Bereich, dict[str, int]], None]
-
-
-@dataclass(frozen=True)
-class Stapel:
-    """Wo ein Stapel im Lauf steht – für Meldungen."""
-
-    nummer: int  # ab 1, in Lesereihenfolge
-    erste_id: int
-    letzte_id: int
-    items: int
-
-    def __str__(self) -> str:
-        return f"Stapel {self.nummer} (Items {self.erste_id}–{self.letzte_id}, {self.items} Stück)"
 
 
 @dataclass
@@ -188,7 +121,9 @@ def lauf(
     if bereich.slot is not None:
         protokoll.slot_setzen(laeufe.slot_text(bereich.slot))
     url = db.datenbank_url()
-    auswahlpool = (lambda: Pool(e.prozesse, zeitlimit=e.stapel_zeitlimit)) if e.prozesse > 1 else None
+    auswahlpool = (
+        (lambda: Pool(e.prozesse, zeitlimit=e.stapel_zeitlimit, neustart=False)) if e.prozesse > 1 else None
+    )
     try:
         with (
             db.fehler_uebersetzen(url),
