@@ -102,6 +102,24 @@ def _bereit() -> str | None:
 # --- im Hauptprozess ------------------------------------------------------------------------
 
 
+def _buchhalter_ohne_stderr() -> None:
+    """Startet den resource_tracker von multiprocessing (falls er noch nicht läuft) mit
+    /dev/null als stderr. Er führt Buch über die benannten Semaphoren der Worker (forkserver)
+    und schreibt, wird der Hauptprozess getötet, eine englische Warnung („leaked semaphore
+    objects“) auf das stderr, das er erbte – in die Mail von cron, neben die deutsche Meldung
+    des nächsten Laufs. Aufräumen tut er trotzdem."""
+    from multiprocessing import resource_tracker
+
+    vorher, leer = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(leer, 2)
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(vorher, 2)
+        os.close(vorher)
+        os.close(leer)
+
+
 class Pool:
     """``prozesse`` Worker; ``with Pool(…) as pool: for schluessel, ergebnis in pool.reihe(…)``."""
 
@@ -138,6 +156,8 @@ class Pool:
     def _starten(self) -> None:
         """Startet die Worker jetzt (nicht erst beim ersten Auftrag) und wartet, bis einer bereit
         ist; ``WorkerStartetNicht`` mit dem Grund, wenn sein Initialisierer scheiterte."""
+        if self._kontext.get_start_method() != "fork":
+            _buchhalter_ohne_stderr()
         self._pebble = pebble.ProcessPool(
             self.prozesse,
             max_tasks=self._auftraege_je_worker,
