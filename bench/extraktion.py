@@ -48,7 +48,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gzip
-import io
 import itertools
 import json
 import os
@@ -57,7 +56,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -80,7 +78,7 @@ from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.extraktion import stapel as extraktion_stapel
 from auswahlstufe.lauf import ingest
 from auswahlstufe.regeln import waehle
-from bench.messen import PROJEKT, auf_kern, gemessen
+from bench.messen import PROJEKT, auf_kern, entpackt, gemessen
 
 AEB = Path(__file__).resolve().parent / "aeb"
 ZUFALL = Path(__file__).resolve().parent / "newspaper4k-zufall"
@@ -229,16 +227,6 @@ select (select count(distinct e.item_id) from extraktionen e join raw_items r on
 SQL_SLOT_FASSUNG = "select distinct extraktor_fassung from extraktionen where extraktor = 'newspaper4k'"
 # Vor jedem Stand: der Slot wieder neu (Seiten und Items bleiben).
 SQL_SLOT_LEEREN = "truncate extraktionen, selected_extractor"
-
-
-def entpackt(commit: str, ziel: Path) -> Path:
-    """Der Stand eines Commits als Verzeichnis (``git archive``, ohne den Klon zu ändern)."""
-    lauf = subprocess.run(["git", "-C", str(PROJEKT), "archive", commit], capture_output=True, check=False)
-    if lauf.returncode != 0:
-        raise click.ClickException(f"git archive {commit}: {lauf.stderr.decode(errors='replace').strip()}")
-    with tarfile.open(fileobj=io.BytesIO(lauf.stdout)) as archiv:
-        archiv.extractall(ziel, filter="data")
-    return ziel
 
 
 def slot(n: int, prozesse: int, vorher: str | None, runden: int, kern_nr: int | None) -> None:

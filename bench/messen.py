@@ -7,11 +7,13 @@ Kein Benchmark selbst. Was auch die Tests brauchen (Grundlinie, Erzeuger), steht
 from __future__ import annotations
 
 import gc
+import io
 import os
 import platform
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -117,3 +119,13 @@ def skala(groessen: tuple[int, ...], messen, praefix: str):
         return messen(list(groessen), verzeichnis)
     finally:
         shutil.rmtree(verzeichnis, ignore_errors=True)
+
+
+def entpackt(commit: str, ziel: Path) -> Path:
+    """Der Stand eines Commits als Verzeichnis (``git archive``, ohne den Klon zu ändern)."""
+    lauf = subprocess.run(["git", "-C", str(PROJEKT), "archive", commit], capture_output=True, check=False)
+    if lauf.returncode != 0:
+        raise click.ClickException(f"git archive {commit}: {lauf.stderr.decode(errors='replace').strip()}")
+    with tarfile.open(fileobj=io.BytesIO(lauf.stdout)) as archiv:
+        archiv.extractall(ziel, filter="data")
+    return ziel

@@ -52,7 +52,7 @@ from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
 from auswahlstufe.lauf import ingest
 from bench import bestand, optionen
-from bench.messen import gemessen
+from bench.messen import PROJEKT, entpackt, gemessen
 
 # --- SQL ---------------------------------------------------------------------------
 # Kandidaten wie nach --einlesen; text_sha256 rechnet der Server beim COPY selbst.
@@ -102,10 +102,13 @@ def _im_frischen_prozess(funktion: Callable, *args):
         return pool.apply(funktion, args)
 
 
-def lauf(url: str, verzeichnis: Path, *args: str) -> tuple[float, float, str, float, float]:
+def lauf(
+    url: str, verzeichnis: Path, *args: str, projekt: Path = PROJEKT
+) -> tuple[float, float, str, float, float]:
     """(Sekunden, Spitze RSS in MB, Bilanzzeile, CPU-Sekunden von auswahl.py samt
-    Workern, CPU-Sekunden der ganzen Maschine) eines Laufs von auswahl.py."""
-    return _im_frischen_prozess(_gemessen, url, str(verzeichnis), args)
+    Workern, CPU-Sekunden der ganzen Maschine) eines Laufs von auswahl.py (``projekt``: das
+    auswahl.py eines anderen Stands)."""
+    return _im_frischen_prozess(_gemessen, url, str(verzeichnis), args, str(projekt))
 
 
 def _cpu_maschine() -> float:
@@ -116,11 +119,13 @@ def _cpu_maschine() -> float:
     return belegt / os.sysconf("SC_CLK_TCK")
 
 
-def _gemessen(url: str, verzeichnis: str, args: tuple[str, ...]) -> tuple[float, float, str, float, float]:
+def _gemessen(
+    url: str, verzeichnis: str, args: tuple[str, ...], projekt: str
+) -> tuple[float, float, str, float, float]:
     # Die Maschine ist sonst still: was sie während des Laufs rechnet, rechnen
     # auswahl.py, seine Worker und die Server-Prozesse; das erklärt die Wanduhr.
     vorher = _cpu_maschine()
-    sekunden, spitze, bilanz = gemessen(*args, url=url, cwd=Path(verzeichnis))
+    sekunden, spitze, bilanz = gemessen(*args, url=url, cwd=Path(verzeichnis), projekt=Path(projekt))
     maschine_ = _cpu_maschine() - vorher
     kinder = resource.getrusage(resource.RUSAGE_CHILDREN)
     return sekunden, spitze, bilanz, kinder.ru_utime + kinder.ru_stime, maschine_
@@ -186,13 +191,25 @@ def laden_und_grundlinie(url: str, n: int, seed: int, runden: int) -> dict[str, 
 # --- Messungen ---------------------------------------------------------------------
 
 
-def backfills(url: str, verzeichnis: Path, runden: int, *extra: str) -> list[tuple]:
+def backfills(url: str, verzeichnis: Path, runden: int, *extra: str, projekt: Path = PROJEKT) -> list[tuple]:
     """Backfill in die leere Tabelle, runden Mal."""
     ergebnisse = []
     for _ in range(runden):
         ausfuehren(url, SQL_LEEREN, SQL_CHECKPOINT)
-        ergebnisse.append(lauf(url, verzeichnis, "--backfill", *extra))
+        ergebnisse.append(lauf(url, verzeichnis, "--backfill", *extra, projekt=projekt))
     return ergebnisse
+
+
+def vorher_nachher(url: str, verzeichnis: Path, runden: int, vorher: Path) -> dict[str, list[tuple]]:
+    """Backfill mit zwei Prozessen und mit einem, abwechselnd mit dem auswahl.py eines früheren
+    Stands (``vorher``) und diesem: beide auf demselben Bestand, unter derselben Last."""
+    m: dict[str, list[tuple]] = {"vorher": [], "nachher": [], "vorher_1": [], "nachher_1": []}
+    for _ in range(runden):
+        m["vorher"] += backfills(url, verzeichnis, 1, projekt=vorher)
+        m["nachher"] += backfills(url, verzeichnis, 1)
+        m["vorher_1"] += backfills(url, verzeichnis, 1, "--prozesse", "1", projekt=vorher)
+        m["nachher_1"] += backfills(url, verzeichnis, 1, "--prozesse", "1")
+    return m
 
 
 def erneut_gegen_trocken(url: str, verzeichnis: Path, runden: int) -> dict:
@@ -312,7 +329,9 @@ def tabelle(n: int, gross: int, m: dict) -> list[str]:
 # --- Ablauf ------------------------------------------------------------------------
 
 
-def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path) -> dict:
+def messen(
+    n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path, vorher: Path | None
+) -> dict:
     from auswahlstufe.betrieb import migrationen
 
     runden_min = min(wiederholungen, 2)
@@ -325,6 +344,11 @@ def messen(n: int, gross: int, seed: int, wiederholungen: int, verzeichnis: Path
         m["grundlinie"] = _im_frischen_prozess(laden_und_grundlinie, url, n, seed, runden_min)
         ausfuehren(url, SQL_ANALYZE, SQL_CHECKPOINT)
         log(f"Grundlinie: {m['grundlinie']}")
+
+        if vorher is not None:
+            log(f"vorher ({vorher}) gegen nachher, abwechselnd, {wiederholungen} Runden …")
+            m["vorher_nachher"] = vorher_nachher(url, verzeichnis, wiederholungen, vorher)
+            log(f"  {m['vorher_nachher']}")
 
         log("Ziel 2: --backfill, 2 Prozesse …")
         m["backfill"] = backfills(url, verzeichnis, runden_min)
@@ -374,18 +398,26 @@ def demo_slot(url: str) -> str:
     metavar="N",
     help="Läufe für Mediane; Minima aus höchstens 2.",
 )
-def main(anzahl: int, gross: int, seed: int, wiederholungen: int) -> None:
-    """Issue 4, Ziele 2–5, auf einem Wegwerf-PostgreSQL 18."""
+@click.option(
+    "--vorher",
+    metavar="COMMIT",
+    help="Dazu den Backfill dieses Stands (git archive) gegen diesen, abwechselnd im selben Lauf.",
+)
+def main(anzahl: int, gross: int, seed: int, wiederholungen: int, vorher: str | None) -> None:
+    """Issue 4, Ziele 2–5, auf einem Wegwerf-PostgreSQL 18; mit --vorher COMMIT dazu der Backfill
+    jenes Stands gegen diesen, abwechselnd im selben Lauf."""
     if gross < anzahl:
         raise Aufruffehler(f"--gross ({gross}) ist kleiner als -n ({anzahl}).", click.get_current_context())
 
     verzeichnis = Path(tempfile.mkdtemp(prefix="aw-tempo-db-"))
     try:
-        m = messen(anzahl, gross, seed, wiederholungen, verzeichnis)
+        alt = entpackt(vorher, verzeichnis / "vorher") if vorher else None
+        m = messen(anzahl, gross, seed, wiederholungen, verzeichnis, alt)
     finally:
         shutil.rmtree(verzeichnis, ignore_errors=True)
 
     befehl = f"python -m bench.tempo_db -n {anzahl} --gross {gross} --seed {seed} -w {wiederholungen}"
+    befehl += f" --vorher {vorher}" if vorher else ""
     print(f"`{befehl}` — {anzahl} Items (seed {seed}), groß {gross}")
     print(maschine(m["version"]))
     print()
@@ -393,6 +425,15 @@ def main(anzahl: int, gross: int, seed: int, wiederholungen: int) -> None:
     print()
     print("Bilanzzeilen: Backfill " + m["backfill"][0][2] + "; Slot " + m["slot"][0][2])
     print(f"Backfill {gross} Items: {zahl(m['gross'][0], 2)} s, {m['gross'][2]}")
+    if vorher:
+        vn = m["vorher_nachher"]
+        for art, name in (("", "2 Prozesse"), ("_1", "--prozesse 1")):
+            alt = statistics.median(z[0] for z in vn["vorher" + art])
+            neu = statistics.median(z[0] for z in vn["nachher" + art])
+            print(
+                f"Backfill {anzahl} Items, {name}, Median aus {len(vn['nachher' + art])}: vorher ({vorher}) "
+                f"{zahl(alt, 2)} s, nachher {zahl(neu, 2)} s – nachher/vorher {zahl(neu / alt, 3)}"
+            )
 
 
 if __name__ == "__main__":

@@ -316,7 +316,9 @@ def test_stapel_versucht_einen_getoeteten_worker_gleich_noch_einmal(tmp_path):
 def test_stapel_gibt_nach_zwei_versuchen_auf(tmp_path):
     ordner = tmp_path / "s"
     ordner.mkdir()
-    (ordner / "gross.html").write_bytes(grosse_seite(2))
+    # 8 MB: jeder der drei braucht dafür deutlich länger als 0,1 s – so genau prüft der Pool das
+    # Zeitlimit eines Aufrufs (trafilatura schafft 2 MB auf einer schnellen Maschine darunter).
+    (ordner / "gross.html").write_bytes(grosse_seite(8))
     ergebnis = auswahl(
         "--extrahieren", "s", "-o", "-", "--prozesse", "1", "--extraktion-zeitlimit", "0.02", cwd=tmp_path
     )
