@@ -10,3 +10,7 @@ Maßstäbe der Tests und Benchmarks (``referenz``, nie im Betrieb).
 Welche Schicht welche importieren darf, steht in ``pyproject.toml``
 (``[tool.importlinter]``); CI prüft es mit ``lint-imports``.
 """
+
+# Die Fassung der Stufe: steigt mit jeder Änderung, die ein Haus bemerkt (docs/aenderungen.md). Aus
+# ihr macht pip die Fassung der Installation (pyproject.toml, dynamic); ``pakete`` vergleicht beide.
+VERSION = "2.0.0"

@@ -9,6 +9,8 @@ extraktion/stapel.py), die Läufe (--backfill, --slot, --nachholen) an stufe.py.
 
 from __future__ import annotations
 
+import auswahlstufe.pakete  # noqa: F401 – zuerst: das richtige Python, die richtige Installation?
+
 from pathlib import Path
 
 import click
@@ -198,8 +200,13 @@ REGELN: tuple[tuple[tuple[str, ...], frozenset[str], str], ...] = (
     help="Nur mit --extrahieren: so lange darf ein Extraktor an einer Seite rechnen; danach bekommt er "
     "einen Fehler, den ein späterer Lauf wiederholt (docs/extraktion.md).",
 )
-@click.version_option(
-    CODER_VERSION, "--version", message="%(version)s", help="coder_version zeigen und beenden."
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, wert: _fassungen(ctx) if wert else None,
+    help="Fassung der Stufe, coder_version und Fassungen der Extraktoren zeigen und beenden.",
 )
 def cli(
     datei,
@@ -338,6 +345,21 @@ def cli(
             nachholen_hoechstens=(hoechstens or nachholen_modul.HOECHSTENS) if nachholen else None,
             vorlauf=vorlauf,
         )
+
+
+def _fassungen(ctx: click.Context) -> None:
+    """``--version``: was ein Haus von seiner Stufe wissen muss, je eine Zeile."""
+    import importlib.metadata
+
+    from auswahlstufe import VERSION
+
+    pakete = {"trafilatura": "trafilatura", "newspaper4k": "newspaper4k", "readability": "readability-lxml"}
+    try:
+        extraktoren = ", ".join(f"{p} {importlib.metadata.version(p)}" for p in pakete.values())
+    except importlib.metadata.PackageNotFoundError:
+        extraktoren = "nicht installiert (.venv/bin/pip install -e '.[extraktion]')"
+    click.echo(f"{BEFEHL} {VERSION}\ncoder_version {CODER_VERSION}\nExtraktoren: {extraktoren}")
+    ctx.exit()
 
 
 def _ist_ordner(datei: str) -> bool:

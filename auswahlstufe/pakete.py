@@ -1,21 +1,28 @@
-"""Das richtige Python? Die Skripte an der Wurzel importieren dieses Modul vor allem anderen.
+"""Das richtige Python, die richtige Installation? Jeder Einstieg importiert dieses Modul zuerst.
 
-Mit dem Python des Systems (``python3 auswahl.py``) fehlen click, pebble, psycopg und python-dotenv;
-statt eines englischen Tracebacks (``ModuleNotFoundError``) steht dann ein deutscher Satz mit dem
-Aufruf über das Python des Klons da, Exit 4 (Voraussetzung fehlt). Nur Standardbibliothek: das
-Modul muss gerade dort laufen, wo die Pakete fehlen. Dass es zuerst kommt, hält ruff
-(``[tool.ruff.lint.isort]``, Abschnitt ``pakete``).
+* Mit dem Python des Systems (``python3 auswahl.py``) fehlen click, psycopg und
+  python-dotenv: statt eines englischen Tracebacks (``ModuleNotFoundError``) ein deutscher Satz mit
+  dem Aufruf über das Python des Klons.
+* Nach ``git pull`` ohne ``pip install -e .`` ist die Installation veraltet: sie nennt eine andere
+  Fassung als der Code im Klon (``auswahlstufe.VERSION``), ihre Abhängigkeiten und der Befehl
+  ``wurzelwerk-auswahl`` sind die alten. Ein Satz mit dem Befehl, der es behebt.
+
+Beides endet mit Exit 4 (Voraussetzung fehlt). Nur Standardbibliothek: das Modul muss gerade dort
+laufen, wo die Pakete fehlen. Dass es zuerst kommt, hält ruff (``[tool.ruff.lint.isort]``,
+Abschnitt ``pakete``); die Skripte an der Wurzel, ``auswahlstufe/cli.py`` (der installierte Befehl)
+und ``cli.py`` an der Wurzel (der Befehl von Installationen vor 2.0) importieren es.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import shlex
 import sys
 from pathlib import Path
 
 # Import-Name → Paket, wie in pyproject.toml (dependencies).
-PAKETE = {"click": "click", "pebble": "pebble", "psycopg": "psycopg", "dotenv": "python-dotenv"}
+PAKETE = {"click": "click", "psycopg": "psycopg", "dotenv": "python-dotenv"}
 # = fehler.EXIT_VORAUSSETZUNG; fehler.py braucht click, darum hier die Zahl (ein Test vergleicht).
 EXIT_FALSCHES_PYTHON = 4
 WURZEL = Path(__file__).resolve().parents[1]
@@ -27,10 +34,37 @@ def fehlende() -> list[str]:
     return [paket for modul, paket in PAKETE.items() if importlib.util.find_spec(modul) is None]
 
 
+def installiert() -> str | None:
+    """Die Fassung, die pip zuletzt installierte (None: die Stufe ist nicht installiert)."""
+    try:
+        return importlib.metadata.version("wurzelwerk-auswahl")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def veraltet() -> str | None:
+    """Der Satz, wenn die Installation nicht zum Code im Klon passt; sonst None."""
+    from auswahlstufe import VERSION
+
+    fassung = installiert()
+    if fassung == VERSION:
+        return None
+    wie = f"installiert ist {fassung}" if fassung else "die Stufe ist in diesem Python nicht installiert"
+    return (
+        f"Fehler: Die Installation passt nicht zum Code im Klon ({wie}, der Code ist {VERSION}) – nach "
+        f"git pull muss pip noch einmal laufen. Im Klon ({WURZEL}): .venv/bin/pip install -q -e . – dann "
+        "denselben Aufruf wiederholen (docs/betrieb.md, Aktualisieren).\n"
+    )
+
+
 def pruefen() -> None:
-    """Fehlt ein Paket: ein Satz auf stderr und Exit 4, bevor irgendetwas anderes importiert wird."""
+    """Fehlt ein Paket oder ist die Installation veraltet: ein Satz auf stderr und Exit 4, bevor
+    irgendetwas anderes importiert wird."""
     fehlt = fehlende()
     if not fehlt:
+        if satz := veraltet():
+            sys.stderr.write(satz)
+            raise SystemExit(EXIT_FALSCHES_PYTHON)
         return
     python = (
         ".venv/bin/python" if Path.cwd().resolve() == WURZEL else str(WURZEL / ".venv" / "bin" / "python")

@@ -99,9 +99,16 @@ def test_hilfe_ist_deutsch(befehl):
         assert "Usage" not in ergebnis.stdout and "Show this message" not in ergebnis.stdout
 
 
-def test_version_ist_die_coder_version():
+def test_version_nennt_stufe_coder_version_und_extraktoren():
+    from auswahlstufe import VERSION
+
     ergebnis = aufruf("--version")
-    assert (ergebnis.exit_code, ergebnis.stdout) == (0, CODER_VERSION + "\n")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    assert ergebnis.stdout.splitlines() == [
+        f"wurzelwerk-auswahl {VERSION}",
+        f"coder_version {CODER_VERSION}",
+        "Extraktoren: trafilatura 2.3.1, newspaper4k 0.9.6, readability-lxml 0.9",
+    ]
 
 
 def test_strg_c_vor_dem_lauf_ist_exit_130(monkeypatch):

@@ -83,7 +83,7 @@ def test_skript_mit_einem_python_ohne_die_pakete_sagt_welches_python(skript, tmp
     )
     assert im_klon.returncode == EXIT_VORAUSSETZUNG == pakete.EXIT_FALSCHES_PYTHON, im_klon.stderr
     assert im_klon.stdout == "" and im_klon.stderr == (
-        f"Fehler: Diesem Python ({sys.executable}) fehlen click, pebble, psycopg, python-dotenv. Die Stufe läuft mit "
+        f"Fehler: Diesem Python ({sys.executable}) fehlen click, psycopg, python-dotenv. Die Stufe läuft mit "
         f"dem Python ihrer Umgebung im Klon: .venv/bin/python {skript} --hilfe-gibt-es-nicht – gibt es .venv "
         "noch nicht, vorher im Klon (README, Schnellstart): python3 -m venv .venv && .venv/bin/pip install "
         "-q -e '.[demo]'\n"

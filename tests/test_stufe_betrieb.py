@@ -354,18 +354,17 @@ def test_protokoll_braucht_genau_select_insert_update(db_url, capsys):
 
 # --- Ein Worker stirbt mitten im Senden seines Ergebnisses ------------------------------------
 
-# Ein Worker schreibt den Anfang eines Ergebnisses (Länge 1 MB, dann 5 Bytes) in die Leitung, die
-# sich alle Worker teilen, und stirbt – wie nach SIGKILL mitten im Senden eines großen Stapels.
-# Die Leitung ist danach verstopft: keiner der anderen käme mehr an. Der Pool merkt den Tod,
-# startet die Worker neu und gibt die übrigen Aufträge noch einmal ab.
+# Ein Worker schreibt den Anfang eines Ergebnisses (Länge 1 MB, dann 5 Bytes) in seine Leitung und
+# stirbt – wie nach SIGKILL mitten im Senden eines großen Stapels. Der Pool darf am Rest nicht
+# hängen bleiben: der tote Auftrag bekommt seinen Fehlschlag, ein neuer Worker kommt, die anderen
+# Aufträge laufen weiter.
 HALBE_NACHRICHT = r"""
-import gc, os, signal, struct, time
+import os, signal, struct, sys, time
 from auswahlstufe.betrieb.pool import Auftrag, Pool
 
 def halb_senden_und_sterben():
-    from pebble.pool.channel import WorkerChannel
-    (kanal,) = [o for o in gc.get_objects() if isinstance(o, WorkerChannel)]
-    os.write(kanal.writer.fileno(), struct.pack("!i", 2**20) + b"halbe")
+    leitung = sys._getframe(1).f_locals["verbindung"]  # die des Workers (betrieb.pool._worker)
+    os.write(leitung.fileno(), struct.pack("!i", 2**20) + b"halbe")
     os.kill(os.getpid(), signal.SIGKILL)
 
 def langsam(i):

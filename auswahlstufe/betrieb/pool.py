@@ -1,57 +1,62 @@
-"""Worker-Prozesse für Auswahl und Extraktion: ``pebble`` hinter einer dünnen Schicht.
+"""Worker-Prozesse für Auswahl und Extraktion: ein Pool, je Worker eine eigene Leitung.
 
-``pebble.ProcessPool`` gibt, was beide Wege brauchen: ein Zeitlimit je Aufgabe, nach dem der
-Worker beendet und ersetzt wird (``TimeoutError``), einen gestorbenen Worker als Fehler seiner
-Aufgabe (``ProcessExpired``), ``max_tasks`` (ein Worker geht nach so vielen Aufgaben) und einen
-Initialisierer je Worker (Extraktion: Speichergrenze, kein Netz, Extraktoren laden). Diese
-Schicht fügt hinzu:
+Beide Wege geben Aufträge ab und brauchen die Ergebnisse **in der Reihenfolge der Aufträge**
+(``reihe``: geschrieben wird in Lesereihenfolge), mit höchstens ``fenster`` Aufträgen unterwegs –
+der Speicher bleibt flach. Dazu:
 
-* ``reihe``: Ergebnisse **in der Reihenfolge der Aufträge**, mit höchstens ``fenster``
-  Aufträgen unterwegs – der Speicher bleibt flach, geschrieben wird in Lesereihenfolge. Ein
-  Zeitlimit oder ein gestorbener Worker kommt als ``Fehlschlag`` an der Stelle seines Auftrags;
-  was der Aufrufer daraus macht (Auswahl: Exit 8; Extraktion: ein Fehler des Kandidaten),
-  entscheidet er.
-* **Nach einem Tod**: pebble teilt eine Leitung unter allen Workern. Stirbt einer mitten im
-  Senden (OOM-Killer), bliebe eine halbe Nachricht darin, und die anderen kämen nie mehr an;
-  stirbt einer ohne Auftrag, gibt pebble alle auf. Darum startet die Schicht nach jedem toten
-  Worker alle neu und gibt die offenen Aufträge noch einmal ab (``neustart``, die Extraktion:
-  ein Kandidat bekommt seinen Fehler, der Rest geht weiter) – oder, ohne ``neustart`` (die
-  Auswahl), ist jeder offene Auftrag ein Fehlschlag: der Lauf endet mit Exit 8.
-* **Worker ohne Abbruchsignale**: jeder Worker steht in einer eigenen Prozessgruppe. Strg-C am
-  Terminal und ein ``kill`` an die Gruppe treffen nur den Hauptprozess; er entscheidet, wann
-  Schluss ist, und beendet die Worker selbst. Stirbt der Hauptprozess (``kill -9``), enden die
-  Worker mit ihm: ihre Auftragsleitung ist dann zu.
-* **Fehler beim Start als Satz**: was der Initialisierer eines Workers nicht kann (ein Modul
-  fehlt), meldet ``WorkerStartet nicht`` mit dem Grund – kein Traceback von pebble.
+* **Zeitlimit je Auftrag**, gezählt ab der Abgabe an einen Worker: wer es reißt, wird getötet;
+  sein Auftrag bekommt einen ``Fehlschlag("zeitlimit")``.
+* **Ein toter Worker** (OOM-Killer, ``kill -9``, Absturz in C) gibt seinem Auftrag einen
+  ``Fehlschlag("tot", exitcode)``. Jeder Worker hat seine eigene Leitung: was einer mitten im
+  Senden hinterlässt, stört keinen anderen, und wer starb, steht fest.
+* ``neustart`` (die Extraktion): ein getöteter oder toter Worker wird ersetzt, die anderen
+  Aufträge laufen weiter; ein Kandidat bekommt seinen Fehler. Ohne ``neustart`` (die Auswahl)
+  ist danach jeder offene Auftrag ein Fehlschlag – der Lauf endet mit Exit 8.
+* ``auftraege_je_worker``: ein Worker geht nach so vielen Aufträgen, ein neuer kommt (was
+  Bibliotheken liegen lassen, wächst nicht über einen Lauf).
+* ``vorbereitung(*argumente)`` am Anfang jedes Workers (Extraktion: Extraktoren laden, Netz
+  sperren, Speichergrenze); scheitert sie, sagt ``WorkerStartetNicht`` warum.
+* Jeder Worker steht in einer **eigenen Prozessgruppe** und überhört SIGINT/SIGTERM: Strg-C und ein
+  ``kill`` an die Gruppe treffen nur den Hauptprozess, er entscheidet, wann Schluss ist. Stirbt
+  er, enden die Worker: ihre Leitungen sind dann zu.
+* ``Auftrag.schranke``: nach ihr zieht ``reihe`` keinen neuen Auftrag, bis sie zurück ist – alles
+  davor ist dann fertig (ein langer Lauf gibt dort seine Sperre her).
 
-``fork`` (Voreinstellung) startet die Worker der Auswahl sofort und billig; die Extraktion
-nimmt ``forkserver`` mit ``vorladen``: ein neuer Worker erbt nichts vom Hauptprozess und hat die
-Extraktoren schon geladen.
+``fork`` (Voreinstellung) startet die Worker der Auswahl sofort und billig, vor den
+Datenbankverbindungen; die Extraktion nimmt ``forkserver`` mit ``vorladen``: ein neuer Worker erbt
+nichts vom Hauptprozess und hat die Extraktoren schon geladen.
+
+Warum ein eigener Pool und nicht ``pebble``: pebble teilt eine Leitung unter allen Workern und
+sperrt sie beim Abholen eines Auftrags für Lesen und Schreiben zugleich; mit den großen Aufträgen
+der Auswahl (ein Stapel: 200 Items samt Texten) wartete ein fertiger Worker auf den, der gerade
+abholte – der Backfill über 20.000 Items brauchte damit 1,7× so lange (docs/messungen.md).
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing
+import multiprocessing.connection
 import os
+import signal
+import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
-from concurrent.futures import TimeoutError as ZeitUeberschritten
 from dataclasses import dataclass
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
-
-import pebble
 
 K = TypeVar("K")
 
-# So oft sieht das Warten nach ``halt`` (einem Signal) und nach gestorbenen Workern.
+# So oft sieht das Warten nach ``halt`` (einem Signal).
 SCHRITT = 0.2
-# So lange nach seinem Zeitlimit darf ein Auftrag, der an der Reihe ist, noch fertig werden
-# (pebble prüft sein Zeitlimit selbst in Schritten von 0,1 s).
-GNADE = 2.0
 # So lange darf ein neuer Worker brauchen, bis er bereit ist.
 START_S = 120.0
+BEREIT = "bereit"
+# Exit-Code eines Workers, der einen Auftrag an der Speichergrenze nicht lesen konnte.
+EXIT_SPEICHER = 75
 
 
 @dataclass(frozen=True)
@@ -64,60 +69,123 @@ class Fehlschlag:
 
 @dataclass
 class Auftrag(Generic[K]):
-    """``funktion(*argumente)`` in einem Worker – oder, ohne Funktion, ``ergebnis`` sofort."""
+    """``funktion(*argumente)`` in einem Worker – oder, ohne Funktion, ``ergebnis`` sofort.
+
+    ``schranke``: nach diesem Auftrag zieht ``reihe`` keinen neuen, bis er zurück ist – alles davor
+    ist dann fertig und beim Aufrufer."""
 
     schluessel: K
     funktion: Callable[..., Any] | None = None
     argumente: tuple = ()
     ergebnis: Any = None
+    schranke: bool = False
 
 
 class WorkerStartetNicht(Exception):
-    """Der Initialisierer eines Workers scheiterte; ``args[0]`` sagt warum."""
+    """Die Vorbereitung eines Workers scheiterte; ``args[0]`` sagt warum."""
+
+
+class WorkerAusnahme(Exception):
+    """Die Funktion eines Auftrags warf eine Ausnahme (ein Fehler im Code, keiner der Umgebung)."""
 
 
 # --- im Worker ------------------------------------------------------------------------------
 
-_startfehler: str | None = None  # je Worker-Prozess: woran sein Initialisierer scheiterte
 
+def _worker(
+    verbindung, vorbereitung: Callable[..., None] | None, argumente: tuple, fremde: Sequence[int]
+) -> None:
+    """Schleife eines Workers: (funktion, argumente) rein, (ok, ergebnis) raus; None beendet.
 
-def _anfang(vorbereitung: Callable[..., None] | None, argumente: tuple) -> None:
-    """Anfang jedes Workers: eigene Prozessgruppe, dann ``vorbereitung(*argumente)``. Scheitert
-    sie, merkt der Worker sich den Grund und meldet ihn bei der ersten Aufgabe (pebble druckte
-    sonst einen Traceback)."""
-    global _startfehler
+    ``fremde``: die Enden des Hauptprozesses, die ``fork`` mitgab – zu, damit der Worker das Ende
+    des Hauptprozesses an seiner Leitung sieht (``recv`` meldet EOF erst, wenn keiner sie mehr hält)."""
+    for fd in fremde:
+        with contextlib.suppress(OSError):
+            os.close(fd)
     os.setpgrp()
-    if vorbereitung is None:
-        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        vorbereitung(*argumente)
-    except Exception as fehler:
-        _startfehler = f"{type(fehler).__name__}: {fehler}"
-
-
-def _bereit() -> str | None:
-    return _startfehler
+        if vorbereitung is not None:
+            vorbereitung(*argumente)
+    except Exception as fehler:  # ein Paket fehlt o. ä.: dem Hauptprozess sagen, warum
+        verbindung.send(f"{type(fehler).__name__}: {fehler}")
+        return
+    verbindung.send(BEREIT)
+    while True:
+        try:
+            auftrag = verbindung.recv()
+        except (EOFError, OSError):  # der Hauptprozess ist fort
+            return
+        except MemoryError:  # halb gelesen: der Rest steckt in der Leitung
+            os._exit(EXIT_SPEICHER)
+        if auftrag is None:
+            return
+        funktion, args = auftrag
+        del auftrag
+        try:
+            ergebnis = (True, funktion(*args))
+        except Exception as fehler:
+            ergebnis = (False, "".join(traceback.format_exception(fehler)))
+        del args
+        try:
+            verbindung.send(ergebnis)
+        except (BrokenPipeError, ConnectionResetError):
+            return
 
 
 # --- im Hauptprozess ------------------------------------------------------------------------
 
 
-def _buchhalter_ohne_stderr() -> None:
-    """Startet den resource_tracker von multiprocessing (falls er noch nicht läuft) mit
-    /dev/null als stderr. Er führt Buch über die benannten Semaphoren der Worker (forkserver)
-    und schreibt, wird der Hauptprozess getötet, eine englische Warnung („leaked semaphore
-    objects“) auf das stderr, das er erbte – in die Mail von cron, neben die deutsche Meldung
-    des nächsten Laufs. Aufräumen tut er trotzdem."""
-    from multiprocessing import resource_tracker
+@dataclass
+class _Unterwegs:
+    auftrag: Auftrag
+    fertig: bool = False
+    ergebnis: Any = None
 
-    vorher, leer = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(leer, 2)
-        resource_tracker.ensure_running()
-    finally:
-        os.dup2(vorher, 2)
-        os.close(vorher)
-        os.close(leer)
+
+@dataclass
+class _Platz:
+    """Ein Worker und der eine Auftrag, den er gerade hat.
+
+    Gesendet wird in einem eigenen Faden: ein Stapel ist größer als der Puffer der Leitung, und ein
+    hängender Worker liest ihn nie – der Hauptprozess bliebe im Senden stecken, statt das Zeitlimit
+    durchzusetzen. Nur ein Auftrag je Worker: mit einem zweiten in der Leitung warteten Worker (beim
+    Senden seines Ergebnisses) und Faden (beim Senden des zweiten) aufeinander."""
+
+    prozess: multiprocessing.process.BaseProcess
+    verbindung: multiprocessing.connection.Connection
+    auftrag: _Unterwegs | None = None
+    sender: threading.Thread | None = None
+    frist: float = 0.0
+    erledigt: int = 0
+
+    def abgeben(self, u: _Unterwegs, frist: float) -> None:
+        daten = ForkingPickler.dumps((u.auftrag.funktion, u.auftrag.argumente))
+        self.auftrag, self.frist = u, frist
+        self.sender = threading.Thread(target=_senden, args=(self.verbindung, daten), daemon=True)
+        self.sender.start()
+
+    def beenden(self, *, hart: bool) -> None:
+        """Der Worker geht: getötet, wenn ``hart`` oder er noch einen Auftrag hat; sonst auf Bitte."""
+        if hart or self.auftrag is not None:
+            _toeten(self.prozess)
+        else:
+            try:
+                self.verbindung.send(None)
+            except OSError:
+                _toeten(self.prozess)
+        self.prozess.join(timeout=5)
+        _toeten(self.prozess)
+        if self.sender is not None:  # sein Senden scheitert, sobald der Worker fort ist
+            self.sender.join()
+        self.verbindung.close()
+
+
+def _senden(verbindung: multiprocessing.connection.Connection, daten: bytes) -> None:
+    # Ist der Worker tot, sieht _warten es an seinem Prozess.
+    with contextlib.suppress(OSError):
+        verbindung.send_bytes(daten)
 
 
 class Pool:
@@ -139,68 +207,75 @@ class Pool:
         self.zeitlimit = zeitlimit
         self.neustart = neustart
         self.neustarts = 0
+        self._start = start
         self._kontext = multiprocessing.get_context(start)
         if vorladen:
             self._kontext.set_forkserver_preload(list(vorladen))
         self._vorbereitung, self._argumente = vorbereitung, argumente
         self._auftraege_je_worker = auftraege_je_worker
-        self._pebble: pebble.ProcessPool | None = None
+        self._plaetze: list[_Platz] = []
+        self._kaputt = False  # ohne neustart: ein Worker starb oder hing
 
     def __enter__(self) -> Pool:
-        self._starten()
+        try:
+            for _ in range(self.prozesse):
+                self._plaetze.append(self._starten())
+        except BaseException:
+            self._beenden(hart=True)
+            raise
         return self
 
     def __exit__(self, typ, *_) -> None:
         self._beenden(hart=typ is not None)
 
-    def _starten(self) -> None:
-        """Startet die Worker jetzt (nicht erst beim ersten Auftrag) und wartet, bis einer bereit
-        ist; ``WorkerStartetNicht`` mit dem Grund, wenn sein Initialisierer scheiterte."""
-        if self._kontext.get_start_method() != "fork":
-            _buchhalter_ohne_stderr()
-        self._pebble = pebble.ProcessPool(
-            self.prozesse,
-            max_tasks=self._auftraege_je_worker,
-            initializer=_anfang,
-            initargs=(self._vorbereitung, self._argumente),
-            context=self._kontext,
-        )
-        try:
-            grund = self._pebble.schedule(_bereit).result(timeout=START_S)
-        except ZeitUeberschritten:
-            grund = f"nach {START_S:g} s nicht bereit"
-        except Exception as fehler:  # pebble.ProcessExpired, BrokenProcessPool
-            grund = f"beendet ({type(fehler).__name__})"
-        if grund is not None:
-            self._beenden(hart=True)
-            raise WorkerStartetNicht(grund)
-
-    def _beenden(self, *, hart: bool) -> None:
-        if self._pebble is None:
-            return
-        pool, self._pebble = self._pebble, None
-        if hart:
-            pool.stop()
-        else:
-            pool.close()
-        pool.join()
-
     def worker_pids(self) -> list[int]:
         """Die Prozessnummern der Worker (für Überwachung und Tests)."""
-        return [p.pid for p in multiprocessing.active_children() if p.name == "pebble_pool_worker"]
+        return [platz.prozess.pid for platz in self._plaetze]
 
-    def _abgeben(self, auftrag: Auftrag) -> Future:
-        if not self._pebble.active:  # pebble gab die Worker auf (einer starb ohne Auftrag)
-            if not self.neustart:
-                return _fertig(Fehlschlag("tot"))
-            self._neustarten()
-        return self._pebble.schedule(auftrag.funktion, auftrag.argumente, timeout=self.zeitlimit)
+    def _starten(self) -> _Platz:
+        """Ein neuer Worker; erst zurück, wenn er vorbereitet ist (sonst ``WorkerStartetNicht``)."""
+        hier, dort = self._kontext.Pipe()
+        # Die Enden des Hauptprozesses – dieses und die der anderen Worker –, die ``fork`` mitgibt.
+        fremde = [hier.fileno()] + [p.verbindung.fileno() for p in self._plaetze if not p.verbindung.closed]
+        if self._start != "fork":
+            fremde = []
+        prozess = self._kontext.Process(
+            target=_worker,
+            args=(dort, self._vorbereitung, self._argumente, fremde),
+            daemon=True,
+            name="worker",
+        )
+        try:
+            prozess.start()
+        except (EOFError, OSError) as fehler:  # der forkserver starb mitten im Gespräch
+            hier.close()
+            raise WorkerStartetNicht(f"der forkserver antwortet nicht ({type(fehler).__name__})") from None
+        finally:
+            dort.close()
+        grund = f"nach {START_S:g} s nicht bereit"
+        if hier.poll(START_S):
+            try:
+                antwort = hier.recv()
+                grund = None if antwort == BEREIT else str(antwort)
+            except (EOFError, OSError):
+                prozess.join(timeout=5)
+                grund = f"beendet mit Exit-Code {prozess.exitcode}"
+        if grund is not None:
+            _toeten(prozess)
+            hier.close()
+            raise WorkerStartetNicht(grund)
+        return _Platz(prozess, hier)
 
-    def _neustarten(self) -> None:
-        alt, self._pebble = self._pebble, None
-        alt.stop()
-        alt.join()
-        self._starten()
+    def _beenden(self, *, hart: bool) -> None:
+        for platz in self._plaetze:
+            platz.beenden(hart=hart)
+        self._plaetze = []
+
+    def _ersetzen(self, platz: _Platz, *, hart: bool) -> None:
+        """Den Worker dieses Platzes beenden und einen neuen starten."""
+        index = self._plaetze.index(platz)
+        platz.beenden(hart=hart)
+        self._plaetze[index] = self._starten()
         self.neustarts += 1
 
     def reihe(
@@ -212,130 +287,110 @@ class Pool:
     ) -> Iterator[tuple[K, Any]]:
         """(Schlüssel, Ergebnis oder ``Fehlschlag``) je Auftrag, in der Reihenfolge der Aufträge.
 
-        Höchstens ``fenster`` Aufträge sind unterwegs; ein neuer wird erst gezogen, wenn der
-        älteste zurück ist. Gibt ``halt()`` True zurück, endet die Reihe sofort: Ergebnisse, die
-        noch unterwegs waren, verfallen (der Aufrufer beendet den Pool dann mit einem Fehler).
+        Höchstens ``fenster`` Aufträge sind unterwegs; ein neuer wird erst gezogen, wenn Platz ist.
+        Gibt ``halt()`` True zurück, endet die Reihe sofort: Ergebnisse, die noch unterwegs waren,
+        verfallen (der Aufrufer beendet den Pool dann mit einem Fehler).
         """
         quelle = iter(auftraege)
         unterwegs: collections.deque[_Unterwegs] = collections.deque()
+        wartend: collections.deque[_Unterwegs] = collections.deque()  # noch keinem Worker gegeben
         erschoepft = False
         while True:
-            while not erschoepft and len(unterwegs) < fenster:
+            while (
+                not erschoepft and len(unterwegs) < fenster and not any(u.auftrag.schranke for u in unterwegs)
+            ):
                 auftrag = next(quelle, None)
                 if auftrag is None:
                     erschoepft = True
                     break
-                unterwegs.append(_Unterwegs(auftrag, self._abgeben(auftrag) if auftrag.funktion else None))
+                u = _Unterwegs(auftrag)
+                unterwegs.append(u)
+                if auftrag.funktion is None:
+                    u.fertig, u.ergebnis = True, auftrag.ergebnis
+                elif self._kaputt:
+                    u.fertig, u.ergebnis = True, Fehlschlag("tot")
+                else:
+                    wartend.append(u)
+            self._abgeben(wartend)
             if not unterwegs:
                 return
-            if unterwegs[0].future is not None and not self._warten(unterwegs, halt):
-                return
-            erster = unterwegs.popleft()
-            if erster.future is None:
-                yield erster.auftrag.schluessel, erster.auftrag.ergebnis
-            else:
-                yield erster.auftrag.schluessel, _ergebnis(erster.future)
-
-    def _warten(self, unterwegs: collections.deque[_Unterwegs], halt: Callable[[], bool] | None) -> bool:
-        """Bis der älteste Auftrag fertig ist; False nach ``halt``.
-
-        Stirbt dabei ein Worker (oder gibt pebble die Worker auf), oder wird der älteste nicht
-        binnen seines Zeitlimits fertig, obwohl er an der Reihe ist – hängen alle Worker, fängt
-        keiner ihn an, und pebbles Zeitlimit zählt erst ab dem Anfang –, ist das eine Störung
-        (``_stoerung``)."""
-        frist = time.monotonic() + (self.zeitlimit + GNADE if self.zeitlimit else START_S)
-        while True:
-            if halt is not None and halt():
-                return False
-            offen = [u.future for u in unterwegs if u.future is not None and not u.future.done()]
-            if offen:
-                wait(offen, timeout=SCHRITT, return_when=FIRST_COMPLETED)
-            kopf = unterwegs[0]
-            if not kopf.future.done() and time.monotonic() > frist:
-                kopf.future = _fertig(Fehlschlag("zeitlimit"))
-                self._stoerung(unterwegs)
-            elif any(u.gestoert() for u in unterwegs) or not self._pebble.active:
-                self._stoerung(unterwegs)
-            if kopf.future.done():
-                return True
-
-    def _stoerung(self, unterwegs: collections.deque[_Unterwegs]) -> None:
-        if self.neustart:
-            self._neu_abgeben(unterwegs)
-        else:
-            _aufgeben(unterwegs)
-
-    def _neu_abgeben(self, unterwegs: collections.deque[_Unterwegs]) -> None:
-        """Alle Worker neu, jeder offene Auftrag noch einmal. Was fertig ist, bleibt; ein Auftrag,
-        dessen Worker starb, behält seinen Fehlschlag – ebenso einer, der schon ``ABGABEN`` Mal
-        mit aufgegebenen Workern endete (er tötet sie vielleicht selbst)."""
-        self._neustarten()
-        for u in unterwegs:
-            if u.future is None:
+            if unterwegs[0].fertig:
+                erster = unterwegs.popleft()
+                yield erster.auftrag.schluessel, _ergebnis(erster.ergebnis)
                 continue
-            if isinstance(fehler := u.fehler(), pebble.ProcessExpired):
-                u.future = _fertig(Fehlschlag("tot", fehler.exitcode))
-            elif not u.future.done() or u.aufgegeben():
-                if u.abgaben >= ABGABEN:
-                    u.future = _fertig(Fehlschlag("tot"))
-                else:
-                    u.future, u.abgaben = self._abgeben(u.auftrag), u.abgaben + 1
+            if halt is not None and halt():
+                return
+            self._warten(wartend)
 
+    def _abgeben(self, wartend: collections.deque[_Unterwegs]) -> None:
+        """Wartende Aufträge an freie Worker; das Zeitlimit zählt ab hier."""
+        for platz in self._plaetze:
+            if not wartend:
+                return
+            if platz.auftrag is None:
+                platz.abgeben(wartend.popleft(), self._frist())
 
-def _aufgeben(unterwegs: collections.deque[_Unterwegs]) -> None:
-    """Ohne Neustart: was nicht fertig ist, ist ein Fehlschlag wie sein toter Worker."""
-    for u in unterwegs:
-        if u.future is None:
-            continue
-        if isinstance(fehler := u.fehler(), pebble.ProcessExpired):
-            u.future = _fertig(Fehlschlag("tot", fehler.exitcode))
-        elif not u.future.done() or u.aufgegeben():
-            u.future = _fertig(Fehlschlag("tot"))
+    def _frist(self) -> float:
+        return time.monotonic() + self.zeitlimit if self.zeitlimit else float("inf")
 
-
-# So oft höchstens gibt ``reihe`` einen Auftrag ab, dessen Worker pebble aufgab.
-ABGABEN = 3
-
-
-@dataclass
-class _Unterwegs:
-    auftrag: Auftrag
-    future: Future | None
-    abgaben: int = 1
-
-    def fehler(self) -> BaseException | None:
-        if self.future is None or not self.future.done():
-            return None
-        return CancelledError() if self.future.cancelled() else self.future.exception()
-
-    def aufgegeben(self) -> bool:
-        """Endete der Auftrag nicht durch sich selbst, sondern weil pebble seine Worker aufgab
-        oder beendete (ein eigener Fehler der Aufgabe trägt ``traceback``, wie pebble ihn
-        mitschickt)?"""
-        fehler = self.fehler()
-        return (
-            fehler is not None
-            and not isinstance(fehler, pebble.ProcessExpired | ZeitUeberschritten)
-            and getattr(fehler, "traceback", None) is None
+    def _warten(self, wartend: collections.deque[_Unterwegs]) -> None:
+        """Bis ein Worker fertig ist, stirbt oder sein Zeitlimit reißt (höchstens ``SCHRITT``)."""
+        belegt = [p for p in self._plaetze if p.auftrag is not None]
+        if not belegt:
+            return
+        frist = min(p.frist for p in belegt)
+        bereit = multiprocessing.connection.wait(
+            [p.verbindung for p in belegt] + [p.prozess.sentinel for p in belegt],
+            timeout=max(0.0, min(SCHRITT, frist - time.monotonic())),
         )
+        jetzt = time.monotonic()
+        for platz in belegt:
+            if platz.auftrag is None:  # ein anderer Worker starb eben, der Pool ist kaputt
+                continue
+            if platz.verbindung in bereit or platz.prozess.sentinel in bereit:
+                try:
+                    ok, wert = platz.verbindung.recv()
+                except (EOFError, OSError):
+                    platz.prozess.join(timeout=5)
+                    self._gescheitert(platz, Fehlschlag("tot", platz.prozess.exitcode), wartend)
+                    continue
+                u, platz.auftrag = platz.auftrag, None
+                u.fertig, u.ergebnis = True, wert if ok else WorkerAusnahme(wert)
+                platz.erledigt += 1
+                if self._auftraege_je_worker and platz.erledigt >= self._auftraege_je_worker:
+                    self._ersetzen(platz, hart=False)
+            elif jetzt >= platz.frist:
+                self._gescheitert(platz, Fehlschlag("zeitlimit"), wartend)
 
-    def gestoert(self) -> bool:
-        """Starb sein Worker, oder gab pebble die Worker auf? Dann müssen alle neu starten."""
-        return isinstance(self.fehler(), pebble.ProcessExpired) or self.aufgegeben()
+    def _gescheitert(
+        self, platz: _Platz, fehlschlag: Fehlschlag, wartend: collections.deque[_Unterwegs]
+    ) -> None:
+        """Der Auftrag dieses Platzes scheiterte an seinem Worker. Mit ``neustart`` kommt ein neuer
+        Worker; ohne ist der Pool kaputt: jeder offene Auftrag ist ein Fehlschlag."""
+        u, platz.auftrag = platz.auftrag, None
+        u.fertig, u.ergebnis = True, fehlschlag
+        if self.neustart:
+            self._ersetzen(platz, hart=True)
+            return
+        self._kaputt = True
+        for anderer in self._plaetze:
+            _toeten(anderer.prozess)
+            if anderer.auftrag is not None:
+                anderer.auftrag.fertig, anderer.auftrag.ergebnis = True, Fehlschlag("tot")
+                anderer.auftrag = None
+        while wartend:
+            w = wartend.popleft()
+            w.fertig, w.ergebnis = True, Fehlschlag("tot")
 
 
-def _fertig(wert: Any) -> Future:
-    future: Future = Future()
-    future.set_result(wert)
-    return future
+def _ergebnis(wert: Any) -> Any:
+    """Das Ergebnis oder ein ``Fehlschlag`` – die Ausnahme der Aufgabe selbst geht weiter."""
+    if isinstance(wert, WorkerAusnahme):
+        raise wert
+    return wert
 
 
-def _ergebnis(future: Future) -> Any:
-    """Das Ergebnis, ein ``Fehlschlag`` – oder die Ausnahme der Aufgabe selbst (ein Fehler im
-    Code, kein Fehler der Umgebung) geht weiter."""
-    fehler = future.exception()
-    if isinstance(fehler, pebble.ProcessExpired):
-        return Fehlschlag("tot", fehler.exitcode)
-    if isinstance(fehler, ZeitUeberschritten):
-        return Fehlschlag("zeitlimit")
-    return future.result()
+def _toeten(prozess: multiprocessing.process.BaseProcess) -> None:
+    if prozess.is_alive():
+        prozess.kill()
+    prozess.join(timeout=5)
