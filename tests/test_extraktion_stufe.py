@@ -104,6 +104,9 @@ def test_backfill_extrahiert_schreibt_und_waehlt(cli, bestand, veroeffentlicht):
             "wiederholt": 0,
             "keine_html": 1,
             "entfallen": 0,
+            "zu_extrahieren": 3,
+            "nachgeprueft": 0,
+            "gestempelt": 0,
         }
     ]
 
@@ -368,6 +371,9 @@ def test_getoeteter_worker_und_zeitlimit_der_naechste_lauf_extrahiert_die_seiten
         "wiederholt": 0,
         "keine_html": 0,
         "entfallen": 0,
+        "zu_extrahieren": 2,
+        "nachgeprueft": 0,
+        "gestempelt": 0,
     }
 
     zweiter = im_hintergrund(

@@ -4,7 +4,7 @@ Fehlertests (ein Worker stirbt, der Server geht, ein Signal kommt) sollen den La
 bestimmten Stelle treffen – nicht „ungefähr, wenn die Maschine schnell genug war“. Mit
 ``AUSWAHL_HALT=<punkt>:<n>:<datei>`` hält der Lauf, wenn er zum ``n``-ten Mal am Punkt
 ``punkt`` vorbeikommt: er legt ``<datei>.erreicht`` an (Inhalt: seine PID) und wartet, bis es
-``<datei>.weiter`` gibt. Ein Signal beendet das Warten wie jedes andere (erstes: der Lauf
+``<datei>.weiter`` gibt. Mehrere Haltepunkte stehen durch Kommas getrennt. Ein Signal beendet das Warten wie jedes andere (erstes: der Lauf
 hört danach auf; zweites: sofort).
 
 Die Punkte: ``gesperrt`` (Sperre genommen, Protokoll eingetragen, noch nichts gelesen),
@@ -30,21 +30,22 @@ class Haltepunkte:
 
     def __init__(self, wert: str | None = None) -> None:
         wert = os.environ.get(VARIABLE, "") if wert is None else wert
-        self.punkt, self.n, self.datei = "", 0, Path()
+        self.punkte: dict[tuple[str, int], Path] = {}
+        for eintrag in filter(None, wert.split(",")):
+            punkt, n, datei = eintrag.split(":", 2)
+            self.punkte[(punkt, int(n))] = Path(datei)
         self._gezaehlt: Counter = Counter()
-        if wert:
-            punkt, n, datei = wert.split(":", 2)
-            self.punkt, self.n, self.datei = punkt, int(n), Path(datei)
 
     def vorbei(self, punkt: str, weiter: Callable[[], bool] = lambda: False) -> None:
-        """Der Lauf kommt an ``punkt`` vorbei; hält, wenn es der genannte ist. ``weiter()``
+        """Der Lauf kommt an ``punkt`` vorbei; hält, wenn es ein genannter ist. ``weiter()``
         True (ein Signal kam) beendet das Warten."""
-        if punkt != self.punkt:
+        if not self.punkte:
             return
         self._gezaehlt[punkt] += 1
-        if self._gezaehlt[punkt] != self.n:
+        datei = self.punkte.get((punkt, self._gezaehlt[punkt]))
+        if datei is None:
             return
-        Path(f"{self.datei}.erreicht").write_text(str(os.getpid()))
-        freigabe = Path(f"{self.datei}.weiter")
+        Path(f"{datei}.erreicht").write_text(str(os.getpid()))
+        freigabe = Path(f"{datei}.weiter")
         while not freigabe.exists() and not weiter():
             time.sleep(SCHRITT)

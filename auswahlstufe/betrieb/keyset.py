@@ -20,11 +20,16 @@ GROESSTE_ID = 2**63 - 1
 
 
 def seiten(
-    conn: psycopg.Connection, anfrage: sql.Composable, params: dict, groesse: int, *, binaer: bool = False
+    conn: psycopg.Connection,
+    anfrage: sql.Composable,
+    params: dict,
+    groesse: int,
+    *,
+    binaer: bool = False,
+    ab: int = KLEINSTE_ID,
 ) -> Iterator[list[tuple]]:
-    """Die Zeilen von ``anfrage`` in Seiten von ``groesse``; die erste Spalte ist die id, nach
-    der die Anfrage ordnet, ``%(ab)s`` und ``%(seite)s`` setzt dieser Leser."""
-    ab = KLEINSTE_ID
+    """Die Zeilen von ``anfrage`` in Seiten von ``groesse``, ab der id ``ab``; die erste Spalte ist
+    die id, nach der die Anfrage ordnet, ``%(ab)s`` und ``%(seite)s`` setzt dieser Leser."""
     with conn.cursor(binary=binaer) as cur:
         while True:
             zeilen = cur.execute(anfrage, {**params, "ab": ab, "seite": groesse}).fetchall()

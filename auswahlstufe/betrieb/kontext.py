@@ -14,6 +14,9 @@ einer Modulvariablen. Er besitzt:
   weiteren, den ein Teil braucht (``pool``: einmal je Lauf, am Ende beendet);
 * die **Haltepunkte** für Tests (``halt``).
 
+Ein langer Lauf (``weicht``: ``--backfill``) gibt seine Sperre zwischen zwei Stapeln frei, wenn ein
+kurzer Lauf auf sie wartet (``weichen_noetig``, ``weichen``; ``sperre`` erklärt das Modell).
+
 Die Verbindungen wach zu halten braucht nichts Eigenes: ``db.verbinden`` setzt
 ``idle_session_timeout`` für sie auf 0, TCP-Keepalives halten NAT und Firewall.
 """
@@ -21,6 +24,7 @@ Die Verbindungen wach zu halten braucht nichts Eigenes: ``db.verbinden`` setzt
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
@@ -29,12 +33,18 @@ from typing import TypeVar
 import psycopg
 
 import db
+from auswahlstufe.anzeige import zahl
 from auswahlstufe.betrieb import sperre
 from auswahlstufe.betrieb.abbruch import Abbruch
 from auswahlstufe.betrieb.halt import Haltepunkte
 from auswahlstufe.betrieb.pool import Pool
+from auswahlstufe.betrieb.protokoll import log
+from auswahlstufe.fehler import Abgebrochen
 
 T = TypeVar("T")
+
+# So oft höchstens fragt ein langer Lauf, ob ein kurzer auf seine Sperre wartet (Sekunden).
+PRUEFABSTAND = 1.0
 
 
 @dataclass
@@ -44,7 +54,11 @@ class Laufkontext:
     leser: psycopg.Connection
     schreiber: psycopg.Connection | None  # hält die Sperre; None bei --trocken
     auswahlpool: Pool | None = None
+    weicht: bool = False  # ein langer Lauf: gibt die Sperre frei, wenn ein kurzer wartet
+    sperren: list[tuple[str, bool]] = field(default_factory=list)  # die genommenen (Name, exklusiv)
+    gewichen: int = 0
     halt: Haltepunkte = field(default_factory=Haltepunkte)
+    _geprueft: float = 0.0
     _pools: dict[str, object] = field(default_factory=dict)
     _aufraeumen: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
@@ -82,6 +96,33 @@ class Laufkontext:
             self._pools[name] = self._aufraeumen.enter_context(fabrik())
         return self._pools[name]
 
+    def weichen_noetig(self) -> bool:
+        """Wartet ein kurzer Lauf auf die Sperre dieses langen? Höchstens einmal je ``PRUEFABSTAND``
+        gefragt (eine Anfrage an pg_locks); dann schreibt der Lauf, was unterwegs ist, und weicht."""
+        if not self.weicht or not self.sperren:
+            return False
+        jetzt = time.monotonic()
+        if jetzt - self._geprueft < PRUEFABSTAND:
+            return False
+        self._geprueft = jetzt
+        return sperre.wartet_jemand(self.leser, self.sperren[0][0])
+
+    def weichen(self) -> None:
+        """Die Sperre freigeben, bis der wartende Lauf fertig ist, und wieder nehmen. Kommt vorher
+        ein Signal, endet dieser Lauf (``Abgebrochen``), ohne noch etwas zu schreiben."""
+        log.info(
+            "Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm und macht danach weiter."
+        )
+        with self.verbindung_der_sperre() as conn:
+            sekunden = sperre.weichen(conn, self.sperren[0], lambda: self.abbruch.gesetzt)
+        if sekunden is None:
+            raise Abgebrochen(
+                f"Abgebrochen ({self.abbruch.name()}), während ein anderer Lauf die Sperre hatte; was "
+                "geschrieben ist, bleibt, ein erneuter Lauf macht den Rest."
+            )
+        self.gewichen += 1
+        log.info(f"Hinweis: weiter nach {zahl(sekunden)} s.")
+
     def vorbei(self, punkt: str) -> None:
         """Ein Haltepunkt für Tests (``halt``); ein Signal beendet das Warten."""
         self.halt.vorbei(punkt, lambda: self.abbruch.gesetzt)
@@ -89,7 +130,7 @@ class Laufkontext:
 
 @contextlib.contextmanager
 def oeffnen(
-    url: str, *, schreibend: bool, auswahlpool: Callable[[], Pool] | None = None
+    url: str, *, schreibend: bool, auswahlpool: Callable[[], Pool] | None = None, weicht: bool = False
 ) -> Iterator[Laufkontext]:
     """Abbruch, der Pool der Auswahl (vor den Verbindungen: kein Worker erbt einen Socket), Lese-
     und (``schreibend``) Schreibverbindung; am Ende in umgekehrter Folge: erst die Pools des
@@ -102,6 +143,6 @@ def oeffnen(
         if schreibend:
             schreiber = db.verbinden(url, "schreiben", autocommit=True)
             stapel.callback(sperre.freigeben, schreiber)
-        kontext = Laufkontext(url, abbruch, leser, schreiber, pool)
+        kontext = Laufkontext(url, abbruch, leser, schreiber, pool, weicht=weicht)
         with kontext._aufraeumen:
             yield kontext

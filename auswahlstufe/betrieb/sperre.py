@@ -3,10 +3,17 @@
 Ein ganzer Lauf (``--backfill``, ``--slot``, ``--nachholen``) hält die Sperre
 seiner coder_version exklusiv; ein ``--teil K/N`` hält sie geteilt und dazu die
 Sperre seines Teils exklusiv. So laufen die N Teile nebeneinander, aber nie
-neben einem ganzen Lauf. Wer die Sperre nicht sofort bekommt, bricht ab
-(``LaufGesperrt``, Exit 5) – nie wartet ein Lauf auf einen anderen – und nennt
-den Lauf, der sie hält, aus ``auswahl_laeufe``: id, Modus, Prozess, Rechner und
-Beginn. Gefunden wird er über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``;
+neben einem ganzen Lauf. Wer die Sperre nicht bekommt, bricht ab
+(``LaufGesperrt``, Exit 5) und nennt den Lauf, der sie hält, aus
+``auswahl_laeufe``: id, Modus, Prozess, Rechner und Beginn.
+
+Eine Ausnahme, damit frische Slots nie auf einen langen Lauf warten: hält ein
+``--backfill`` die Sperre (er kann Stunden dauern, etwa eine neue Extraktion des
+ganzen Bestands), **wartet** ein kurzer Lauf (``--slot``, ``--nachholen``) in der
+Schlange des Servers (``warten``), und der Backfill **weicht**: zwischen zwei
+Stapeln sieht er den Wartenden (``wartet_jemand``), schreibt, was unterwegs ist,
+gibt die Sperre frei und nimmt sie wieder, sobald der kurze Lauf fertig ist
+(``weichen``). Dazwischen schreibt er nichts; was er danach liest, liest er neu. Gefunden wird er über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``;
 beides sieht jede Rolle (``pg_stat_activity`` verbirgt Startzeit und Anfrage
 fremder Rollen).
 
@@ -21,6 +28,7 @@ für sie auf 0.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 import psycopg
@@ -33,6 +41,22 @@ SPERR_PRAEFIX = "wurzelwerk-auswahl"
 
 SQL_SPERRE = "select pg_try_advisory_lock(hashtextextended(%s, 0))"
 SQL_SPERRE_GETEILT = "select pg_try_advisory_lock_shared(hashtextextended(%s, 0))"
+# Warten, bis die Sperre frei ist – in der Schlange des Servers (wer zuerst wartet, kommt zuerst).
+SQL_WARTEN = "select pg_advisory_lock(hashtextextended(%s, 0))"
+SQL_WARTEN_GETEILT = "select pg_advisory_lock_shared(hashtextextended(%s, 0))"
+SQL_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
+SQL_LOESEN_GETEILT = "select pg_advisory_unlock_shared(hashtextextended(%s, 0))"
+# Die Grenze des Wartens gilt nur für diese Transaktion (die Sperre selbst hält die Sitzung).
+SQL_WARTEGRENZE = "select set_config('lock_timeout', %s, true), set_config('statement_timeout', '0', true)"
+# Wartet jemand auf diese Sperre (eine Anfrage, die der Server noch nicht gewährt hat)?
+SQL_WARTET_JEMAND = """
+with s as (select hashtextextended(%s, 0) as k)
+select exists (
+    select 1 from pg_locks l cross join s
+    where l.locktype = 'advisory' and l.objsubid = 1 and not l.granted
+      and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
+)
+"""
 # Alle Session-Sperren dieser Verbindung lösen (vor dem Schließen).
 SQL_FREIGEBEN = "select pg_advisory_unlock_all()"
 # Wer hält die Sperre? Je haltender Sitzung (außer dieser) ihr offener Lauf, falls es einen gibt.
@@ -40,12 +64,12 @@ SQL_FREIGEBEN = "select pg_advisory_unlock_all()"
 # jede Rolle; application_name zeigt pg_stat_activity auch für fremde Rollen.
 SQL_SPERRE_WER = """
 with s as (select hashtextextended(%(name)s, 0) as k)
-select l.pid, a.application_name, b.id
+select l.pid, a.application_name, b.id, b.modus
 from pg_locks l
 cross join s
 left join pg_stat_activity a on a.pid = l.pid
 left join lateral (
-    select lf.id from auswahl_laeufe lf
+    select lf.id, lf.modus from auswahl_laeufe lf
     where lf.backend_pid = l.pid and lf.beendet_am is null
     order by lf.id desc limit 1
 ) b on true
@@ -57,7 +81,7 @@ limit 3
 # Dasselbe ohne auswahl_laeufe (der Rolle fehlt das Recht darauf): nur die Sitzungen.
 SQL_SPERRE_SITZUNGEN = """
 with s as (select hashtextextended(%(name)s, 0) as k)
-select l.pid, a.application_name, null::bigint
+select l.pid, a.application_name, null::bigint, null::text
 from pg_locks l
 cross join s
 left join pg_stat_activity a on a.pid = l.pid
@@ -85,39 +109,89 @@ WIEDERHOLEN = (
 
 def sperren(
     conn: psycopg.Connection, version: str, teil: tuple[int, int] | None, weiter: str = ""
-) -> list[str]:
+) -> list[tuple[str, bool]]:
     """Session-Advisory-Locks nehmen oder sofort mit LaufGesperrt abbrechen (``weiter``: der nächste
-    Schritt am Ende der Meldung); gibt ihre Namen zurück."""
+    Schritt am Ende der Meldung); gibt sie zurück (Name, exklusiv). ``LaufGesperrt.weicht``: jeder,
+    der sie hält, ist ein langer Lauf, der für kurze weicht (``weichen``)."""
     genommen = []
     for name, exklusiv in namen(version, teil):
         if not conn.execute(SQL_SPERRE if exklusiv else SQL_SPERRE_GETEILT, (name,)).fetchone()[0]:
-            halter, seit = _halter(conn, name)
+            halter, seit, weicht = _halter(conn, name)
             fehler = LaufGesperrt(
                 f"Ein anderer Lauf von {version} hält die Sperre „{name}“{halter}. "
                 f"Dieser Lauf bricht ab, ohne etwas zu schreiben. {weiter}".rstrip()
             )
             fehler.seit = seit  # Beginn des ältesten haltenden Laufs (None: keiner bekannt)
+            fehler.weicht = weicht
             raise fehler
-        genommen.append(name)
+        genommen.append((name, exklusiv))
     return genommen
 
 
-def _halter(conn: psycopg.Connection, name: str) -> tuple[str, datetime | None]:
+def warten(
+    conn: psycopg.Connection, version: str, teil: tuple[int, int] | None, sekunden: float
+) -> list[tuple[str, bool]] | None:
+    """Auf die Sperren warten, höchstens ``sekunden`` – in der Schlange des Servers, vor dem langen
+    Lauf, der sie freigibt und danach wieder will. None, wenn sie nicht kamen (dann hält diese
+    Verbindung keine)."""
+    gewollt = namen(version, teil)
+    conn.execute(SQL_FREIGEBEN)  # was der Versuch vorher schon bekam: sonst hielte sie es doppelt
+    try:
+        with conn.transaction():
+            conn.execute(SQL_WARTEGRENZE, (f"{int(sekunden * 1000)}ms",))
+            for name, exklusiv in gewollt:
+                conn.execute(SQL_WARTEN if exklusiv else SQL_WARTEN_GETEILT, (name,))
+    except psycopg.errors.LockNotAvailable:
+        conn.execute(SQL_FREIGEBEN)  # eine Session-Sperre bleibt auch nach dem Rollback
+        return None
+    return gewollt
+
+
+def wartet_jemand(conn: psycopg.Connection, name: str) -> bool:
+    return conn.execute(SQL_WARTET_JEMAND, (name,)).fetchone()[0]
+
+
+# So oft versucht ein Lauf, der gewichen ist, die Sperre wieder zu nehmen (Sekunden).
+WIEDER_VERSUCHEN = 0.5
+
+
+def weichen(conn: psycopg.Connection, sperre: tuple[str, bool], abgebrochen) -> float | None:
+    """Die Sperre der Version kurz freigeben (die eines Teils bleibt), damit ein wartender kurzer
+    Lauf sie bekommt, und sie wieder nehmen, sobald er fertig ist. Gibt die Sekunden zurück, die
+    das dauerte – None, wenn ``abgebrochen()`` (ein Signal) vorher kam: dann hält der Lauf die
+    Sperre nicht mehr und darf nichts mehr schreiben."""
+    name, exklusiv = sperre
+    conn.execute(SQL_LOESEN if exklusiv else SQL_LOESEN_GETEILT, (name,))
+    start = time.monotonic()
+    while not conn.execute(SQL_SPERRE if exklusiv else SQL_SPERRE_GETEILT, (name,)).fetchone()[0]:
+        if abgebrochen():
+            return None
+        time.sleep(WIEDER_VERSUCHEN)
+    return time.monotonic() - start
+
+
+# Lange Läufe (über den ganzen Bestand) weichen kurzen (ein Slot, --nachholen) zwischen zwei Stapeln.
+WEICHENDE_MODI = ("backfill",)
+
+
+def _halter(conn: psycopg.Connection, name: str) -> tuple[str, datetime | None, bool]:
     """„: Lauf 17 (--slot …, Prozess 19423 auf rechner, begonnen …)“ oder die Sitzung ohne Lauf;
-    dazu der Beginn des ältesten haltenden Laufs, den das Protokoll kennt."""
-    teile, seit = [], None
+    dazu der Beginn des ältesten haltenden Laufs, den das Protokoll kennt, und ob jeder Halter ein
+    langer Lauf ist, der weicht (``--backfill``)."""
+    teile, seit, weicht = [], None, True
     try:
         halter = conn.execute(SQL_SPERRE_WER, {"name": name}).fetchall()
     except psycopg.errors.InsufficientPrivilege:
         halter = conn.execute(SQL_SPERRE_SITZUNGEN, {"name": name}).fetchall()
-    for pid, anwendung, lauf_id in halter:
+    for pid, anwendung, lauf_id, modus in halter:
+        weicht = weicht and modus in WEICHENDE_MODI
         if lauf_id is not None:
             text, beginn = laeufe.beschreiben(conn, lauf_id)
             teile.append(text)
             seit = beginn if seit is None or (beginn is not None and beginn < seit) else seit
         else:
-            # Eine Sitzung ohne offenen Lauf: ein Lauf vor Migration aw-007, ein Lauf ohne Recht
-            # auf auswahl_laeufe, oder jemand hält die Sperre von Hand.
+            # Eine Sitzung ohne offenen Lauf: ein Lauf ohne Recht auf auswahl_laeufe, oder jemand
+            # hält die Sperre von Hand.
             teile.append(
                 f"die Datenbanksitzung mit PID {pid}"
                 + (f" („{anwendung}“)" if anwendung else "")
@@ -125,7 +199,7 @@ def _halter(conn: psycopg.Connection, name: str) -> tuple[str, datetime | None]:
             )
     if any(not t.startswith("Lauf ") for t in teile):
         seit = None  # eine Sitzung ohne Lauf hält mit: niemand weiß, wie lange schon
-    return ((": " + "; ".join(teile)) if teile else ""), seit
+    return ((": " + "; ".join(teile)) if teile else ""), seit, weicht and bool(halter)
 
 
 def freigeben(conn: psycopg.Connection) -> None:

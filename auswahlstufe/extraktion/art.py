@@ -1,4 +1,5 @@
-"""Ist das eine HTML-Seite? Vor den Extraktoren, an den Bytes (``keine_html``).
+"""Ist das eine HTML-Seite, und ist etwas darin? Vor den Extraktoren, an den Bytes (``keine_html``,
+``leer``; ``Urteil``).
 
 Ein Abholer speichert, was der Server schickte: manchmal ein PDF, ein Bild, ein
 Archiv. Die Extraktoren machen daraus Text – aus einem PDF 41.000 Zeichen
@@ -34,6 +35,12 @@ from auswahlstufe.anzeige import zahl
 
 # So beginnt der Fehler, den alle drei Kandidaten einer solchen Seite bekommen.
 FEHLER = "keine HTML-Seite: "
+# Die Fassung dieser Regeln; sie steht am Ende jeder gespeicherten Fassung eines Extraktors
+# (aufrufe.extraktor_fassung). Wer hier etwas ändert, was ein Urteil ändern kann, zählt sie hoch:
+# dann prüft die Stufe jede Seite nach (ohne Extraktor) und schreibt nur, wo das Urteil sich ändert.
+FASSUNG = "Seitenart (art.keine_html) Fassung 2"
+# So steht die Fassung der Seitenart in einer gespeicherten Fassung (regexp für PostgreSQL).
+FASSUNG_MUSTER = "; (Seitenart .*)$"
 
 # (Anfang, Name); ``…`` steht für beliebige Bytes an dieser Stelle (RIFF-Größe, ftyp-Länge).
 MAGIE: tuple[tuple[bytes, str], ...] = (
@@ -160,6 +167,28 @@ def keine_html(text: str, roh: bytes | None = None, zeichensatz: str | None = No
     if mass.ersatz >= MINDESTENS and mass.ersatz_anteil >= ERSATZ_ANTEIL:
         return f"Binärdaten ({zahl(100 * mass.ersatz_anteil)} % der Zeichen in keinem Zeichensatz lesbar)"
     return None
+
+
+def leer(text: str) -> bool:
+    """Eine leere Seite (nichts oder nur Leerraum): drei leere Texte, ohne Extraktor – readability
+    hielte sie für einen Fehler („Document is empty“), die beiden anderen geben ohnehin nichts."""
+    return not text.strip()
+
+
+@dataclass(frozen=True)
+class Urteil:
+    """Was eine Seite für die Extraktoren ist: keine HTML-Seite (``grund``), leer, oder Arbeit für sie."""
+
+    grund: str | None = None
+    leer: bool = False
+
+    def kandidat(self) -> tuple[str | None, str | None] | None:
+        """(Text, Fehler) jedes Extraktors, ohne dass einer die Seite sieht; None: sie entscheiden."""
+        if self.grund is not None:
+            return None, fehler(self.grund)
+        if self.leer:
+            return "", None
+        return None
 
 
 def fehler(grund: str) -> str:

@@ -26,7 +26,7 @@ import importlib
 import importlib.metadata
 import re
 
-from auswahlstufe.extraktion import newspaper_fest, schnell
+from auswahlstufe.extraktion import art, newspaper_fest, schnell
 from auswahlstufe.fehler import VoraussetzungFehlt
 
 # Reihenfolge der Kandidaten in einer Ausgabe (wie in bench/aeb/candidates.json).
@@ -42,8 +42,7 @@ EINSTELLUNGEN = {
     "readability": "Document(html).summary(), Text mit Absatzgrenzen; Fassung 1",
 }
 ZEICHENSATZREGEL = (
-    "bom>http>meta(geprueft)>utf-8>charset_normalizer(64k)>utf-8-ersatz, dann lesbar(); Fassung 1; "
-    "Seitenart (art.keine_html) Fassung 1"
+    "bom>http>meta(geprueft)>utf-8>charset_normalizer(64k)>utf-8-ersatz, dann lesbar(); Fassung 1"
 )
 
 
@@ -153,6 +152,14 @@ def versionen() -> dict[str, str]:
         ) from None
 
 
-def extraktor_fassung(extraktor: str, version: str) -> str:
-    """Was eine gespeicherte Extraktion festhält: Paketversion, Einstellungen, Zeichensatzregel."""
+def textfassung(extraktor: str, version: str) -> str:
+    """Was den Text eines Extraktors auf einer HTML-Seite bestimmt: Paketversion, Einstellungen,
+    Zeichensatzregel. Ändert sich das, wird neu extrahiert."""
     return f"{extraktor} {version}; {EINSTELLUNGEN[extraktor]}; Zeichensatz: {ZEICHENSATZREGEL}"
+
+
+def extraktor_fassung(extraktor: str, version: str) -> str:
+    """Was eine gespeicherte Extraktion festhält: die Textfassung und die Fassung der Seitenart
+    (``art.FASSUNG``, welche Seiten kein Extraktor sieht). Ändert sich nur die Seitenart, prüft die
+    Stufe jede Seite nach und stempelt neu – ein Extraktor läuft nur, wo sich das Urteil ändert."""
+    return f"{textfassung(extraktor, version)}; {art.FASSUNG}"

@@ -48,6 +48,8 @@ VORLADEN = [
     "lxml.html",
 ]
 
+# Unter den Seiten: hier soll ein langer Lauf weichen (``Extraktion.seiten``).
+SCHRANKE = object()
 # So beginnt der Fehler eines Aufrufs, dessen Worker starb (``Extraktion._todesursache``).
 WORKER_TOT = ("Worker abgestürzt", "Worker unerwartet beendet")
 # So beginnen die Fehler, die nichts über die Seite sagen, sondern über die Nacht: Zeitlimit,
@@ -150,14 +152,22 @@ class Extraktion:
         """Die Prozessnummern der laufenden Worker (für Überwachung und Tests)."""
         return self.pool.worker_pids()
 
-    def seiten(self, seiten: Iterable[Seite]) -> Iterator[tuple[int, dict[str, dict]]]:
-        """(Nummer, {extraktor: {"text", "error"}}) je Seite, in der Reihenfolge der Eingabe."""
+    def seiten(self, seiten: Iterable[Seite | object]) -> Iterator[tuple[int, dict[str, dict]] | object]:
+        """(Nummer, {extraktor: {"text", "error"}}) je Seite, in der Reihenfolge der Eingabe.
+
+        Steht ``SCHRANKE`` unter den Seiten, kommt sie an ihrer Stelle wieder heraus – erst, wenn
+        alle Seiten davor fertig und abgeholt sind, und die Seiten danach zieht diese Verteilung
+        erst, wenn sie abgeholt ist (ein langer Lauf gibt dort seine Sperre her)."""
         fenster = SEITEN_JE_WORKER * self.prozesse * len(self.extraktoren)
         offen: dict[int, dict[str, dict]] = {}
         namen: dict[int, tuple[str, ...]] = {}
         naechste = 0
         try:
-            for (nr, name), ergebnis in self.pool.reihe(self._auftraege(seiten, namen), fenster):
+            for schluessel, ergebnis in self.pool.reihe(self._auftraege(seiten, namen), fenster):
+                if schluessel is SCHRANKE:
+                    yield SCHRANKE
+                    continue
+                nr, name = schluessel
                 offen.setdefault(nr, {})[name] = self._kandidat(ergebnis)
                 while naechste in offen and len(offen[naechste]) == len(namen[naechste]):
                     kandidaten = offen.pop(naechste)
@@ -166,17 +176,25 @@ class Extraktion:
         except WorkerStartetNicht as fehler:  # ein Ersatz nach einem toten Worker
             raise _startet_nicht(fehler) from None
 
-    def _auftraege(self, seiten: Iterable[Seite], namen: dict) -> Iterator[Auftrag]:
-        for nr, seite in enumerate(seiten):
+    def _auftraege(self, seiten: Iterable[Seite | object], namen: dict) -> Iterator[Auftrag]:
+        nr = 0
+        for seite in seiten:
+            if seite is SCHRANKE:
+                yield Auftrag(SCHRANKE, schranke=True)
+                continue
             namen[nr] = seite.extraktoren or self.extraktoren
-            html, url, grund = self._vorbereiten(seite, nr)
+            html, urteil = self._vorbereiten(seite)
+            url = seite.url or ERSATZ_URL.format(schluessel=seite.schluessel or nr)
+            fest = urteil.kandidat()
+            text = lesbar(html) if fest is None else ""
             for name in namen[nr]:
-                if grund is not None:  # keine HTML-Seite: kein Extraktor sieht sie
-                    yield Auftrag((nr, name), ergebnis=(None, art.fehler(grund)))
+                if fest is not None:  # keine HTML-Seite oder leer: kein Extraktor sieht sie
+                    yield Auftrag((nr, name), ergebnis=fest)
                 else:
                     self.statistik.aufrufe += 1
-                    argumente = (name, html, url, self.speichergrenze_mb, self.beschleuniger)
+                    argumente = (name, text, url, self.speichergrenze_mb, self.beschleuniger)
                     yield Auftrag((nr, name), worker.aufrufen, argumente)
+            nr += 1
 
     def _kandidat(self, ergebnis: tuple | Fehlschlag) -> dict:
         if isinstance(ergebnis, Fehlschlag):
@@ -188,21 +206,12 @@ class Extraktion:
         text, fehler = ergebnis
         return {"text": text, "error": fehler}
 
-    def _vorbereiten(self, seite: Seite, nr: int) -> tuple[str, str, str | None]:
-        """(Text für die Extraktoren, URL, None – oder warum es keine HTML-Seite ist)."""
-        if isinstance(seite.html, bytes):
-            html, herkunft = dekodieren_roh(seite.html, seite.content_type)
-            zeichensatz, weg = herkunft.split(" ", 1)
+    def _vorbereiten(self, seite: Seite) -> tuple[str, art.Urteil]:
+        html, urteil, weg = seitenart(seite)
+        if weg:
             self.statistik.zeichensaetze[weg] = self.statistik.zeichensaetze.get(weg, 0) + 1
-            grund = art.keine_html(html, seite.html, zeichensatz)
-        else:
-            html = seite.html
-            grund = art.keine_html(html)
-        if grund is not None:
-            self.statistik.keine_html += 1
-            return "", "", grund
-        url = seite.url or ERSATZ_URL.format(schluessel=seite.schluessel or nr)
-        return lesbar(html), url, None
+        self.statistik.keine_html += urteil.grund is not None
+        return html, urteil
 
     def _todesursache(self, exitcode: int | None) -> str:
         if exitcode is not None and exitcode < 0:
@@ -215,6 +224,20 @@ class Extraktion:
                 f"von {self.speichergrenze_mb} MB kann so enden)"
             )
         return f"Worker unerwartet beendet (Exit-Code {exitcode})"
+
+
+def seitenart(seite: Seite) -> tuple[str, art.Urteil, str]:
+    """Die Seite als Text (nach der Zeichensatzregel, vor ``lesbar``), das Urteil über sie
+    (``art``) und wie ihr Zeichensatz gefunden wurde – im Hauptprozess, ohne Extraktor. Dieselbe
+    Regel für die Extraktion und für das Nachprüfen gespeicherter Kandidaten."""
+    if isinstance(seite.html, bytes):
+        html, herkunft = dekodieren_roh(seite.html, seite.content_type)
+        zeichensatz, weg = herkunft.split(" ", 1)
+        grund = art.keine_html(html, seite.html, zeichensatz)
+    else:
+        html, weg = seite.html, ""
+        grund = art.keine_html(html)
+    return html, art.Urteil(grund, grund is None and art.leer(html)), weg
 
 
 def _startet_nicht(fehler: WorkerStartetNicht) -> VoraussetzungFehlt:

@@ -28,9 +28,10 @@ ein leerer Text sind sein Urteil über die Seite und bleiben wie bisher.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psycopg
 from psycopg import sql
@@ -57,30 +58,52 @@ LESESEITE = 20  # Seiten je Leseabfrage (HTML im Speicher: höchstens diese plus
 
 SQL_GIBT_ES_SEITEN = "select to_regclass('seiten') is not null"
 
-# Je Seite die Extraktoren, die (wieder) dran sind: ohne Zeile derselben Fassung zu derselben
-# Seite, oder mit einer vorläufigen (Fehler der Umgebung, aw-009) – und deren Versuche bisher.
+# Je Seite, was an ihren gespeicherten Kandidaten zu tun ist. **Neu extrahieren**: keine Zeile, eine
+# vorläufige (Fehler der Umgebung, aw-009), eine andere Seite (SHA-256) oder eine andere Textfassung
+# (aufrufe.textfassung: Paketversion, Einstellungen, Zeichensatzregel) – mit den Versuchen bisher.
+# **Nachprüfen**: alles gleich bis auf die Fassung der Seitenart (art.FASSUNG) – dann entscheidet das
+# Urteil über die Seite, ohne Extraktor, ob die Zeile nur neu gestempelt wird; dafür ihr Fehler und ob
+# ihr Text fehlt oder leer ist.
 SQL_VERALTET = """
-select s.item_id, s.html, s.url, s.content_type, k.sha256, a.namen, a.versuche
+select s.item_id, s.html, s.url, s.content_type, k.sha256, a.namen, a.versuche,
+       a.pruef_namen, a.pruef_fehler, a.pruef_ohne_text, a.pruef_leer
 from seiten s
 join raw_items r on r.id = s.item_id
 cross join lateral (
     select sha256(s.html_sha256 || convert_to(coalesce(s.content_type, ''), 'UTF8')) as sha256
 ) k
 cross join lateral (
-    select array_agg(f.extraktor order by f.nr) as namen,
-           array_agg(coalesce(e.versuche, 0) order by f.nr) as versuche
-    from unnest(%(namen)s::text[], %(fassungen)s::text[]) with ordinality as f (extraktor, fassung, nr)
-    left join extraktionen e
-        on e.item_id = s.item_id and e.extraktor = f.extraktor
-       and e.extraktor_fassung = f.fassung and e.seite_sha256 = k.sha256
-    where e.item_id is null or e.vorlaeufig
+    select array_agg(f.extraktor order by f.nr) filter (where z.neu) as namen,
+           array_agg(coalesce(e.versuche, 0) order by f.nr) filter (where z.neu) as versuche,
+           array_agg(f.extraktor order by f.nr) filter (where z.pruefen) as pruef_namen,
+           array_agg(e.fehler order by f.nr) filter (where z.pruefen) as pruef_fehler,
+           array_agg(e.text is null order by f.nr) filter (where z.pruefen) as pruef_ohne_text,
+           array_agg(e.text = '' order by f.nr) filter (where z.pruefen) as pruef_leer
+    from unnest(%(namen)s::text[], %(textfassungen)s::text[]) with ordinality as f (extraktor, textfassung, nr)
+    left join extraktionen e on e.item_id = s.item_id and e.extraktor = f.extraktor
+    cross join lateral (
+        select e.item_id is null or e.vorlaeufig or e.seite_sha256 is distinct from k.sha256
+               or regexp_replace(e.extraktor_fassung, %(muster)s, '') <> f.textfassung as neu
+    ) n
+    cross join lateral (
+        select n.neu,
+               not n.neu and substring(e.extraktor_fassung from %(muster)s) is distinct from %(seitenart)s
+                   as pruefen
+    ) z
 ) a
-where {bedingung} and s.item_id >= %(ab)s and a.namen is not null
+where {bedingung} and s.item_id >= %(ab)s and (a.namen is not null or a.pruef_namen is not null)
 order by s.item_id
 limit %(seite)s
 """
 
-SQL_ZAHL_VERALTET = "select count(*) from ({abfrage}) v"
+# Wie viele Seiten zu extrahieren und wie viele nur nachzuprüfen sind.
+SQL_ZAHL_VERALTET = "select count(*) filter (where namen is not null), count(*) from ({abfrage}) v"
+# Nur die Fassung neu stempeln (die Seitenart änderte sich, das Urteil über die Seite nicht):
+# Text, Fehler und extrahiert_am bleiben.
+SQL_STEMPELN = """
+update extraktionen set extraktor_fassung = %s
+where item_id = %s and extraktor = %s and extraktor_fassung is distinct from %s
+"""
 # Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
 SQL_SCHREIBEN = """
 insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256,
@@ -107,8 +130,14 @@ def fassungen() -> dict[str, str]:
 
 
 def _abfrage(bereich: Bereich) -> tuple[sql.Composed, dict]:
-    fassung = fassungen()
-    params = {**bereich.parameter(), "namen": list(fassung), "fassungen": list(fassung.values())}
+    versionen = aufrufe.versionen()
+    params = {
+        **bereich.parameter(),
+        "namen": list(aufrufe.EXTRAKTOREN),
+        "textfassungen": [aufrufe.textfassung(n, versionen[n]) for n in aufrufe.EXTRAKTOREN],
+        "muster": art.FASSUNG_MUSTER,
+        "seitenart": art.FASSUNG,
+    }
     return sql.SQL(SQL_VERALTET).format(bedingung=bereich.bedingung()), params
 
 
@@ -116,10 +145,12 @@ def _abfrage(bereich: Bereich) -> tuple[sql.Composed, dict]:
 # extrahiert, Zeilen geschrieben, Kandidaten mit Fehler, davon vorläufig (der nächste Lauf
 # versucht es wieder) und aufgegeben (nach GRENZE Versuchen), Kandidaten wiederholt (ihr
 # letzter Versuch war vorläufig), Seiten, die keine HTML-Seiten sind, Items, die Ingest
-# während der Extraktion löschte (entfallen).
+# während der Extraktion löschte (entfallen); von den veralteten die zu extrahierenden, die nur
+# nachgeprüften (Seitenart) und die Zeilen, die dabei nur neu gestempelt wurden.
 ZAEHLUNG = (
     *("veraltet", "extrahiert", "geschrieben", "fehler"),
     *("vorlaeufig", "aufgegeben", "wiederholt", "keine_html", "entfallen"),
+    *("zu_extrahieren", "nachgeprueft", "gestempelt"),
 )
 
 
@@ -145,19 +176,22 @@ class Extrahieren:
                 "Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (python check_db.py --migrieren)."
             )
         abfrage, params = _abfrage(bereich)
-        zaehlung["veraltet"] = k.leser.execute(
+        zaehlung["zu_extrahieren"], zaehlung["veraltet"] = k.leser.execute(
             sql.SQL(SQL_ZAHL_VERALTET).format(abfrage=abfrage),
             {**params, "ab": keyset.KLEINSTE_ID, "seite": None},
-        ).fetchone()[0]
+        ).fetchone()
+        nur_pruefen = zaehlung["veraltet"] - zaehlung["zu_extrahieren"]
         if k.trocken:
-            log.info(f"Extraktion (trocken): {zaehlung['veraltet']} Seiten würden extrahiert.")
+            pruefen = f", {nur_pruefen} nur nachgeprüft (Seitenart)" if nur_pruefen else ""
+            log.info(f"Extraktion (trocken): {zaehlung['zu_extrahieren']} Seiten würden extrahiert{pruefen}.")
             return
         if zaehlung["veraltet"]:
-            ex = k.pool(
-                "extraktion", lambda: extraktion.Extraktion(self.prozesse, zeitlimit_s=self.zeitlimit_s)
-            )
+
+            def fabrik():
+                return extraktion.Extraktion(self.prozesse, zeitlimit_s=self.zeitlimit_s)
+
             try:
-                _extrahieren(k, ex, abfrage, params, zaehlung)
+                _extrahieren(k, fabrik, abfrage, params, zaehlung)
             except (psycopg.Error, StufenFehler, db.Fehler):
                 if zaehlung["extrahiert"]:
                     log.warning(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}")
@@ -192,50 +226,139 @@ def _bilanz(zaehlung: dict[str, int], start: float) -> str:
     ]
     wiederholt = f", {zaehlung['wiederholt']} Kandidaten wiederholt" if zaehlung["wiederholt"] else ""
     entfallen = f", entfallen {zaehlung['entfallen']}" if zaehlung.get("entfallen") else ""
+    nachgeprueft = (
+        f", {zaehlung['nachgeprueft']} nachgeprüft (Seitenart, ohne Extraktor; {zaehlung['gestempelt']} "
+        "Zeilen neu gestempelt)"
+        if zaehlung.get("nachgeprueft")
+        else ""
+    )
     return (
-        f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert{keine_html}, "
+        f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert{keine_html}"
+        f"{nachgeprueft}, "
         f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
         f"mit Fehler{' (davon ' + ' und '.join(davon) + ')' if davon else ''}{wiederholt}{entfallen}, {dauer} s"
     )
 
 
 def _extrahieren(
-    k: Laufkontext, ex: extraktion.Extraktion, abfrage: sql.Composed, params: dict, zaehlung: dict[str, int]
+    k: Laufkontext, fabrik, abfrage: sql.Composed, params: dict, zaehlung: dict[str, int]
 ) -> None:
-    fassung = dict(zip(params["namen"], params["fassungen"], strict=True))
-    summen: dict[int, tuple[int, bytes, dict[str, int]]] = {}  # Seitennummer → (item_id, sha256, versuche)
-
-    def seiten() -> Iterator[extraktion.Seite]:
-        nr = 0
-        for zeilen in keyset.seiten(k.leser, abfrage, params, LESESEITE):
-            for item_id, html, url, content_type, sha, namen, versuche in zeilen:
-                if k.abgebrochen:  # nach einem Signal keine neuen Seiten mehr
-                    return
-                summen[nr] = (item_id, sha, dict(zip(namen, versuche, strict=True)))
-                nr += 1
-                yield extraktion.Seite(bytes(html), url, str(item_id), content_type, tuple(namen))
-
-    zeilen: list[tuple] = []
+    versionen = aufrufe.versionen()
+    fassung = {n: aufrufe.extraktor_fassung(n, versionen[n]) for n in aufrufe.EXTRAKTOREN}
+    arbeit = _Arbeit(fassung, zaehlung)
     try:
-        _seiten_extrahieren(k, ex, seiten(), summen, fassung, zeilen, zaehlung)
+        _seiten_extrahieren(k, _verteilen(k, fabrik, _seiten(k, abfrage, params, arbeit)), arbeit)
     except StufenFehler:
         # Etwa ein neuer Worker, der nicht startet: die fertigen Seiten bleiben nicht liegen.
-        if zeilen:
-            _schreiben(k, zeilen, zaehlung)
+        _schreiben(k, arbeit)
         if k.abgebrochen:
             return  # nach einem Signal eine Folge des Abbruchs: Exit 130
         raise
-    if zeilen:
-        _schreiben(k, zeilen, zaehlung)
+    _schreiben(k, arbeit)
 
 
-def _seiten_extrahieren(k, ex, seiten, summen, fassung, zeilen: list[tuple], zaehlung) -> None:
-    """Extrahiert Seite für Seite; ``zeilen`` sammelt, was noch nicht geschrieben ist."""
+@dataclass
+class _Arbeit:
+    """Was die Extraktion eines Bereichs gesammelt und noch nicht geschrieben hat."""
+
+    fassung: dict[str, str]  # die Fassung, die jede Zeile jetzt trägt
+    zaehlung: dict[str, int]
+    summen: dict[int, tuple[int, bytes, dict[str, int]]] = field(default_factory=dict)
+    zeilen: list[tuple] = field(default_factory=list)  # (item_id, extraktor, text, fehler, …)
+    stempeln: list[tuple] = field(default_factory=list)  # (fassung, item_id, extraktor, fassung)
+
+    def kandidat(self, item_id: int, name: str, text, fehler, sha: bytes, versuche: int, vorlaeufig: bool):
+        self.zeilen.append((item_id, name, text, fehler, self.fassung[name], sha, versuche, vorlaeufig))
+
+    def voll(self) -> bool:
+        return len(self.zeilen) + len(self.stempeln) >= STAPEL * len(aufrufe.EXTRAKTOREN)
+
+
+def _seiten(k: Laufkontext, abfrage: sql.Composed, params: dict, arbeit: _Arbeit) -> Iterator:
+    """Die Seiten, an denen ein Extraktor arbeiten muss; was sich ohne ihn klärt (nur die Seitenart
+    änderte sich), geht gleich in ``arbeit``. Wartet ein kurzer Lauf auf die Sperre, kommt eine
+    ``SCHRANKE``, und danach liest diese Quelle von dort aus neu."""
+    nr, ab = 0, keyset.KLEINSTE_ID
+    while ab is not None:
+        seiten, ab = keyset.seiten(k.leser, abfrage, params, LESESEITE, ab=ab), None
+        for zeilen in seiten:
+            for item_id, html, url, content_type, sha, namen, versuche, *pruefen in zeilen:
+                if k.abgebrochen:  # nach einem Signal keine neuen Seiten mehr
+                    return
+                if k.weichen_noetig():
+                    yield extraktion.SCHRANKE
+                    ab = item_id  # diese Seite und alles danach nach dem Weichen neu lesen
+                    break
+                seite = extraktion.Seite(bytes(html), url, str(item_id), content_type)
+                namen = list(namen or []) + _nachpruefen(seite, item_id, sha, pruefen, arbeit)
+                if not namen:
+                    continue
+                arbeit.summen[nr] = (
+                    item_id,
+                    sha,
+                    dict(zip(namen, list(versuche or []) + [0] * 3, strict=False)),
+                )
+                nr += 1
+                seite.extraktoren = tuple(n for n in aufrufe.EXTRAKTOREN if n in namen)
+                yield seite
+            if ab is not None:
+                break
+
+
+def _nachpruefen(
+    seite: extraktion.Seite, item_id: int, sha: bytes, pruefen: list, arbeit: _Arbeit
+) -> list[str]:
+    """Zeilen, deren Fassung sich nur in der Seitenart unterscheidet: das Urteil über die Seite
+    (ohne Extraktor) sagt, was ein Extraktor jetzt gäbe. Gleicht die Zeile dem, wird sie neu
+    gestempelt; gibt das Urteil den Kandidaten selbst (keine HTML-Seite, leer), wird er
+    geschrieben; war die Seite bisher keine HTML-Seite und ist es jetzt, muss der Extraktor ran –
+    diese Namen kommen zurück."""
+    namen, fehler, ohne_text, leer = pruefen
+    if not namen:
+        return []
+    arbeit.zaehlung["nachgeprueft"] += 1
+    _, urteil, _ = extraktion.seitenart(seite)
+    fest = urteil.kandidat()
+    extrahieren = []
+    for name, f, kein_text, ist_leer in zip(namen, fehler, ohne_text, leer, strict=True):
+        if fest is None and art.ist_keine_html(f):
+            extrahieren.append(name)  # bisher keine HTML-Seite, jetzt doch: der Extraktor muss ran
+            continue
+        # Eine HTML-Seite: den Text gab der Extraktor, die Seitenart ändert ihn nicht. Sonst gleicht
+        # die Zeile dem festen Kandidaten des Urteils – oder sie bekommt ihn.
+        if fest is None or (f == fest[1] and (kein_text if fest[0] is None else ist_leer and fest[0] == "")):
+            arbeit.stempeln.append((arbeit.fassung[name], item_id, name, arbeit.fassung[name]))
+        else:
+            arbeit.kandidat(item_id, name, *fest, sha, 0, False)
+    return extrahieren
+
+
+def _verteilen(k: Laufkontext, fabrik, seiten: Iterator) -> Iterator:
+    """Die Seiten an die Worker der Extraktion (``Extraktion.seiten``) – gestartet erst, wenn eine
+    Seite einen Extraktor braucht: ist nur nachzuprüfen, startet kein Worker."""
+    quelle = iter(seiten)
+    for eintrag in quelle:
+        if eintrag is extraktion.SCHRANKE:
+            yield eintrag
+            continue
+        yield from k.pool("extraktion", fabrik).seiten(itertools.chain([eintrag], quelle))
+        return
+
+
+def _seiten_extrahieren(k: Laufkontext, eintraege: Iterator, arbeit: _Arbeit) -> None:
+    """Extrahiert Seite für Seite; ``arbeit`` sammelt, was noch nicht geschrieben ist."""
+    zaehlung = arbeit.zaehlung
     with fortschritt(
         zaehlung["veraltet"], "Extrahieren", protokoll.fortschritt_datei(), einheit="Seiten"
     ) as weiter:
-        for nr, kandidaten in ex.seiten(seiten):
-            item_id, sha, bisher = summen.pop(nr)
+        fertig = 0
+        for eintrag in eintraege:
+            if eintrag is extraktion.SCHRANKE:  # nichts mehr unterwegs: schreiben, weichen
+                _schreiben(k, arbeit)
+                k.weichen()
+                continue
+            nr, kandidaten = eintrag
+            item_id, sha, bisher = arbeit.summen.pop(nr)
             k.vorbei("seite")
             if k.abgebrochen and any(_abgestuerzt(e["error"]) for e in kandidaten.values()):
                 # Starb ein Worker im Abbruch mit, ist das kein Befund über die Seite:
@@ -245,13 +368,12 @@ def _seiten_extrahieren(k, ex, seiten, summen, fassung, zeilen: list[tuple], zae
             zaehlung["keine_html"] += any(art.ist_keine_html(e["error"]) for e in kandidaten.values())
             for name, ergebnis in kandidaten.items():
                 fehler, versuche, vorlaeufig = _versuch(ergebnis["error"], bisher[name], zaehlung)
-                zeilen.append(
-                    (item_id, name, ergebnis["text"], fehler, fassung[name], sha, versuche, vorlaeufig)
-                )
-            if len(zeilen) >= STAPEL * len(aufrufe.EXTRAKTOREN):
-                _schreiben(k, zeilen, zaehlung)
-                zeilen.clear()
-            weiter(1)
+                arbeit.kandidat(item_id, name, ergebnis["text"], fehler, sha, versuche, vorlaeufig)
+            if arbeit.voll():
+                _schreiben(k, arbeit)
+            jetzt = zaehlung["extrahiert"] + zaehlung["nachgeprueft"]
+            weiter(jetzt - fertig)
+            fertig = jetzt
 
 
 def _abgestuerzt(fehler: str | None) -> bool:
@@ -273,20 +395,31 @@ def _versuch(fehler: str | None, bisher: int, zaehlung: dict[str, int]) -> tuple
     return f"{fehler} – Versuch {versuche} von {GRENZE}, der nächste Lauf versucht es wieder", versuche, True
 
 
-def _schreiben(k: Laufkontext, zeilen: list[tuple], zaehlung: dict[str, int]) -> None:
-    """Ein Schreibstapel in einer Transaktion, auf der Verbindung mit der Sperre des Laufs.
-    Löschte Ingest inzwischen ein Item, entfallen seine Zeilen (gezählt), der Rest wird geschrieben."""
+def _schreiben(k: Laufkontext, arbeit: _Arbeit) -> None:
+    """Was ``arbeit`` gesammelt hat, in einer Transaktion, auf der Verbindung mit der Sperre des
+    Laufs. Löschte Ingest inzwischen ein Item, entfallen seine Zeilen (gezählt), der Rest wird
+    geschrieben."""
+    zeilen, stempeln, zaehlung = arbeit.zeilen, arbeit.stempeln, arbeit.zaehlung
+    if not zeilen and not stempeln:
+        return
 
-    def schreiben(weg: frozenset[int]) -> int:
+    def schreiben(weg: frozenset[int]) -> tuple[int, int]:
         bleiben = [z for z in zeilen if z[0] not in weg]
-        if not bleiben:
-            return 0
+        geschrieben = gestempelt = 0
         with conn.cursor() as cur:
-            cur.executemany(SQL_SCHREIBEN, bleiben)
-            return cur.rowcount
+            if bleiben:
+                cur.executemany(SQL_SCHREIBEN, bleiben)
+                geschrieben = cur.rowcount
+            if stempeln:
+                cur.executemany(SQL_STEMPELN, stempeln)
+                gestempelt = cur.rowcount
+        return geschrieben, gestempelt
 
     with k.schreiben() as conn:
-        geschrieben, weg = ohne_geloeschte(conn, lambda: {z[0] for z in zeilen}, schreiben)
+        (geschrieben, gestempelt), weg = ohne_geloeschte(conn, lambda: {z[0] for z in zeilen}, schreiben)
     zaehlung["geschrieben"] += geschrieben
+    zaehlung["gestempelt"] += gestempelt
     zaehlung["entfallen"] += len(weg)
+    zeilen.clear()
+    stempeln.clear()
     k.vorbei("extraktion")

@@ -71,6 +71,7 @@ def zahl(conn: psycopg.Connection, bereich: Bereich, params: dict) -> int:
 def seiten_lesen(
     conn: psycopg.Connection, bereich: Bereich, params: dict, groesse: int
 ) -> Iterator[list[tuple]]:
-    """Die Items in Seiten von ``groesse``, aufsteigend nach id (binär: schneller zu laden)."""
+    """Die Items in Seiten von ``groesse``, aufsteigend nach id (binär: schneller zu laden); jede
+    Seite erst, wenn sie gebraucht wird."""
     anfrage = sql.SQL(SQL_LESEN).format(bedingung=bereich.bedingung())
     return keyset.seiten(conn, anfrage, params, groesse, binaer=True)

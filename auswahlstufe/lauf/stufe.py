@@ -42,7 +42,7 @@ import psycopg
 
 import db
 from auswahlstufe.anzeige import kurz
-from auswahlstufe.betrieb import kontext, laeufe, migrationen, protokoll
+from auswahlstufe.betrieb import kontext, laeufe, migrationen, protokoll, sperre
 from auswahlstufe.betrieb.abbruch import SofortAbbruch
 from auswahlstufe.betrieb.bereich import Bereich, slot_parsen, teil_parsen
 from auswahlstufe.betrieb.kontext import Laufkontext
@@ -67,6 +67,9 @@ from auswahlstufe.pruefung import stichprobe as stichprobe_modul
 STAPEL = 200  # Items je Stapel = je Schreibtransaktion = je Leseseite
 STAPEL_JE_PROZESS = 2  # so viele Stapel je Worker gleichzeitig unterwegs
 ZEITLIMIT = 300.0  # Sekunden je Stapel (Voreinstellung von --stapel-zeitlimit)
+# So lange wartet ein kurzer Lauf (--slot, --nachholen) auf einen Backfill, der ihm die Sperre
+# zwischen zwei Stapeln gibt (betrieb.sperre); sonst Exit 5 wie sonst.
+WARTEN = 300.0
 # Hält ein anderer Lauf die Sperre, endet --nachholen mit Exit 5 still (Hinweis im Protokoll,
 # keine Mail): der nächste Aufruf holt nach. Läuft der andere schon länger, oder ist er
 # unbekannt, ist es eine Meldung auf stderr – dann hängt vielleicht etwas.
@@ -127,7 +130,12 @@ def lauf(
     try:
         with (
             db.fehler_uebersetzen(url),
-            kontext.oeffnen(url, schreibend=not e.trocken, auswahlpool=auswahlpool) as k,
+            kontext.oeffnen(
+                url,
+                schreibend=not e.trocken,
+                auswahlpool=auswahlpool,
+                weicht=nachholen_hoechstens is None and bereich.slot is None,  # ein Backfill
+            ) as k,
         ):
             migrationen.voraussetzungen(k.leser)
             s = _Sitzung(k, e, vorlauf)
@@ -213,7 +221,20 @@ def _sperren(s: _Sitzung, teil: tuple[int, int] | None, lauf_id: int | None, wei
     """Sperre nehmen (oder Exit 5, ``weiter`` am Ende der Meldung), Läufe schließen, die nie
     endeten, Zwischenablage anlegen."""
     with s.k.verbindung_der_sperre() as conn:
-        sperren(conn, s.e.version, teil, weiter)
+        try:
+            s.k.sperren = sperren(conn, s.e.version, teil, weiter)
+        except LaufGesperrt as fehler:
+            # Ein kurzer Lauf wartet auf einen langen, der weicht; sonst bleibt es bei Exit 5.
+            if s.k.weicht or not getattr(fehler, "weicht", False):
+                raise
+            log.info(
+                "Hinweis: ein Backfill hält die Sperre; dieser Lauf wartet, bis er sie zwischen zwei "
+                f"Stapeln freigibt (höchstens {int(WARTEN)} s)."
+            )
+            genommen = sperre.warten(conn, s.e.version, teil, WARTEN)
+            if genommen is None:
+                raise
+            s.k.sperren = genommen
         laeufe.verwaiste_schliessen(conn, SPERR_PRAEFIX, lauf_id)
         conn.execute(SQL_TEMP)
     s.k.vorbei("gesperrt")
@@ -335,11 +356,20 @@ def _ablauf(s: _Sitzung, dieser: _Einheit) -> None:
 
 def _auftraege(s: _Sitzung, dieser: _Einheit, groesse: int, n: int | None) -> Iterator[Auftrag]:
     """Die Stapel des Bereichs in Lesereihenfolge: was ohne Rechnen erledigt ist (oder ohne
-    Worker gerechnet wird), steht schon fest; der Rest geht an die Worker."""
+    Worker gerechnet wird), steht schon fest; der Rest geht an die Worker. Davor, wenn ein kurzer
+    Lauf wartet, eine Schranke (``Auftrag(None, schranke=True)``)."""
     e = s.e
-    for nummer, zeilen in enumerate(lesen.seiten_lesen(s.k.leser, dieser.bereich, dieser.params, groesse), 1):
-        if s.k.abgebrochen:
+    seiten = lesen.seiten_lesen(s.k.leser, dieser.bereich, dieser.params, groesse)
+    nummer = 0
+    while True:
+        if s.k.weichen_noetig():
+            # Ein kurzer Lauf wartet: alles Unterwegs schreiben, dann weichen. Die nächste Seite
+            # liest der Lauf erst danach (nach der Schranke zieht reihe keinen Auftrag mehr).
+            yield Auftrag(None, schranke=True)
+        zeilen = next(seiten, None)
+        if zeilen is None or s.k.abgebrochen:
             return
+        nummer += 1
         stapel = Stapel(nummer, zeilen[0][0], zeilen[-1][0], len(zeilen))
         auftrag, lokal = vorsortieren(zeilen, alle=n is not None)
         del zeilen
@@ -366,7 +396,11 @@ def _verarbeiten(s: _Sitzung, dieser: _Einheit, gesamt: int) -> None:
         fenster = 1
         reihe = ((a.schluessel, a.ergebnis) for a in auftraege)
     with fortschritt(gesamt, "Kodieren", protokoll.fortschritt_datei()) as weiter:
-        for (stapel, lokal), ergebnis in reihe:
+        for schluessel, ergebnis in reihe:
+            if schluessel is None:  # die Schranke: nichts mehr unterwegs
+                s.k.weichen()
+                continue
+            stapel, lokal = schluessel
             if isinstance(ergebnis, Fehlschlag):
                 raise _worker_fehler(s.e, stapel, ergebnis, fenster - 1)
             _abschliessen(s, dieser, lokal.dazu(ergebnis))
