@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import fnmatch
 import json
 from pathlib import Path
 
@@ -14,9 +15,10 @@ from hypothesis import strategies as st
 import vergleich
 from auswahlstufe.pruefung.vergleich_db import entscheidung_aus_zeile
 from auswahlstufe.regeln import waehle, zweifel
+from tests.hilfen import PROJEKT
 from version import CODER_VERSION, PRIORITAET, variante_lesen
 
-KANDIDATEN = Path(__file__).resolve().parents[1] / "bench" / "aeb" / "candidates.json"
+KANDIDATEN = PROJEKT / "bench" / "aeb" / "candidates.json"
 
 
 def aufruf(tmp_path: Path, monkeypatch, *argumente: str):
@@ -55,6 +57,21 @@ def test_gegen_eine_andere_grundlage(tmp_path, monkeypatch):
         for zeile in csv.DictReader(datei):
             e = waehle(artikel[zeile["schluessel"]]["extractions"], k=4)
             assert zeile["extraktor"] == e.extraktor and float(zeile["zweifel"]) == round(zweifel(e).wert, 4)
+
+
+def test_seite_und_csv_eines_vergleichs_uebergeht_git(tmp_path, monkeypatch):
+    """Sie tragen volle Texte wie die Stichprobe: keine Datei, die man versehentlich eincheckt."""
+    ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k4:0.03")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    muster = [
+        z.strip()
+        for z in (PROJEKT / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if z.strip() and not z.startswith("#")
+    ]
+    dateien = sorted(p.name for p in tmp_path.glob("vergleich-*"))
+    assert len(dateien) == 2, dateien
+    for name in dateien:
+        assert any(fnmatch.fnmatch(name, m) for m in muster), f"{name} steht nicht in .gitignore"
 
 
 @pytest.mark.parametrize(
