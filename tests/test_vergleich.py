@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import fnmatch
 import json
+import re
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -13,9 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vergleich
+from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.pruefung.vergleich_db import entscheidung_aus_zeile
 from auswahlstufe.regeln import waehle, zweifel
 from tests.hilfen import PROJEKT
+from tests.hilfen.prozesse import starten
 from version import CODER_VERSION, PRIORITAET, variante_lesen
 
 KANDIDATEN = PROJEKT / "bench" / "aeb" / "candidates.json"
@@ -72,6 +76,25 @@ def test_seite_und_csv_eines_vergleichs_uebergeht_git(tmp_path, monkeypatch):
     assert len(dateien) == 2, dateien
     for name in dateien:
         assert any(fnmatch.fnmatch(name, m) for m in muster), f"{name} steht nicht in .gitignore"
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+def test_seite_und_csv_heissen_nach_berliner_zeit(tmp_path, zone):
+    """Ein eigener Prozess in der Zone ``zone`` (cron: meist UTC): Name und Seite sagen Berliner
+    Zeit mit Offset, wie jede Zeit der Stufe."""
+    vorher = datetime.now(BERLIN).replace(microsecond=0)
+    lauf = starten(
+        "vergleich.py", str(KANDIDATEN), "--variante", "k4:0.03", url=None, cwd=tmp_path, env={"TZ": zone}
+    )
+    nachher = datetime.now(BERLIN)
+    assert lauf.code == 0, lauf
+    (pfad,) = tmp_path.glob("vergleich-*.csv")
+    treffer = re.search(r"-(\d{8}T\d{6}[+-]\d{4})\.csv$", pfad.name)
+    assert treffer, pfad.name
+    zeit = datetime.strptime(treffer[1], "%Y%m%dT%H%M%S%z")
+    assert vorher <= zeit <= nachher and zeit.utcoffset() == nachher.utcoffset(), pfad.name
+    seite = pfad.with_suffix(".html").read_text(encoding="utf-8")
+    assert f"{zeit:%Y-%m-%d %H:%M:%S} {zeit.isoformat()[-6:]} (Europe/Berlin)" in seite
 
 
 @pytest.mark.parametrize(

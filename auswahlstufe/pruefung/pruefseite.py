@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from auswahlstufe import regeln
-from auswahlstufe.anzeige import zahl
+from auswahlstufe.anzeige import zahl, zeit_text
 from auswahlstufe.pruefung.urteile import ANDERER, RICHTIG
 from auswahlstufe.regeln import Entscheidung, Zweifel, zweifel
 from normalisierung import FORMATZEICHEN, shingles, tokens
@@ -202,7 +202,7 @@ def _kopf(faelle: Sequence[Fall], coder_version: str, zeitpunkt: datetime, zaehl
         "<h1>Stichprobe zum Prüfen von Hand</h1>",
         '<dl class="kopf">',
         f"<dt>coder_version</dt><dd><code>{_e(coder_version)}</code></dd>",
-        f"<dt>Geschrieben</dt><dd>{_e(f'{zeitpunkt:%Y-%m-%d %H:%M:%S}')}</dd>",
+        f"<dt>Geschrieben</dt><dd>{_e(zeit_text(zeitpunkt))}</dd>",
         f"<dt>Fälle auf dieser Seite</dt><dd>{len(faelle)}</dd>",
         "</dl>",
     ]

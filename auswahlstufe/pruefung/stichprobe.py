@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
+from auswahlstufe.anzeige import berlin
 from auswahlstufe.fehler import EingabeFehler
 from auswahlstufe.pruefung.auslese import Fall, Stichprobe
 from auswahlstufe.regeln import zweifel
@@ -53,11 +54,14 @@ def _neu_anlegen(pfad: Path) -> None:
 def dateiname(
     coder_version: str, zeitpunkt: datetime, endung: str, nummer: int = 1, praefix: str = "stichprobe"
 ) -> str:
-    """``stichprobe-<version>-<zeit>.<endung>``; ab der zweiten in derselben Sekunde ``…-<nummer>``."""
+    """``stichprobe-<version>-<zeit>.<endung>``; ab der zweiten in derselben Sekunde ``…-<nummer>``.
+
+    Die Zeit ist Europe/Berlin mit ihrem Offset (``20261202T074200+0100``), wie jede Zeit der
+    Stufe – auch in einem Prozess, der in UTC läuft (cron)."""
     # '>' ist in Dateinamen lästig (Shell-Umleitung); sonst bleibt die Version lesbar.
     version = coder_version.replace(">", "-")
     zusatz = f"-{nummer}" if nummer > 1 else ""
-    return f"{praefix}-{version}-{zeitpunkt:%Y%m%dT%H%M%S}{zusatz}.{endung}"
+    return f"{praefix}-{version}-{berlin(zeitpunkt):%Y%m%dT%H%M%S%z}{zusatz}.{endung}"
 
 
 def _freie_namen(
@@ -143,7 +147,7 @@ def schreiben(
     """Schreibt die Stichprobe nach ``stichprobe-<coder_version>-<zeit>.csv`` und
     daneben ``….html`` (ist der Name schon vergeben: ``…-2``, ``…-3`` …); gibt den
     Pfad der CSV zurück."""
-    zeitpunkt = zeitpunkt or datetime.now()
+    zeitpunkt = berlin(zeitpunkt)
     faelle = stichprobe.faelle()
     geschrieben: list[Path] = []
     try:
