@@ -167,6 +167,8 @@ def test_schreiben_legt_csv_und_html_mit_gleichem_stamm_an(tmp_path):
         ]
     text = seite_pfad.read_text(encoding="utf-8")
     assert '<html lang="de">' in text and html.escape(VERSION) in text and "Artikel" in text
+    assert f"<title>Stichprobe {html.escape(VERSION)}</title>" in text
+    assert "<h1>Stichprobe zum Prüfen von Hand</h1>" in text and "<h2>Zählung des Laufs</h2>" in text
 
 
 @pytest.fixture(params=["UTC", "America/New_York"])

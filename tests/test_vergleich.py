@@ -51,6 +51,34 @@ def test_variante_k4_waehlt_auf_drei_seiten_anders(tmp_path, monkeypatch):
     assert f"anders gewählt von {k4.replace('>', '&gt;')}" in seite
 
 
+def test_die_seite_sagt_dass_sie_ein_vergleich_ist(tmp_path, monkeypatch):
+    """Die Seite hieß „Stichprobe zum Prüfen von Hand“ mit einer „Zählung des Laufs“ – es lief
+    aber kein Lauf: sie vergleicht zwei Fassungen. Titel, Überschrift und Zählung sagen das, der
+    Kopf nennt beide Versionen."""
+    ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k4:0.03")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    k4 = variante_lesen("k4:0.03").coder_version.replace(">", "&gt;")
+    grundlage = CODER_VERSION.replace(">", "&gt;")
+    seite = next(tmp_path.glob("vergleich-*.html")).read_text(encoding="utf-8")
+    assert f"<title>Vergleich {grundlage} – {k4}</title>" in seite
+    assert "<h1>Vergleich zweier Fassungen: wo die Variante anders wählt</h1>" in seite
+    assert "<h2>Zählung des Vergleichs</h2>" in seite
+    assert f"<dt>Grundlage (grün umrandet)</dt><dd><code>{grundlage}</code></dd>" in seite
+    assert f"<dt>Variante (unter dem Schlüssel)</dt><dd><code>{k4}</code></dd>" in seite
+    assert "Stichprobe zum Prüfen von Hand" not in seite and "Zählung des Laufs" not in seite
+
+
+def test_ohne_unterschied_sagt_die_seite_es(tmp_path):
+    from auswahlstufe.pruefung import pruefseite
+    from auswahlstufe.pruefung.stichprobe import Stichprobe, schreiben
+
+    pfad = schreiben(Stichprobe(1), "v1", verzeichnis=tmp_path, art=pruefseite.vergleich("v2"))
+    assert pfad.name.startswith("vergleich-v1-")
+    seite = pfad.with_suffix(".html").read_text(encoding="utf-8")
+    assert "Keine Fälle – die Variante wählt überall wie die Grundlage." in seite
+    assert "der Lauf hatte nichts zu entscheiden" not in seite
+
+
 def test_gegen_eine_andere_grundlage(tmp_path, monkeypatch):
     ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k6:0.03", "--gegen", "k4:0.03")
     assert ergebnis.exit_code == 0, ergebnis.output
