@@ -156,11 +156,8 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
     with db.verbinden(url, "check_db", autocommit=True) as conn, db.fehler_uebersetzen(url):
         rolle, datenbank, version = conn.execute(SQL_ANMELDUNG).fetchone()
         ausgabe(f"Angemeldet als {rolle} an {datenbank} ({db.maskieren(url)}), PostgreSQL {version}")
-        if int(conn.info.server_version) < 180000:
-            ausgabe(
-                f"Hinweis: unterstützt ab PostgreSQL {db.MINDESTVERSION}, getestet mit 18; "
-                f"der Server hat {version}"
-            )
+        if hinweis := db.versionshinweis(conn.info.server_version):
+            ausgabe(f"Hinweis: {hinweis}")
         fehlt, hinweise = fehlende_voraussetzungen(conn, modi)
         for hinweis in hinweise:
             ausgabe(f"Hinweis: {hinweis}")

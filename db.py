@@ -105,6 +105,10 @@ _DAUER = re.compile(r"^\d+(?:\.\d+)?(?:us|ms|s|min|h|d)?$")
 # das SQL der Stufe nutzt nichts Neueres (etwa ``storage`` in einer
 # Spaltendefinition erst ab 16 – deshalb ``alter column … set storage``).
 MINDESTVERSION = 15
+# Die Hauptversionen, gegen die die Tests laufen: 18 in CI mit allen Datenbanktests, 15 (die
+# Mindestversion) mit tests/test_db.py::test_migrationen_und_lauf_auf_postgresql_15. Jede Meldung
+# nennt sie von hier; die Tabelle in docs/betrieb.md („Unterstützte PostgreSQL-Versionen“) auch.
+GETESTET = (15, 18)
 
 # psycopg meldet beim Aufräumen nach einem Verbindungsverlust Dinge wie
 # „error ignored terminating <psycopg.Copy [BAD]>“ über sein Logging; ohne
@@ -313,13 +317,29 @@ def version_text(nummer: int) -> str:
     return f"{nummer // 10000}.{nummer // 100 % 100}.{nummer % 100}"
 
 
+def getestet_text() -> str:
+    """``15 und 18``: die getesteten Hauptversionen (``GETESTET``) für einen Satz."""
+    namen = [str(v) for v in sorted(GETESTET)]
+    return " und ".join([", ".join(namen[:-1]), namen[-1]] if len(namen) > 1 else namen)
+
+
 def server_version_pruefen(nummer: int) -> None:
     """Zu alter Server (server_version_num) → VoraussetzungFehlt (Exit 4) mit beiden Versionen."""
     if nummer // 10000 < MINDESTVERSION:
         raise VoraussetzungFehlt(
             f"Der Datenbankserver hat PostgreSQL {version_text(nummer)}; nötig ist mindestens "
-            f"PostgreSQL {MINDESTVERSION} (getestet mit 18). Siehe docs/betrieb.md."
+            f"PostgreSQL {MINDESTVERSION} (getestet mit {getestet_text()}). Siehe docs/betrieb.md."
         )
+
+
+def versionshinweis(nummer: int) -> str | None:
+    """Ein unterstützter, aber nicht getesteter Server (etwa 16.4): der Hinweis dazu; sonst None."""
+    if nummer // 10000 < MINDESTVERSION or nummer // 10000 in GETESTET:
+        return None
+    return (
+        f"unterstützt ab PostgreSQL {MINDESTVERSION}, getestet mit {getestet_text()}; "
+        f"der Server hat {version_text(nummer)}"
+    )
 
 
 def verbinden(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -795,6 +796,39 @@ def test_unterstuetzte_versionen(nummer):
     db.server_version_pruefen(nummer)
 
 
+def test_getestete_versionen_wie_in_der_doku():
+    """check_db.py sagte „getestet mit 18“ auf 15.18, das die Doku getestet nennt. Die Zeilen
+    „getestet“ der Tabelle in docs/betrieb.md sind genau db.GETESTET, und die Meldung eines zu
+    alten Servers steht dort so, wie db.py sie schreibt."""
+    doku = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
+    tabelle = doku.split("\n## Unterstützte PostgreSQL-Versionen\n", 1)[1].split("\n## ", 1)[0]
+    zeilen = {
+        tuple(int(v) for v in re.findall(r"\d+", version)): stand
+        for version, stand in re.findall(r"^\| ([\d, ]+(?: und älter)?) \| (.+) \|$", tabelle, re.M)
+    }
+    getestet = {v for versionen, stand in zeilen.items() if stand.startswith("getestet") for v in versionen}
+    assert getestet == set(db.GETESTET), zeilen
+    abgewiesen = next(v for v, stand in zeilen.items() if stand.startswith("abgewiesen"))
+    assert abgewiesen == (db.MINDESTVERSION - 1,), zeilen
+    with pytest.raises(db.VoraussetzungFehlt) as zu_alt:
+        db.server_version_pruefen(140013)
+    assert f"Fehler: {zu_alt.value}" in doku
+    assert "getestet mit 15 und 18" in str(zu_alt.value)
+
+
+@pytest.mark.parametrize(
+    ("nummer", "hinweis"),
+    [
+        (150018, None),
+        (180001, None),
+        (160004, "unterstützt ab PostgreSQL 15, getestet mit 15 und 18; der Server hat 16.4"),
+        (190000, "unterstützt ab PostgreSQL 15, getestet mit 15 und 18; der Server hat 19.0"),
+    ],
+)
+def test_hinweis_nur_fuer_ungetestete_versionen(nummer, hinweis):
+    assert db.versionshinweis(nummer) == hinweis
+
+
 def test_der_echte_server_wird_beim_verbinden_geprueft(db_url, monkeypatch, tmp_path):
     with db.verbinden(db_url, "test") as conn:
         echte = conn.info.server_version
@@ -834,7 +868,8 @@ def pg15_url(pg15):
 def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
     raw_items_anlegen(pg15_url)
     lauf = check(pg15_url, "--migrieren", cwd=tmp_path)
-    assert lauf.returncode == 0 and "der Server hat 15." in lauf.stdout, lauf.stdout + lauf.stderr
+    assert lauf.returncode == 0 and ", PostgreSQL 15." in lauf.stdout, lauf.stdout + lauf.stderr
+    assert "Hinweis: unterstützt ab" not in lauf.stdout, lauf.stdout  # 15 ist getestet
     bestand_anlegen(pg15_url, 50)
     zustand_setzen(pg15_url, 50, "A")
     e = starten("auswahl.py", "--backfill", url=pg15_url, cwd=tmp_path)
