@@ -211,12 +211,7 @@ def weitere_schritte(conn: psycopg.Connection, modi: tuple[str, ...], fehlt: lis
             "die Rechte geben – Schritt 2"
         )
     if any(eintrag.startswith("Migration ") for eintrag in fehlt):
-        wer = admin or "der Admin der Stufe"
-        schritte.append(
-            f"als {wer} (Eigentümer der Tabellen der Stufe), im Klon: "
-            + (f"DATABASE_URL='user={admin} dbname={datenbank}' " if admin and admin != ich else "")
-            + ".venv/bin/python check_db.py --migrieren – Schritt 3"
-        )
+        schritte.append(f"{migrationen.als_admin_migrieren(admin, ich, datenbank)} – Schritt 3")
     rolle = rolle_der_stufe(conn)
     if "migrieren" not in modi and rolle == "ingest":
         schritte.append(

@@ -81,6 +81,10 @@ class KonfigurationsFehler(Fehler):
 
 
 ANWENDUNG = "wurzelwerk-auswahl"
+# Der Rauchtest, wie ein Mensch ihn im Klon aufruft (das Python der Stufe: .venv/bin/python –
+# ein nacktes „python“ gibt es etwa auf Debian 12 nicht). Jede Meldung, die dorthin schickt,
+# nimmt ihn von hier; migrieren (``--migrieren``) ist Sache des Admins der Stufe.
+CHECK_DB = ".venv/bin/python check_db.py"
 # Grenzen je Anweisung und je Sperrwartezeit; über die Umgebung zu ändern
 # (Werte wie in postgresql.conf: "60s", "500ms", "0" = aus).
 STATEMENT_TIMEOUT = "120s"
@@ -434,7 +438,8 @@ _NACH_SQLSTATE: tuple[
         (errors.UndefinedTable, errors.UndefinedColumn, errors.UndefinedFunction),  # 42P01, 42703, 42883
         VoraussetzungFehlt,
         "Voraussetzung fehlt in der Datenbank: {haupt}. "
-        "Prüfen mit: python check_db.py (Migrationen: python check_db.py --migrieren).",
+        f"Prüfen im Klon mit: {CHECK_DB} – es nennt, was fehlt und wer es behebt (Migrationen wendet "
+        f"der Admin der Stufe an: {CHECK_DB} --migrieren).",
     ),
     (
         (errors.InsufficientPrivilege,),  # 42501

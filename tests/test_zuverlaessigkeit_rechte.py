@@ -389,6 +389,24 @@ def test_frische_rolle_mit_den_rechten_fuers_migrieren_migriert(pg, leere_db_url
             conn.execute(sql.SQL("drop role {}").format(sql.Identifier(rolle)))
 
 
+def test_fehlende_migration_nennt_den_admin_und_seinen_aufruf(db_url, db_name, stufen_url, tmp_path):
+    """Die cron-Mail der Betriebsrolle, wenn der Klon eine neue Migration mitbringt, sagte
+    „Anwenden mit: python check_db.py --migrieren“ – ohne python auf Debian 12, und migrieren darf
+    sie nicht. Jetzt: wer (der Admin, Eigentümer der Tabellen), mit welchem Aufruf im Klon."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        admin = conn.execute("select current_user").fetchone()[0]
+        letzte = conn.execute("select max(name) from schema_migrationen").fetchone()[0]
+        conn.execute("delete from schema_migrationen where name = %s", (letzte,))
+    e = laufen(stufen_url, "--nachholen", cwd=tmp_path)
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert (
+        f"Fehler: Migration(en) fehlen: {letzte}. Anzuwenden als {admin} (Eigentümer der Tabellen der "
+        f"Stufe), im Klon: DATABASE_URL='user={admin} dbname={db_name}' .venv/bin/python check_db.py "
+        "--migrieren (docs/betrieb.md, Einrichtung, Schritt 3; danach Schritt 4 für die Rechte der "
+        "Betriebsrolle).\n"
+    ) in e.err, str(e)
+
+
 def test_modus_alle_unter_der_betriebsrolle_nennt_nur_ihre_luecken(stufen_url, passwort_rolle, tmp_path):
     """Rezept ohne -v einlesen/extrahieren: --modus alle nennt genau das, mit dem Aufruf des
     Rezepts, der es gibt – keine Eigentümer-Zeilen fürs Migrieren (Issue 19.11)."""

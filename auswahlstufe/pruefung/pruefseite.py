@@ -370,7 +370,8 @@ def _urteile_kopf(faelle: Sequence[Fall], coder_version: str, stamm: str) -> str
         f'<header id="urteile" data-stamm="{_e(stamm)}" data-coder-version="{_e(coder_version)}">'
         "<h2>Urteile</h2><p>Je Fall unten: <strong>Wahl richtig</strong> oder welcher andere Kandidat "
         "besser gewesen wäre. Die Urteile bleiben in diesem Browser, bis sie heruntergeladen sind; "
-        "<code>python bewertung.py --urteile DATEI</code> rechnet daraus die Genauigkeit der Auswahl.</p>"
+        "im Klon rechnet <code>.venv/bin/python bewertung.py --urteile DATEI</code> daraus die Genauigkeit "
+        "der Auswahl.</p>"
         f'<p><span id="urteile-zahl">0</span> von {len(faelle)} Fällen beurteilt · '
         '<button type="button" id="urteile-export">Urteile herunterladen (JSON)</button></p>'
         "<noscript><p>Das Herunterladen der Urteile braucht JavaScript.</p></noscript></header>"
