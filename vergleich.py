@@ -2,9 +2,9 @@
 
 Aufruf::
 
-    python vergleich.py KANDIDATEN.json --variante k4:0.03
-    python vergleich.py KANDIDATEN.json --variante quelle000 --gegen k4:0.03
-    python vergleich.py --datenbank GRUNDLAGE VARIANTE [--hoechstens N]
+    .venv/bin/python vergleich.py KANDIDATEN.json --variante k4:0.03
+    .venv/bin/python vergleich.py KANDIDATEN.json --variante quelle000 --gegen k4:0.03
+    .venv/bin/python vergleich.py --datenbank GRUNDLAGE VARIANTE [--hoechstens N]
 
 Mit ``--datenbank`` kommen beide Fassungen aus ``selected_extractor`` (DATABASE_URL):
 GRUNDLAGE und VARIANTE sind coder_versionen oder Schreibweisen einer Variante

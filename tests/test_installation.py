@@ -124,13 +124,14 @@ def _produktdateien() -> list[Path]:
 
 
 def _texte(datei: Path) -> list[str]:
-    """Was ein Mensch zu sehen bekommen kann: die Zeichenketten einer Python-Datei außer ihrem
-    Moduldocstring (Meldungen, Hilfetexte), in SQL die Literale in '…' (notice, exception)."""
+    """Was ein Mensch zu sehen bekommen kann: die Zeichenketten einer Python-Datei (Meldungen,
+    Hilfetexte; der Moduldocstring nur bei den Skripten an der Wurzel – ihr Kopf zeigt den Aufruf),
+    in SQL die Literale in '…' (notice, exception)."""
     quelle = datei.read_text(encoding="utf-8")
     if datei.suffix == ".sql":
         return re.findall(r"'((?:[^']|'')*)'", re.sub(r"--[^\n]*", "", quelle))
     baum = ast.parse(quelle)
-    kopf = ast.get_docstring(baum, clean=False)
+    kopf = None if datei.parent == PROJEKT else ast.get_docstring(baum, clean=False)
     return [
         knoten.value
         for knoten in ast.walk(baum)
