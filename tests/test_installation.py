@@ -41,6 +41,48 @@ def test_wheel_wird_mit_klarer_meldung_verweigert(tmp_path):
     assert list(tmp_path.glob("*.whl")) == []
 
 
+def test_editierbare_installation_ohne_englischen_block_von_setuptools(tmp_path):
+    """``pip install -e .`` zeigte den Block „BuildBackendWarning: Editable installation. !! … Please
+    be careful with folders in your working directory …“ (pip 26.3, das ``pip install -U pip`` der
+    Installation, reicht Warnungen des Backends weiter; älteres pip nur mit ``-v``). Echt: pip baut
+    in seiner eigenen Umgebung mit setuptools vom Paketindex, in ein frisches venv; ``-v`` zeigt
+    alles, was das Backend schreibt."""
+    ziel = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(ziel)], check=True)
+    pip = [sys.executable, "-m", "pip", "--python", str(ziel / "bin" / "python")]
+    lauf = subprocess.run(
+        [*pip, "install", "-v", "--no-deps", "-e", str(PROJEKT)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    ausgabe = lauf.stdout + lauf.stderr
+    assert lauf.returncode == 0, ausgabe
+    assert "Successfully installed wurzelwerk-auswahl-" in ausgabe, ausgabe
+    assert "Please be careful with folders" not in ausgabe and "InformationOnly" not in ausgabe, ausgabe
+    assert "\n!!\n" not in ausgabe, ausgabe  # auch kein anderer Block von setuptools
+
+
+def test_das_backend_filtert_genau_diese_eine_warnung():
+    """Andere Warnungen von setuptools – auch die zweite „Editable installation.“ (strict, mit dem
+    Ordner, den man nicht löschen darf) – bleiben sichtbar."""
+    rahmen = "'Editable installation.\\n!!\\n\\n        ' + '*' * 80 + '\\n        '"
+    programm = "\n".join(
+        [
+            "import warnings",
+            "import auswahlstufe.paketbau",
+            f"warnings.warn({rahmen} + 'Please be careful with folders in your working directory', UserWarning)",
+            f"warnings.warn({rahmen} + 'Strict editable installation performed using', UserWarning)",
+            "warnings.warn('Eine andere Warnung', UserWarning)",
+        ]
+    )
+    lauf = subprocess.run([sys.executable, "-c", programm], cwd=PROJEKT, capture_output=True, text=True)
+    assert lauf.returncode == 0, lauf.stderr
+    assert "Please be careful" not in lauf.stderr, lauf.stderr
+    assert "Strict editable installation" in lauf.stderr and "Eine andere Warnung" in lauf.stderr, lauf.stderr
+
+
 def test_backend_baut_editierbar_und_sdist_wie_setuptools():
     from setuptools import build_meta
 
