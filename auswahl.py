@@ -1,6 +1,6 @@
 """wurzelwerk-auswahl: der Einstieg von der Kommandozeile.
 
-``python auswahl.py --help`` zeigt alle Betriebsarten; installiert heißt
+``.venv/bin/python auswahl.py --help`` zeigt alle Betriebsarten; installiert heißt
 derselbe Befehl ``wurzelwerk-auswahl``, und so nennt er sich in Hilfe und Fehlern. Die Regeln stehen in
 ``regeln.py``, die Kommandozeile in ``cli.py``; dieses Skript startet nur.
 """

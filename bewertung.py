@@ -14,7 +14,7 @@ den 181 Seiten nicht):
 * „Leer“ heißt: kein einziges Token. Eine Ausgabe aus Leerraum oder
   Satzzeichen misst nichts über Präzision und zählt wie eine leere.
 
-Aufruf: ``python bewertung.py AUSWAHL.json WAHRHEIT.json``.
+Aufruf im Klon: ``.venv/bin/python bewertung.py AUSWAHL.json WAHRHEIT.json``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Rauchtest der Datenbank und Migrationen.
 
-    python check_db.py              Anmeldung, Voraussetzungen, Bestand
-    python check_db.py --migrieren  fehlende Migrationen der Reihe nach anwenden
-    python check_db.py --modus einlesen  die Rechte für --einlesen prüfen
-    python check_db.py --modus alle      jede Betriebsart der Betriebsrolle (ohne migrieren)
+    .venv/bin/python check_db.py              Anmeldung, Voraussetzungen, Bestand
+    .venv/bin/python check_db.py --migrieren  fehlende Migrationen der Reihe nach anwenden
+    .venv/bin/python check_db.py --modus einlesen  die Rechte für --einlesen prüfen
+    .venv/bin/python check_db.py --modus alle      jede Betriebsart der Betriebsrolle (ohne migrieren)
 
 Exit-Codes wie auswahl.py: 0 alles da, 1 eine Migration ist schon angewandt
 (Buch und Datenbank widersprechen sich), 3 Datenbank nicht erreichbar,
@@ -156,11 +156,8 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
     with db.verbinden(url, "check_db", autocommit=True) as conn, db.fehler_uebersetzen(url):
         rolle, datenbank, version = conn.execute(SQL_ANMELDUNG).fetchone()
         ausgabe(f"Angemeldet als {rolle} an {datenbank} ({db.maskieren(url)}), PostgreSQL {version}")
-        if int(conn.info.server_version) < 180000:
-            ausgabe(
-                f"Hinweis: unterstützt ab PostgreSQL {db.MINDESTVERSION}, getestet mit 18; "
-                f"der Server hat {version}"
-            )
+        if hinweis := db.versionshinweis(conn.info.server_version):
+            ausgabe(f"Hinweis: {hinweis}")
         fehlt, hinweise = fehlende_voraussetzungen(conn, modi)
         for hinweis in hinweise:
             ausgabe(f"Hinweis: {hinweis}")
@@ -214,12 +211,7 @@ def weitere_schritte(conn: psycopg.Connection, modi: tuple[str, ...], fehlt: lis
             "die Rechte geben – Schritt 2"
         )
     if any(eintrag.startswith("Migration ") for eintrag in fehlt):
-        wer = admin or "der Admin der Stufe"
-        schritte.append(
-            f"als {wer} (Eigentümer der Tabellen der Stufe), im Klon: "
-            + (f"DATABASE_URL='user={admin} dbname={datenbank}' " if admin and admin != ich else "")
-            + ".venv/bin/python check_db.py --migrieren – Schritt 3"
-        )
+        schritte.append(f"{migrationen.als_admin_migrieren(admin, ich, datenbank)} – Schritt 3")
     rolle = rolle_der_stufe(conn)
     if "migrieren" not in modi and rolle == "ingest":
         schritte.append(

@@ -1,8 +1,10 @@
 """Verbindung zur Datenbank: DATABASE_URL finden, verbinden, Fehler übersetzen.
 
 * ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env`` (python-dotenv;
-  eine Warnung, wenn die Datei ein Passwort enthält und Gruppe oder andere sie lesen dürfen)
-  und merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung sagt es.
+  eine Warnung, wenn die Datei ein Passwort enthält und Gruppe oder andere sie lesen dürfen,
+  und eine, wenn DATABASE_URL selbst ein Passwort trägt – je Prozess einmal, ohne das
+  Passwort) und merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung
+  sagt es.
 * ``maskieren`` und ``ohne_passwort``: jede Meldung mit einer URL geht ohne Passwort hinaus.
 * ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne Passwort in der
   URL – die Passwortdatei (eines kaputt oder die Datei für andere lesbar: Exit 7), setzt
@@ -81,6 +83,10 @@ class KonfigurationsFehler(Fehler):
 
 
 ANWENDUNG = "wurzelwerk-auswahl"
+# Der Rauchtest, wie ein Mensch ihn im Klon aufruft (das Python der Stufe: .venv/bin/python –
+# ein nacktes „python“ gibt es etwa auf Debian 12 nicht). Jede Meldung, die dorthin schickt,
+# nimmt ihn von hier; migrieren (``--migrieren``) ist Sache des Admins der Stufe.
+CHECK_DB = ".venv/bin/python check_db.py"
 # Grenzen je Anweisung und je Sperrwartezeit; über die Umgebung zu ändern
 # (Werte wie in postgresql.conf: "60s", "500ms", "0" = aus).
 STATEMENT_TIMEOUT = "120s"
@@ -105,12 +111,40 @@ _DAUER = re.compile(r"^\d+(?:\.\d+)?(?:us|ms|s|min|h|d)?$")
 # das SQL der Stufe nutzt nichts Neueres (etwa ``storage`` in einer
 # Spaltendefinition erst ab 16 – deshalb ``alter column … set storage``).
 MINDESTVERSION = 15
+# Die Hauptversionen, gegen die die Tests laufen: 18 in CI mit allen Datenbanktests, 15 (die
+# Mindestversion) mit tests/test_db.py::test_migrationen_und_lauf_auf_postgresql_15. Jede Meldung
+# nennt sie von hier; die Tabelle in docs/betrieb.md („Unterstützte PostgreSQL-Versionen“) auch.
+GETESTET = (15, 18)
 
 # psycopg meldet beim Aufräumen nach einem Verbindungsverlust Dinge wie
 # „error ignored terminating <psycopg.Copy [BAD]>“ über sein Logging; ohne
 # eigenen Handler druckte Python sie auf stderr – englisch, neben unserer
 # eigenen Meldung, die dasselbe schon sagt.
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
+
+# Warnungen an einen Menschen (stderr). Hängt ein Befehl Handler an diesen Logger – die Stufe
+# tut es in einem Datenbanklauf (auswahlstufe/betrieb/protokoll.py), damit die Zeile den
+# Zeilenkopf des cron-Logs trägt –, gehen sie dorthin; sonst druckt print sie.
+WARNUNG = logging.getLogger("db")
+_gewarnt: set[str] = set()  # jede Warnung einmal je Prozess (ein Lauf, ein Aufruf von check_db.py)
+
+# Ein Passwort in DATABASE_URL: wo es dann überall steht und wohin es gehört – ohne das Passwort.
+PASSWORT_IN_URL = (
+    'DATABASE_URL enthält ein Passwort – es steht so in der Umgebung, in .env und bei psql "$DATABASE_URL" '
+    "in `ps`; besser in ~/.pgpass (docs/betrieb.md, Einrichtung, Schritt 5)."
+)
+
+
+def warnen(satz: str) -> None:
+    """„Warnung: …“ auf stderr (oder an die Handler von ``WARNUNG``), jeder Satz einmal je Prozess."""
+    if satz in _gewarnt:
+        return
+    _gewarnt.add(satz)
+    if WARNUNG.handlers:
+        WARNUNG.warning(f"Warnung: {satz}")
+    else:
+        print(f"Warnung: {satz}", file=sys.stderr)
+
 
 _PASSWORT_URL = re.compile(r"(?P<anfang>[a-z][a-z0-9+.-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)(?=@)", re.IGNORECASE)
 _PASSWORT_KV = re.compile(r"(?P<anfang>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
@@ -191,26 +225,25 @@ def _mit_passwort(werte: dict[str, str | None]) -> bool:
 
 
 def datenbank_url() -> DatenbankUrl:
-    """DATABASE_URL aus der Umgebung, sonst aus .env (mit ihrer Herkunft); sonst VoraussetzungFehlt."""
+    """DATABASE_URL aus der Umgebung, sonst aus .env (mit ihrer Herkunft); sonst VoraussetzungFehlt.
+
+    Trägt sie ein Passwort, warnt sie (``PASSWORT_IN_URL``, einmal je Prozess)."""
     url = os.environ.get("DATABASE_URL")
     datei = _env_datei()
     if url:
         herkunft = "DATABASE_URL kommt aus der Umgebung"
         if datei is not None:
             herkunft += f" (die Datei {datei} wird dann nicht gelesen)"
-        return DatenbankUrl(url, herkunft + ".")
+        return _mit_warnung(DatenbankUrl(url, herkunft + "."))
     if datei is not None:
         from dotenv import dotenv_values
 
         werte = dotenv_values(datei)
         url = werte.get("DATABASE_URL")
         if datei.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO) and _mit_passwort(werte):
-            print(
-                f"Warnung: {datei} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {datei}",
-                file=sys.stderr,
-            )
+            warnen(f"{datei} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {datei}")
         if url:
-            return DatenbankUrl(url, f"DATABASE_URL kommt aus {datei}.")
+            return _mit_warnung(DatenbankUrl(url, f"DATABASE_URL kommt aus {datei}."))
     gesucht = Path.cwd() / ".env"
     if datei is not None:
         wo = f"{gesucht} enthält keine Zeile DATABASE_URL=…"
@@ -224,6 +257,12 @@ def datenbank_url() -> DatenbankUrl:
             "DATABASE_URL setzen."
         )
     raise VoraussetzungFehlt(f"DATABASE_URL ist nicht gesetzt – nicht in der Umgebung, und {wo}. {weiter}")
+
+
+def _mit_warnung(url: DatenbankUrl) -> DatenbankUrl:
+    if _mit_passwort({"DATABASE_URL": url}):
+        warnen(PASSWORT_IN_URL)
+    return url
 
 
 # --- Konfiguration prüfen ------------------------------------------------------------
@@ -313,13 +352,29 @@ def version_text(nummer: int) -> str:
     return f"{nummer // 10000}.{nummer // 100 % 100}.{nummer % 100}"
 
 
+def getestet_text() -> str:
+    """``15 und 18``: die getesteten Hauptversionen (``GETESTET``) für einen Satz."""
+    namen = [str(v) for v in sorted(GETESTET)]
+    return " und ".join([", ".join(namen[:-1]), namen[-1]] if len(namen) > 1 else namen)
+
+
 def server_version_pruefen(nummer: int) -> None:
     """Zu alter Server (server_version_num) → VoraussetzungFehlt (Exit 4) mit beiden Versionen."""
     if nummer // 10000 < MINDESTVERSION:
         raise VoraussetzungFehlt(
             f"Der Datenbankserver hat PostgreSQL {version_text(nummer)}; nötig ist mindestens "
-            f"PostgreSQL {MINDESTVERSION} (getestet mit 18). Siehe docs/betrieb.md."
+            f"PostgreSQL {MINDESTVERSION} (getestet mit {getestet_text()}). Siehe docs/betrieb.md."
         )
+
+
+def versionshinweis(nummer: int) -> str | None:
+    """Ein unterstützter, aber nicht getesteter Server (etwa 16.4): der Hinweis dazu; sonst None."""
+    if nummer // 10000 < MINDESTVERSION or nummer // 10000 in GETESTET:
+        return None
+    return (
+        f"unterstützt ab PostgreSQL {MINDESTVERSION}, getestet mit {getestet_text()}; "
+        f"der Server hat {version_text(nummer)}"
+    )
 
 
 def verbinden(
@@ -414,7 +469,8 @@ _NACH_SQLSTATE: tuple[
         (errors.UndefinedTable, errors.UndefinedColumn, errors.UndefinedFunction),  # 42P01, 42703, 42883
         VoraussetzungFehlt,
         "Voraussetzung fehlt in der Datenbank: {haupt}. "
-        "Prüfen mit: python check_db.py (Migrationen: python check_db.py --migrieren).",
+        f"Prüfen im Klon mit: {CHECK_DB} – es nennt, was fehlt und wer es behebt (Migrationen wendet "
+        f"der Admin der Stufe an: {CHECK_DB} --migrieren).",
     ),
     (
         (errors.InsufficientPrivilege,),  # 42501

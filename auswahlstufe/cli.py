@@ -245,7 +245,7 @@ def cli(
                          (erst extrahieren, dann wählen)
 
     wurzelwerk-auswahl ist der installierte Befehl (pip install -e .);
-    python auswahl.py ist derselbe Befehl ohne Installation.
+    .venv/bin/python auswahl.py ist derselbe Befehl ohne Installation.
 
     --nachholen ist der Aufruf für cron: er kodiert jeden offenen Slot (ein
     Item mit Kandidaten ohne Entscheidung, mit --extrahieren auch eine Seite

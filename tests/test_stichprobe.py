@@ -17,6 +17,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -26,6 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from auswahlstufe import regeln
+from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.pruefung import pruefseite, urteile
 from auswahlstufe.pruefung.pruefseite import konsens_menge, markieren, seite, text_mit_marken
 from auswahlstufe.pruefung.stichprobe import Fall, Stichprobe, schreiben
@@ -165,6 +167,43 @@ def test_schreiben_legt_csv_und_html_mit_gleichem_stamm_an(tmp_path):
         ]
     text = seite_pfad.read_text(encoding="utf-8")
     assert '<html lang="de">' in text and html.escape(VERSION) in text and "Artikel" in text
+    assert f"<title>Stichprobe {html.escape(VERSION)}</title>" in text
+    assert "<h1>Stichprobe zum Prüfen von Hand</h1>" in text and "<h2>Zählung des Laufs</h2>" in text
+
+
+@pytest.fixture(params=["UTC", "America/New_York"])
+def zone_des_prozesses(request, monkeypatch):
+    """Der Prozess in einer anderen Zone als Berlin – unter cron meist UTC."""
+    monkeypatch.setenv("TZ", request.param)
+    time.tzset()
+    yield request.param
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_name_und_seite_tragen_berliner_zeit_mit_offset(tmp_path, zone_des_prozesses):
+    """Wie jede Zeit der Stufe: Europe/Berlin, der Offset im Namen – nicht die Zone des Prozesses
+    (vorher stichprobe-…-20261202T064200.csv in UTC, eine Stunde vor der Berliner Uhr)."""
+    vorher = datetime.now(BERLIN).replace(microsecond=0)
+    pfad = schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path)
+    nachher = datetime.now(BERLIN)
+    treffer = re.fullmatch(r"stichprobe-v1-(\d{8}T\d{6}[+-]\d{4})\.csv", pfad.name)
+    assert treffer, pfad.name
+    zeit = datetime.strptime(treffer[1], "%Y%m%dT%H%M%S%z")
+    assert vorher <= zeit <= nachher, (pfad.name, vorher, nachher)
+    assert zeit.utcoffset() == nachher.utcoffset()  # der Offset von Berlin, nicht der des Prozesses
+    text = pfad.with_suffix(".html").read_text(encoding="utf-8")
+    offset = zeit.isoformat()[-6:]
+    assert f"<dt>Geschrieben</dt><dd>{zeit:%Y-%m-%d %H:%M:%S} {offset} (Europe/Berlin)</dd>" in text
+
+
+def test_zeit_ohne_zone_gilt_als_berliner_zeit(tmp_path, zone_des_prozesses):
+    pfad = schreiben(Stichprobe(1), "v1", verzeichnis=tmp_path, zeitpunkt=datetime(2026, 12, 2, 7, 42))
+    assert pfad.name == "stichprobe-v1-20261202T074200+0100.csv"
+    aus_utc = datetime.fromisoformat("2026-12-02T06:42:00+00:00")
+    pfad = schreiben(Stichprobe(1), "v1", verzeichnis=tmp_path, zeitpunkt=aus_utc)
+    assert pfad.name == "stichprobe-v1-20261202T074200+0100-2.csv"
+    assert "2026-12-02 07:42:00 +01:00 (Europe/Berlin)" in pfad.with_suffix(".html").read_text("utf-8")
 
 
 def test_zwei_stichproben_in_derselben_sekunde_ueberschreiben_einander_nicht(tmp_path):
@@ -565,11 +604,11 @@ def test_schreiben_in_ein_fehlendes_verzeichnis_klare_meldung_nichts_halb(tmp_pa
 def test_belegter_name_wird_uebersprungen(tmp_path):
     """Steht schon etwas, wo die Seite hin soll (hier ein Verzeichnis), nimmt die Stichprobe
     den nächsten freien Stamm; nichts Vorhandenes wird angefasst."""
-    zeit = datetime(2026, 9, 7, 8, 0)
-    belegt = tmp_path / f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}.html"
+    zeit = datetime(2026, 9, 7, 8, 0, tzinfo=BERLIN)
+    belegt = tmp_path / "stichprobe-v1-20260907T080000+0200.html"
     belegt.mkdir()
     pfad = schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path, zeitpunkt=zeit)
-    assert pfad.name == f"stichprobe-v1-{zeit:%Y%m%dT%H%M%S}-2.csv"
+    assert pfad.name == "stichprobe-v1-20260907T080000+0200-2.csv"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([belegt.name, pfad.name, f"{pfad.stem}.html"])
 
 

@@ -602,10 +602,16 @@ def test_kommandozeile_schlechte_eingaben(db_url, cli, pg, passwort_rolle, db_na
 def test_raw_items_oder_migrationen_fehlen(leere_db_url, tmp_path):
     ergebnis = auswahl_starten("--backfill", url=leere_db_url, cwd=tmp_path)
     assert ergebnis.code == 4 and "raw_items fehlt" in ergebnis.err, str(ergebnis)
+    assert "Prüfen im Klon mit: .venv/bin/python check_db.py – " in ergebnis.err, str(ergebnis)
     raw_items_anlegen(leere_db_url)
     ergebnis = auswahl_starten("--backfill", url=leere_db_url, cwd=tmp_path)
     assert ergebnis.code == 4 and "Migration(en) fehlen: aw-001-extraktionen" in ergebnis.err, str(ergebnis)
-    assert "check_db.py --migrieren" in ergebnis.err
+    # Der Befehl, der im Klon läuft (kein nacktes python), und wer ihn ausführt: der Admin.
+    assert (
+        ". Anzuwenden als Admin der Stufe (Eigentümer der Tabellen der Stufe), im Klon: .venv/bin/python "
+        "check_db.py --migrieren (docs/betrieb.md, Einrichtung, Schritt 3; danach Schritt 4 für die Rechte "
+        "der Betriebsrolle).\n"
+    ) in ergebnis.err, str(ergebnis)
     ergebnis = auswahl_starten("--einlesen", str(BEISPIEL), url=leere_db_url, cwd=tmp_path)
     assert ergebnis.code == 4, str(ergebnis)
 

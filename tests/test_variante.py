@@ -235,8 +235,31 @@ def test_vergleich_mit_einer_version_ohne_zeilen_ist_ein_eingabefehler(daten, be
     assert cli("--backfill").code == 0
     lauf = vergleich("--datenbank", "voreinstellung", "k4:0.03", url=db_url, cwd=tmp_path)
     assert lauf.code == 1, lauf
-    assert f"Unter coder_version {K4.coder_version} steht keine Zeile" in lauf.err
+    # Statt einer SQL-Abfrage zum Abtippen: welche Versionen es gibt, mit ihren Zeilen.
+    assert lauf.err == (
+        f"Fehler: Unter coder_version {K4.coder_version} steht keine Zeile in selected_extractor. "
+        f"Vorhanden ist: {CODER_VERSION} ({len(bestand)} Zeilen). Kodieren: .venv/bin/python auswahl.py "
+        "--backfill (eine Variante mit --variante, etwa k4:0.03).\n"
+    ), lauf
     assert not list(tmp_path.glob("vergleich-*"))
+    assert cli("--backfill", "--variante", "k5:0").code == 0
+    lauf = vergleich("--datenbank", "k4:0.03", "voreinstellung", url=db_url, cwd=tmp_path)
+    assert lauf.code == 1, lauf
+    vorhanden = "; ".join(
+        f"{v} ({len(bestand)} Zeilen)" for v in sorted([CODER_VERSION, K5_T0.coder_version])
+    )
+    assert f"Vorhanden sind: {vorhanden}. " in lauf.err, lauf
+    assert "select coder_version" not in lauf.err and "count(" not in lauf.err
+
+
+def test_vergleich_auf_leerer_tabelle_sagt_wie_sie_sich_fuellt(db_url, tmp_path):
+    lauf = vergleich("--datenbank", "voreinstellung", "k4:0.03", url=db_url, cwd=tmp_path)
+    assert lauf.code == 1, lauf
+    assert lauf.err == (
+        f"Fehler: Unter coder_version {CODER_VERSION} steht keine Zeile in selected_extractor. Die Tabelle "
+        "ist leer; kodieren: .venv/bin/python auswahl.py --backfill (eine Variante mit --variante, etwa "
+        "k4:0.03).\n"
+    ), lauf
 
 
 def test_vergleich_aus_der_datenbank_aufruffehler(tmp_path):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import csv
+import fnmatch
 import json
+import re
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -12,11 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vergleich
+from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.pruefung.vergleich_db import entscheidung_aus_zeile
 from auswahlstufe.regeln import waehle, zweifel
+from tests.hilfen import PROJEKT
+from tests.hilfen.prozesse import starten
 from version import CODER_VERSION, PRIORITAET, variante_lesen
 
-KANDIDATEN = Path(__file__).resolve().parents[1] / "bench" / "aeb" / "candidates.json"
+KANDIDATEN = PROJEKT / "bench" / "aeb" / "candidates.json"
 
 
 def aufruf(tmp_path: Path, monkeypatch, *argumente: str):
@@ -45,6 +51,34 @@ def test_variante_k4_waehlt_auf_drei_seiten_anders(tmp_path, monkeypatch):
     assert f"anders gewählt von {k4.replace('>', '&gt;')}" in seite
 
 
+def test_die_seite_sagt_dass_sie_ein_vergleich_ist(tmp_path, monkeypatch):
+    """Die Seite hieß „Stichprobe zum Prüfen von Hand“ mit einer „Zählung des Laufs“ – es lief
+    aber kein Lauf: sie vergleicht zwei Fassungen. Titel, Überschrift und Zählung sagen das, der
+    Kopf nennt beide Versionen."""
+    ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k4:0.03")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    k4 = variante_lesen("k4:0.03").coder_version.replace(">", "&gt;")
+    grundlage = CODER_VERSION.replace(">", "&gt;")
+    seite = next(tmp_path.glob("vergleich-*.html")).read_text(encoding="utf-8")
+    assert f"<title>Vergleich {grundlage} – {k4}</title>" in seite
+    assert "<h1>Vergleich zweier Fassungen: wo die Variante anders wählt</h1>" in seite
+    assert "<h2>Zählung des Vergleichs</h2>" in seite
+    assert f"<dt>Grundlage (grün umrandet)</dt><dd><code>{grundlage}</code></dd>" in seite
+    assert f"<dt>Variante (unter dem Schlüssel)</dt><dd><code>{k4}</code></dd>" in seite
+    assert "Stichprobe zum Prüfen von Hand" not in seite and "Zählung des Laufs" not in seite
+
+
+def test_ohne_unterschied_sagt_die_seite_es(tmp_path):
+    from auswahlstufe.pruefung import pruefseite
+    from auswahlstufe.pruefung.stichprobe import Stichprobe, schreiben
+
+    pfad = schreiben(Stichprobe(1), "v1", verzeichnis=tmp_path, art=pruefseite.vergleich("v2"))
+    assert pfad.name.startswith("vergleich-v1-")
+    seite = pfad.with_suffix(".html").read_text(encoding="utf-8")
+    assert "Keine Fälle – die Variante wählt überall wie die Grundlage." in seite
+    assert "der Lauf hatte nichts zu entscheiden" not in seite
+
+
 def test_gegen_eine_andere_grundlage(tmp_path, monkeypatch):
     ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k6:0.03", "--gegen", "k4:0.03")
     assert ergebnis.exit_code == 0, ergebnis.output
@@ -55,6 +89,40 @@ def test_gegen_eine_andere_grundlage(tmp_path, monkeypatch):
         for zeile in csv.DictReader(datei):
             e = waehle(artikel[zeile["schluessel"]]["extractions"], k=4)
             assert zeile["extraktor"] == e.extraktor and float(zeile["zweifel"]) == round(zweifel(e).wert, 4)
+
+
+def test_seite_und_csv_eines_vergleichs_uebergeht_git(tmp_path, monkeypatch):
+    """Sie tragen volle Texte wie die Stichprobe: keine Datei, die man versehentlich eincheckt."""
+    ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k4:0.03")
+    assert ergebnis.exit_code == 0, ergebnis.output
+    muster = [
+        z.strip()
+        for z in (PROJEKT / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if z.strip() and not z.startswith("#")
+    ]
+    dateien = sorted(p.name for p in tmp_path.glob("vergleich-*"))
+    assert len(dateien) == 2, dateien
+    for name in dateien:
+        assert any(fnmatch.fnmatch(name, m) for m in muster), f"{name} steht nicht in .gitignore"
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+def test_seite_und_csv_heissen_nach_berliner_zeit(tmp_path, zone):
+    """Ein eigener Prozess in der Zone ``zone`` (cron: meist UTC): Name und Seite sagen Berliner
+    Zeit mit Offset, wie jede Zeit der Stufe."""
+    vorher = datetime.now(BERLIN).replace(microsecond=0)
+    lauf = starten(
+        "vergleich.py", str(KANDIDATEN), "--variante", "k4:0.03", url=None, cwd=tmp_path, env={"TZ": zone}
+    )
+    nachher = datetime.now(BERLIN)
+    assert lauf.code == 0, lauf
+    (pfad,) = tmp_path.glob("vergleich-*.csv")
+    treffer = re.search(r"-(\d{8}T\d{6}[+-]\d{4})\.csv$", pfad.name)
+    assert treffer, pfad.name
+    zeit = datetime.strptime(treffer[1], "%Y%m%dT%H%M%S%z")
+    assert vorher <= zeit <= nachher and zeit.utcoffset() == nachher.utcoffset(), pfad.name
+    seite = pfad.with_suffix(".html").read_text(encoding="utf-8")
+    assert f"{zeit:%Y-%m-%d %H:%M:%S} {zeit.isoformat()[-6:]} (Europe/Berlin)" in seite
 
 
 @pytest.mark.parametrize(

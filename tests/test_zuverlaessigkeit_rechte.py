@@ -28,6 +28,7 @@ import psycopg
 import pytest
 from psycopg import errors, sql
 
+import db
 from auswahlstufe.betrieb import sperre
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
 from auswahlstufe.lauf import rechte, rezept, vergabe
@@ -53,6 +54,16 @@ DOKU = PROJEKT / "docs" / "betrieb.md"
 
 def laufen(url: str, *args: str, cwd: Path | None = None, **env: str):
     return auswahl_starten(*args, url=url, cwd=cwd or Path(tempfile.gettempdir()), env=env)
+
+
+# Die Rolle hier meldet sich mit Passwort in der URL an; jeder Aufruf warnt davor genau einmal,
+# in der ersten Zeile auf stderr (tests/test_db.py). Was danach kommt, prüfen die Tests hier.
+PASSWORT_WARNUNG = f"Warnung: {db.PASSWORT_IN_URL}\n"
+
+
+def nach_der_warnung(err: str) -> str:
+    assert err.startswith(PASSWORT_WARNUNG) and err.count(PASSWORT_WARNUNG) == 1, err
+    return err.removeprefix(PASSWORT_WARNUNG)
 
 
 def rezept_anwenden(url: str, *variablen: str) -> subprocess.CompletedProcess:
@@ -149,9 +160,9 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
     # (Issue 19.11: vorher „Der Rolle fehlt ein Recht: permission denied for table extraktionen.“)
     e = laufen(stufen_url, "--einlesen", str(datei))
     assert e.code == EXIT_VORAUSSETZUNG, str(e)
-    assert e.err.startswith("Fehler: Der Rolle aw_passwort fehlt ein Recht auf die Tabelle extraktionen. "), (
-        str(e)
-    )
+    assert nach_der_warnung(e.err).startswith(
+        "Fehler: Der Rolle aw_passwort fehlt ein Recht auf die Tabelle extraktionen. "
+    ), str(e)
     assert ".venv/bin/python check_db.py --modus einlesen" in e.err and "-v einlesen=1" in e.err, str(e)
     assert "permission denied" not in e.err and "Traceback" not in e.err
 
@@ -389,6 +400,24 @@ def test_frische_rolle_mit_den_rechten_fuers_migrieren_migriert(pg, leere_db_url
             conn.execute(sql.SQL("drop role {}").format(sql.Identifier(rolle)))
 
 
+def test_fehlende_migration_nennt_den_admin_und_seinen_aufruf(db_url, db_name, stufen_url, tmp_path):
+    """Die cron-Mail der Betriebsrolle, wenn der Klon eine neue Migration mitbringt, sagte
+    „Anwenden mit: python check_db.py --migrieren“ – ohne python auf Debian 12, und migrieren darf
+    sie nicht. Jetzt: wer (der Admin, Eigentümer der Tabellen), mit welchem Aufruf im Klon."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        admin = conn.execute("select current_user").fetchone()[0]
+        letzte = conn.execute("select max(name) from schema_migrationen").fetchone()[0]
+        conn.execute("delete from schema_migrationen where name = %s", (letzte,))
+    e = laufen(stufen_url, "--nachholen", cwd=tmp_path)
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert (
+        f"Fehler: Migration(en) fehlen: {letzte}. Anzuwenden als {admin} (Eigentümer der Tabellen der "
+        f"Stufe), im Klon: DATABASE_URL='user={admin} dbname={db_name}' .venv/bin/python check_db.py "
+        "--migrieren (docs/betrieb.md, Einrichtung, Schritt 3; danach Schritt 4 für die Rechte der "
+        "Betriebsrolle).\n"
+    ) in e.err, str(e)
+
+
 def test_modus_alle_unter_der_betriebsrolle_nennt_nur_ihre_luecken(stufen_url, passwort_rolle, tmp_path):
     """Rezept ohne -v einlesen/extrahieren: --modus alle nennt genau das, mit dem Aufruf des
     Rezepts, der es gibt – keine Eigentümer-Zeilen fürs Migrieren (Issue 19.11)."""
@@ -404,7 +433,7 @@ def test_modus_alle_unter_der_betriebsrolle_nennt_nur_ihre_luecken(stufen_url, p
         "  - Recht INSERT, UPDATE auf Tabelle extraktionen (für extrahieren)",
     ], check.out
     assert f"-v rolle={rolle} -v einlesen=1 -v extrahieren=1 -f rollen/aw-rolle-stufe.sql" in check.out
-    assert check.err.startswith("Fehler: 4 Voraussetzung(en) fehlen"), check.err
+    assert nach_der_warnung(check.err).startswith("Fehler: 4 Voraussetzung(en) fehlen"), check.err
 
 
 def test_rezept_mit_einlesen_erlaubt_einlesen(pg, db_name, db_url, tmp_path):
@@ -532,6 +561,7 @@ def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, p
         assert passwort not in alles and quote(passwort) not in alles, f"{name}: {e}"
         assert falsch not in alles, f"{name}: {e}"
         assert "Traceback" not in e.err, f"{name}: {e}"
+        assert e.err.count(PASSWORT_WARNUNG) == 1, f"{name}: {e}"  # das Passwort in der URL: einmal gewarnt
         if e.code != EXIT_OK:
             assert e.err.splitlines()[-1].startswith("Fehler: "), f"{name}: {e}"
     # Die Sperre hält eine Sitzung einer anderen Rolle ohne Lauf im Protokoll: ihre PID (pg_locks).

@@ -40,6 +40,11 @@ SQL_GIBT_ES = "select to_regclass(%s) is not null"
 SPERRE = "wurzelwerk-auswahl migrationen"
 SQL_SPERRE_WARTEN = "select pg_advisory_lock(hashtextextended(%s, 0))"
 SQL_SPERRE_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
+# Wer angemeldet ist, wo, und wem die Tabellen der Stufe gehören (dem Admin; None vor aw-002).
+SQL_WER = """
+select current_user, current_database(),
+       (select pg_get_userbyid(relowner) from pg_class where oid = to_regclass('selected_extractor'))
+"""
 
 
 def migrationsdateien() -> list[Path]:
@@ -105,6 +110,22 @@ def anwenden(conn: psycopg.Connection, datei: Path) -> None:
         ) from None
 
 
+def migrieren_aufruf(admin: str | None, ich: str | None, datenbank: str | None) -> str:
+    """Der Aufruf, der migriert – mit der Rolle des Admins davor, wenn nicht er angemeldet ist."""
+    als = f"DATABASE_URL='user={admin} dbname={datenbank}' " if admin and admin != ich else ""
+    return f"{als}{db.CHECK_DB} --migrieren"
+
+
+def als_admin_migrieren(admin: str | None, ich: str | None, datenbank: str | None) -> str:
+    """Wer migriert und womit, für jede Meldung, die dorthin schickt: „als aw_admin (Eigentümer
+    der Tabellen der Stufe), im Klon: DATABASE_URL='user=aw_admin dbname=…' .venv/bin/python
+    check_db.py --migrieren“ (docs/betrieb.md, Einrichtung, Schritt 3)."""
+    wer = admin or "Admin der Stufe"
+    return (
+        f"als {wer} (Eigentümer der Tabellen der Stufe), im Klon: {migrieren_aufruf(admin, ich, datenbank)}"
+    )
+
+
 def _sperre_nehmen(conn: psycopg.Connection) -> None:
     try:
         conn.execute(SQL_SPERRE_WARTEN, (SPERRE,))
@@ -145,11 +166,14 @@ def voraussetzungen(conn: psycopg.Connection) -> None:
     """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt."""
     if not conn.execute(SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
         raise VoraussetzungFehlt(
-            "Die Tabelle raw_items fehlt (sie gehört Ingest). Prüfen mit: python check_db.py"
+            f"Die Tabelle raw_items fehlt (sie gehört Ingest). Prüfen im Klon mit: {db.CHECK_DB} – es "
+            "nennt, wer sie anlegt."
         )
     schon = angewandt(conn)
     fehlt = [d.stem for d in migrationsdateien() if d.stem not in schon]
     if fehlt:
+        ich, datenbank, admin = conn.execute(SQL_WER).fetchone()
         raise VoraussetzungFehlt(
-            f"Migration(en) fehlen: {', '.join(fehlt)}. Anwenden mit: python check_db.py --migrieren"
+            f"Migration(en) fehlen: {', '.join(fehlt)}. Anzuwenden {als_admin_migrieren(admin, ich, datenbank)} "
+            "(docs/betrieb.md, Einrichtung, Schritt 3; danach Schritt 4 für die Rechte der Betriebsrolle)."
         )

@@ -143,7 +143,10 @@ class _Zeilen(logging.Formatter):
 
 
 def _einrichten() -> None:
-    """Je ein Handler für stdout (unter WARNING: das Protokoll) und stderr (ab WARNING)."""
+    """Je ein Handler für stdout (unter WARNING: das Protokoll) und stderr (ab WARNING).
+
+    Die Warnungen von db.py (Logger ``db``: etwa ein Passwort in DATABASE_URL) gehen im Lauf
+    über denselben Handler auf stderr, mit dem Zeilenkopf."""
     protokoll, mensch = _Strom("stdout"), _Strom("stderr")
     protokoll.addFilter(lambda r: r.levelno < logging.WARNING)
     mensch.setLevel(logging.WARNING)
@@ -152,6 +155,9 @@ def _einrichten() -> None:
         log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
+    db_warnung = logging.getLogger("db")  # db.WARNUNG; db.py kennt dieses Paket nicht
+    db_warnung.addHandler(mensch)
+    db_warnung.propagate = False
 
 
 _einrichten()

@@ -85,10 +85,10 @@ def tabelle() -> str:
 
 
 def main(argumente: list[str]) -> None:
-    """``--rezept`` oder ``--tabelle`` nach stdout (``python -m auswahlstufe.lauf.rechte``)."""
+    """``--rezept`` oder ``--tabelle`` nach stdout (``.venv/bin/python -m auswahlstufe.lauf.rechte``)."""
     if argumente == ["--rezept"]:
         sys.stdout.write(rezept())
     elif argumente == ["--tabelle"]:
         sys.stdout.write(tabelle())
     else:
-        sys.exit("Aufruf: python -m auswahlstufe.lauf.rechte --rezept | --tabelle")
+        sys.exit("Aufruf im Klon: .venv/bin/python -m auswahlstufe.lauf.rechte --rezept | --tabelle")

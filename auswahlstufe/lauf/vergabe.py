@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from auswahlstufe.betrieb import migrationen
 from auswahlstufe.lauf.rechte import MODI, SICHTEN, ZUSCHALTBAR, Recht
 
 # art → wie GRANT sie nennt (eine Sicht heißt dort table)
@@ -240,7 +241,7 @@ def abhilfe(conn: psycopg.Connection, gefunden: list[Luecke]) -> list[str]:
             # Die Tabellen der Stufe gehören schon einer anderen Rolle: die migriert, nicht diese.
             zeilen.append(
                 f"Migrieren ist Sache von {admin} (Eigentümer der Tabellen der Stufe), nicht von {ich}: "
-                f"DATABASE_URL='user={admin} dbname={datenbank}' .venv/bin/python check_db.py --migrieren"
+                + migrationen.migrieren_aufruf(admin, ich, datenbank)
             )
             continue
         if recht.art == "eigentuemer":  # gemischte Eigentümer: das kann nur ein Superuser richten

@@ -1,4 +1,4 @@
-"""Die Prüfseite: die Fälle einer Stichprobe als HTML zum Lesen und Beurteilen.
+"""Die Prüfseite: die Fälle einer Stichprobe oder eines Vergleichs als HTML zum Lesen und Beurteilen.
 
 Je Fall die Entscheidung, der Zweifel und warum, die Maße je Kandidat und die
 Texte nebeneinander, Konsens gelb markiert. Die Seite ist in sich
@@ -17,11 +17,12 @@ import html
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from auswahlstufe import regeln
-from auswahlstufe.anzeige import zahl
+from auswahlstufe.anzeige import zahl, zeit_text
 from auswahlstufe.pruefung.urteile import ANDERER, RICHTIG
 from auswahlstufe.regeln import Entscheidung, Zweifel, zweifel
 from normalisierung import FORMATZEICHEN, shingles, tokens
@@ -29,6 +30,45 @@ from version import K
 
 if TYPE_CHECKING:
     from auswahlstufe.pruefung.auslese import Fall
+
+
+@dataclass(frozen=True)
+class Art:
+    """Wofür eine Prüfseite steht: Stichprobe eines Laufs oder Vergleich zweier Fassungen.
+
+    ``praefix`` beginnt die Dateinamen, ``titel`` den Titel des Fensters, ``ueberschrift`` und
+    ``zaehlung`` benennen Seite und Zählung, ``leer`` steht da, wenn es keinen Fall gibt;
+    ``variante`` ist im Vergleich die coder_version, die gegen die Grundlage steht.
+    """
+
+    praefix: str
+    titel: str
+    ueberschrift: str
+    zaehlung: str
+    leer: str
+    variante: str | None = None
+
+
+STICHPROBE = Art(
+    "stichprobe",
+    "Stichprobe",
+    "Stichprobe zum Prüfen von Hand",
+    "Zählung des Laufs",
+    "Keine Fälle – der Lauf hatte nichts zu entscheiden.",
+)
+
+
+def vergleich(variante: str) -> Art:
+    """Die Seite von ``vergleich.py``: wo ``variante`` anders wählt als die Grundlage."""
+    return Art(
+        "vergleich",
+        "Vergleich",
+        "Vergleich zweier Fassungen: wo die Variante anders wählt",
+        "Zählung des Vergleichs",
+        "Keine Fälle – die Variante wählt überall wie die Grundlage.",
+        variante,
+    )
+
 
 # Was jede Regel bedeutet, in einem Satz für die Seite.
 REGEL_TEXT = {
@@ -196,18 +236,25 @@ a { color: #1d4ed8; }
 """
 
 
-def _kopf(faelle: Sequence[Fall], coder_version: str, zeitpunkt: datetime, zaehlung) -> str:
+def _kopf(faelle: Sequence[Fall], coder_version: str, zeitpunkt: datetime, zaehlung, art: Art) -> str:
+    if art.variante is None:
+        versionen = [f"<dt>coder_version</dt><dd><code>{_e(coder_version)}</code></dd>"]
+    else:
+        versionen = [
+            f"<dt>Grundlage (grün umrandet)</dt><dd><code>{_e(coder_version)}</code></dd>",
+            f"<dt>Variante (unter dem Schlüssel)</dt><dd><code>{_e(art.variante)}</code></dd>",
+        ]
     teile = [
         "<header>",
-        "<h1>Stichprobe zum Prüfen von Hand</h1>",
+        f"<h1>{_e(art.ueberschrift)}</h1>",
         '<dl class="kopf">',
-        f"<dt>coder_version</dt><dd><code>{_e(coder_version)}</code></dd>",
-        f"<dt>Geschrieben</dt><dd>{_e(f'{zeitpunkt:%Y-%m-%d %H:%M:%S}')}</dd>",
+        *versionen,
+        f"<dt>Geschrieben</dt><dd>{_e(zeit_text(zeitpunkt))}</dd>",
         f"<dt>Fälle auf dieser Seite</dt><dd>{len(faelle)}</dd>",
         "</dl>",
     ]
     if zaehlung:
-        teile.append('<h2>Zählung des Laufs</h2><table class="zaehlung"><tbody>')
+        teile.append(f'<h2>{_e(art.zaehlung)}</h2><table class="zaehlung"><tbody>')
         teile += [f'<tr><td>{_e(n)}</td><td class="zahl">{_e(w)}</td></tr>' for n, w in zaehlung.items()]
         teile.append("</tbody></table>")
     teile.append(
@@ -323,7 +370,8 @@ def _urteile_kopf(faelle: Sequence[Fall], coder_version: str, stamm: str) -> str
         f'<header id="urteile" data-stamm="{_e(stamm)}" data-coder-version="{_e(coder_version)}">'
         "<h2>Urteile</h2><p>Je Fall unten: <strong>Wahl richtig</strong> oder welcher andere Kandidat "
         "besser gewesen wäre. Die Urteile bleiben in diesem Browser, bis sie heruntergeladen sind; "
-        "<code>python bewertung.py --urteile DATEI</code> rechnet daraus die Genauigkeit der Auswahl.</p>"
+        "im Klon rechnet <code>.venv/bin/python bewertung.py --urteile DATEI</code> daraus die Genauigkeit "
+        "der Auswahl.</p>"
         f'<p><span id="urteile-zahl">0</span> von {len(faelle)} Fällen beurteilt · '
         '<button type="button" id="urteile-export">Urteile herunterladen (JSON)</button></p>'
         "<noscript><p>Das Herunterladen der Urteile braucht JavaScript.</p></noscript></header>"
@@ -412,26 +460,27 @@ def seite(
     zaehlung: Mapping[str, int] | None = None,
     k: int = K,
     stamm: str = "stichprobe",
+    art: Art = STICHPROBE,
 ) -> str:
     """Die ganze HTML-Seite als Text: Kopf, Übersicht, ein Abschnitt je Fall.
 
-    ``stamm`` (der Dateiname ohne Endung) nennt die Stichprobe in den Urteilen.
+    ``stamm`` (der Dateiname ohne Endung) nennt die Stichprobe in den Urteilen; ``art`` sagt,
+    ob es die Stichprobe eines Laufs ist oder ein Vergleich zweier Fassungen.
     """
+    titel = f"{art.titel} {coder_version}" + (f" – {art.variante}" if art.variante else "")
     teile = [
         "<!DOCTYPE html>",
         '<html lang="de"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Stichprobe {_e(coder_version)}</title>",
+        f"<title>{_e(titel)}</title>",
         f"<style>{CSS}</style></head><body>",
-        _kopf(faelle, coder_version, zeitpunkt, zaehlung),
+        _kopf(faelle, coder_version, zeitpunkt, zaehlung, art),
     ]
     if faelle:
         teile.append(_urteile_kopf(faelle, coder_version, stamm))
         teile.append(_verzeichnis(faelle))
     else:
-        teile.append(
-            '<header><p class="leer">Keine Fälle – der Lauf hatte nichts zu entscheiden.</p></header>'
-        )
+        teile.append(f'<header><p class="leer">{_e(art.leer)}</p></header>')
     teile += [_fall(rang, fall, k) for rang, fall in enumerate(faelle, 1)]
     if faelle:
         teile.append(f'<script id="urteile-skript">{URTEIL_SKRIPT}</script>')

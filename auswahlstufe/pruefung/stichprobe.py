@@ -15,11 +15,16 @@ import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from auswahlstufe.anzeige import berlin
 from auswahlstufe.fehler import EingabeFehler
 from auswahlstufe.pruefung.auslese import Fall, Stichprobe
 from auswahlstufe.regeln import zweifel
 from version import PRIORITAET
+
+if TYPE_CHECKING:
+    from auswahlstufe.pruefung.pruefseite import Art
 
 ANFANG_ZEICHEN = 200  # so viel Text je Kandidat in der CSV
 
@@ -53,11 +58,14 @@ def _neu_anlegen(pfad: Path) -> None:
 def dateiname(
     coder_version: str, zeitpunkt: datetime, endung: str, nummer: int = 1, praefix: str = "stichprobe"
 ) -> str:
-    """``stichprobe-<version>-<zeit>.<endung>``; ab der zweiten in derselben Sekunde ``…-<nummer>``."""
+    """``stichprobe-<version>-<zeit>.<endung>``; ab der zweiten in derselben Sekunde ``…-<nummer>``.
+
+    Die Zeit ist Europe/Berlin mit ihrem Offset (``20261202T074200+0100``), wie jede Zeit der
+    Stufe – auch in einem Prozess, der in UTC läuft (cron)."""
     # '>' ist in Dateinamen lästig (Shell-Umleitung); sonst bleibt die Version lesbar.
     version = coder_version.replace(">", "-")
     zusatz = f"-{nummer}" if nummer > 1 else ""
-    return f"{praefix}-{version}-{zeitpunkt:%Y%m%dT%H%M%S}{zusatz}.{endung}"
+    return f"{praefix}-{version}-{berlin(zeitpunkt):%Y%m%dT%H%M%S%z}{zusatz}.{endung}"
 
 
 def _freie_namen(
@@ -138,22 +146,24 @@ def schreiben(
     verzeichnis: Path | None = None,
     zeitpunkt: datetime | None = None,
     zaehlung: Mapping[str, int] | None = None,
-    praefix: str = "stichprobe",
+    art: Art | None = None,
 ) -> Path:
     """Schreibt die Stichprobe nach ``stichprobe-<coder_version>-<zeit>.csv`` und
     daneben ``….html`` (ist der Name schon vergeben: ``…-2``, ``…-3`` …); gibt den
-    Pfad der CSV zurück."""
-    zeitpunkt = zeitpunkt or datetime.now()
+    Pfad der CSV zurück. ``art`` (``pruefseite.vergleich``): ein Vergleich zweier Fassungen,
+    ``vergleich-…`` mit eigener Überschrift."""
+    zeitpunkt = berlin(zeitpunkt)
+    art = art or _pruefseite().STICHPROBE
     faelle = stichprobe.faelle()
     geschrieben: list[Path] = []
     try:
         verzeichnis = verzeichnis or Path.cwd()
-        csv_pfad, html_pfad = _freie_namen(verzeichnis, coder_version, zeitpunkt, praefix)
+        csv_pfad, html_pfad = _freie_namen(verzeichnis, coder_version, zeitpunkt, art.praefix)
         geschrieben += [csv_pfad, html_pfad]
         schreiben_csv(faelle, csv_pfad)
         html_pfad.write_text(
             _pruefseite().seite(
-                faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung, stamm=csv_pfad.stem
+                faelle, coder_version, zeitpunkt=zeitpunkt, zaehlung=zaehlung, stamm=csv_pfad.stem, art=art
             ),
             encoding="utf-8",
             errors="backslashreplace",

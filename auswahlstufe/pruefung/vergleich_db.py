@@ -51,7 +51,12 @@ left join lateral (
 where a.coder_version = %(grundlage)s and a.extraktor <> b.extraktor
 order by a.item_id
 """
+# Welche Versionen es gibt, mit der Zahl ihrer Zeilen (für die Meldung, wenn eine fehlt).
+SQL_VERSIONEN = (
+    "select coder_version, count(*) from selected_extractor group by coder_version order by coder_version"
+)
 SEITE = 500  # Zeilen je Abruf vom Cursor des Servers
+KODIEREN = ".venv/bin/python auswahl.py --backfill"  # im Klon
 
 
 @dataclass
@@ -91,6 +96,16 @@ def entscheidung_aus_zeile(extraktor: str, regel: str, konsens: int, metriken: M
     return Entscheidung(extraktor, regel, konsens, tuple(kandidaten))
 
 
+def ohne_zeilen(version: str, versionen: list[tuple[str, int]]) -> str:
+    """Der Satz, wenn unter ``version`` nichts steht: welche Versionen es gibt, mit ihren Zeilen."""
+    satz = f"Unter coder_version {version} steht keine Zeile in selected_extractor."
+    kodieren = f"{KODIEREN} (eine Variante mit --variante, etwa k4:0.03)"
+    if not versionen:
+        return f"{satz} Die Tabelle ist leer; kodieren: {kodieren}."
+    liste = "; ".join(f"{name} ({zeilen} Zeile{'' if zeilen == 1 else 'n'})" for name, zeilen in versionen)
+    return f"{satz} Vorhanden {'ist' if len(versionen) == 1 else 'sind'}: {liste}. Kodieren: {kodieren}."
+
+
 def vergleichen(url: str, grundlage: str, variante: str, hoechstens: int) -> tuple[Zaehlung, Stichprobe]:
     """Die Zählung und die ``hoechstens`` zweifelhaftesten verschieden gewählten Items."""
     params = {"grundlage": grundlage, "variante": variante, "bekannt": list(PRIORITAET)}
@@ -104,10 +119,7 @@ def vergleichen(url: str, grundlage: str, variante: str, hoechstens: int) -> tup
         }
         for version, zeilen in vorhanden.items():
             if not zeilen:
-                raise EingabeFehler(
-                    f"Unter coder_version {version} steht keine Zeile in selected_extractor. "
-                    "Vorhandene Versionen: select coder_version, count(*) from selected_extractor group by 1;"
-                )
+                raise EingabeFehler(ohne_zeilen(version, conn.execute(SQL_VERSIONEN).fetchall()))
         with conn.cursor(name="vergleich") as cur:
             cur.itersize = SEITE
             cur.execute(SQL_ANDERS, params)
