@@ -1,7 +1,7 @@
 -- aw-001: Migrationsbuch (geteilt mit den anderen Modulen) und die Kandidaten.
 --
 -- Anwenden: psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f migrations/aw-001-extraktionen.sql
--- oder:     python check_db.py --migrieren
+-- oder:     .venv/bin/python check_db.py --migrieren
 -- Ein zweiter Lauf bricht mit „schon angewandt“ ab und ändert nichts.
 begin;
 

@@ -1,7 +1,7 @@
 -- aw-005: die Prüfsumme der Kandidatentexte mit SHA-256 statt MD5.
 --
 -- Anwenden: psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f migrations/aw-005-sha256.sql
--- oder:     python check_db.py --migrieren
+-- oder:     .venv/bin/python check_db.py --migrieren
 --
 -- md5() ist auf Servern im FIPS-Modus gesperrt: dort scheiterte jedes Schreiben
 -- in extraktionen an der berechneten Spalte text_md5. sha256() geht überall.

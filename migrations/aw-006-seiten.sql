@@ -1,7 +1,7 @@
 -- aw-006: die rohen Seiten je Item und woher eine gespeicherte Extraktion kam.
 --
 -- Anwenden: psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f migrations/aw-006-seiten.sql
--- oder:     python check_db.py --migrieren
+-- oder:     .venv/bin/python check_db.py --migrieren
 begin;
 
 do $$

@@ -1,7 +1,7 @@
 -- aw-007: Läufe im Betrieb – wie ein Lauf lief, wer die Sperre hält, tote Läufe, offene Slots.
 --
 -- Anwenden: psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f migrations/aw-007-laeufe-betrieb.sql
--- oder:     python check_db.py --migrieren
+-- oder:     .venv/bin/python check_db.py --migrieren
 --
 -- Issue 19 (im echten Haus): cron verlor Slots still, die Sperrmeldung nannte den
 -- Serverprozess statt des Laufs, abgebrochene Läufe blieben für immer offen, und

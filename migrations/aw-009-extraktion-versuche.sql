@@ -1,7 +1,7 @@
 -- aw-009: eine schlechte Nacht wird kein bleibendes Ergebnis – Versuche der Extraktion.
 --
 -- Anwenden: psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f migrations/aw-009-extraktion-versuche.sql
--- oder:     python check_db.py --migrieren
+-- oder:     .venv/bin/python check_db.py --migrieren
 --
 -- Ein Zeitlimit, ein abgestürzter Worker oder die Speichergrenze sagen nichts über
 -- die Seite, sondern über die Nacht. Solche Kandidaten sind vorläufig: der nächste

@@ -1,7 +1,7 @@
 -- aw-010: Exit 5 heißt gesperrt – im Protokoll für sich, nicht unter fehler.
 --
 -- Anwenden: psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f migrations/aw-010-zustand-gesperrt.sql
--- oder:     python check_db.py --migrieren
+-- oder:     .venv/bin/python check_db.py --migrieren
 --
 -- Issue 19, ein neuer Betreiber: --nachholen aus cron endet mit Exit 5, wenn ein
 -- anderer Lauf die Sperre hält – alle Viertelstunde möglich, kein Fehler. aw-007

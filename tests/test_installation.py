@@ -183,20 +183,7 @@ def _texte(datei: Path) -> list[str]:
 
 @pytest.mark.parametrize(
     "datei",
-    [
-        pytest.param(
-            datei,
-            marks=[
-                pytest.mark.xfail(
-                    strict=True,
-                    reason="Satz zur fehlenden Tabelle seiten: noch python check_db.py --migrieren",
-                )
-            ]
-            if datei.relative_to(PROJEKT).as_posix() == "auswahlstufe/extraktion/stufe.py"
-            else [],
-        )
-        for datei in _produktdateien()
-    ],
+    _produktdateien(),
     ids=lambda datei: datei.relative_to(PROJEKT).as_posix(),
 )
 def test_meldungen_nennen_das_python_des_klons(datei):

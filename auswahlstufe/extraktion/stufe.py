@@ -173,7 +173,7 @@ class Extrahieren:
         zaehlung.update(dict.fromkeys(ZAEHLUNG, 0))
         if not k.leser.execute(SQL_GIBT_ES_SEITEN).fetchone()[0]:
             raise VoraussetzungFehlt(
-                "Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (python check_db.py --migrieren)."
+                f"Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (als Admin der Stufe: {db.CHECK_DB} --migrieren)."
             )
         abfrage, params = _abfrage(bereich)
         zaehlung["zu_extrahieren"], zaehlung["veraltet"] = k.leser.execute(
