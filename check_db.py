@@ -23,8 +23,10 @@ import click
 import psycopg
 
 import db
+from auswahlstufe import kerne
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.betrieb import migrationen
+from auswahlstufe.extraktion import stufe as extraktion_stufe
 from auswahlstufe.fehler import VoraussetzungFehlt
 from auswahlstufe.lauf import rechte, vergabe
 
@@ -64,6 +66,7 @@ select (select pg_get_userbyid(datdba) from pg_database where datname = current_
        (select pg_get_userbyid(relowner) from pg_class where oid = to_regclass('selected_extractor'))
 """
 # Bestand.
+SQL_SEITEN_LESBAR = "select to_regclass('seiten') is not null and has_table_privilege('seiten', 'SELECT')"
 SQL_ITEMS = "select count(*) from raw_items"
 SQL_ITEMS_MIT_KANDIDATEN = "select count(distinct item_id) from extraktionen"
 SQL_JE_EXTRAKTOR = "select extraktor, count(*) from extraktionen group by extraktor order by extraktor"
@@ -148,6 +151,11 @@ def bestand(conn: psycopg.Connection) -> list[str]:
     zeilen += [f"  {v}: {z}" + ("  (aktuell)" if v == CODER_VERSION else "") for v, z in je_version]
     offen = conn.execute(SQL_NICHT_KODIERT, (CODER_VERSION,)).fetchone()[0]
     zeilen.append(f"Noch nicht kodiert mit {CODER_VERSION}: {offen}")
+    if conn.execute(SQL_SEITEN_LESBAR).fetchone()[0]:
+        vorhaben = extraktion_stufe.plan_des_bestands(conn)
+        zeilen.append(
+            f"Extraktion über den Bestand (--extrahieren --backfill): {vorhaben.satz(kerne.nutzbar())}"
+        )
     return zeilen
 
 

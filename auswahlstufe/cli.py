@@ -130,7 +130,7 @@ REGELN: tuple[tuple[tuple[str, ...], frozenset[str], str], ...] = (
 @click.option(
     "--nachholen",
     is_flag=True,
-    help="Jeden offenen Slot kodieren, der älteste zuerst, jeden als eigenen Slot-Lauf (für cron: holt "
+    help="Jeden offenen Slot kodieren, der neueste zuerst, jeden als eigenen Slot-Lauf (für cron: holt "
     "nach, was ein gesperrter, gestoppter oder toter Lauf liegen ließ). Offen ist ein Slot, in dem ein "
     "Item Kandidaten, aber keine Entscheidung dieser coder_version hat – mit --extrahieren auch eine "
     "Seite, aber keine Kandidaten. Geänderte Kandidaten oder eine neue Seite eines schon entschiedenen "
@@ -250,7 +250,7 @@ def cli(
     --nachholen ist der Aufruf für cron: er kodiert jeden offenen Slot (ein
     Item mit Kandidaten ohne Entscheidung, mit --extrahieren auch eine Seite
     ohne Kandidaten; Geändertes an schon entschiedenen Items nimmt erst
-    --backfill), der älteste zuerst, höchstens --hoechstens je Aufruf. Ist nichts offen, endet
+    --backfill), der neueste zuerst, höchstens --hoechstens je Aufruf. Ist nichts offen, endet
     er still mit 0; hält ein anderer Lauf die Sperre, mit 5 und einem Hinweis
     auf stdout – der nächste Aufruf holt nach. Ohne Terminal trägt jede Zeile
     Zeit, Modus, Slot und coder_version (AUSWAHL_ZEILENKOPF=auto|an|aus);

@@ -108,22 +108,44 @@ def fortschritt(
     einheit: str = "Items",
     teiler: int = 1,
     balken: bool = True,
+    melden: Callable[[int, int], None] | None = None,
 ) -> Iterator[Callable[[int], None]]:
     """Gibt ``weiter(n)`` zurück: n weitere Einheiten fertig.
 
     ``einheit``/``teiler`` für die Zeile (``"MB"``, ``MB``: gezählt in Bytes);
     ``balken=False`` lässt am Terminal den Balken weg (eine kleine Eingabe ist
     fertig, bevor er etwas zeigt) – ohne Terminal schreibt ein kurzer Lauf
-    ohnehin keine Zeile.
+    ohnehin keine Zeile. ``melden(fertig, gesamt)`` bekommt den Stand am Anfang und
+    danach höchstens alle ``abstand`` Sekunden (ein Lauf trägt ihn in die Datenbank ein).
     """
     datei = datei if datei is not None else sys.stderr
+    abstand = ABSTAND if abstand is None else abstand
     if not gesamt:
         yield lambda _n: None
-    elif datei.isatty():
-        with click.progressbar(
-            length=gesamt, label=titel, file=datei, show_pos=True, hidden=not balken
-        ) as zeichnung:
-            yield zeichnung.update
-    else:
-        abstand = ABSTAND if abstand is None else abstand
-        yield Zeilenfortschritt(gesamt, titel, datei, abstand, uhr, einheit, teiler).weiter
+        return
+    with contextlib.ExitStack() as stapel:
+        if datei.isatty():
+            anzeige = stapel.enter_context(
+                click.progressbar(length=gesamt, label=titel, file=datei, show_pos=True, hidden=not balken)
+            ).update
+        else:
+            anzeige = Zeilenfortschritt(gesamt, titel, datei, abstand, uhr, einheit, teiler).weiter
+        yield anzeige if melden is None else _Melder(gesamt, melden, abstand, uhr, anzeige).weiter
+
+
+class _Melder:
+    """Gibt jedes ``weiter`` an die Anzeige und den Stand höchstens alle ``abstand`` s an ``melden``."""
+
+    def __init__(self, gesamt: int, melden, abstand: float, uhr, anzeige) -> None:
+        self.gesamt, self.melden, self.abstand, self.uhr, self.anzeige = gesamt, melden, abstand, uhr, anzeige
+        self.fertig = 0
+        self.naechste = uhr() + abstand
+        melden(0, gesamt)
+
+    def weiter(self, n: int) -> None:
+        self.anzeige(n)
+        self.fertig += n
+        jetzt = self.uhr()
+        if jetzt >= self.naechste:
+            self.melden(self.fertig, self.gesamt)
+            self.naechste = jetzt + self.abstand

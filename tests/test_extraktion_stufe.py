@@ -163,7 +163,10 @@ def test_slot_mit_sekunden_extrahiert_genau_seine_seiten(cli, daten):
 def test_trocken_schreibt_nichts(cli, bestand):
     lauf = cli("--extrahieren", "--backfill", "--trocken")
     assert lauf.code == 0, lauf.err
-    assert "Extraktion (trocken): 3 Seiten würden extrahiert." in lauf.out
+    assert (
+        "Extraktion (trocken): 3 Seiten zu extrahieren (newspaper4k 3, readability 3, trafilatura 3)"
+        in lauf.out
+    )
     assert extraktionen(bestand) == {}
 
 

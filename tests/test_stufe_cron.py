@@ -1,7 +1,7 @@
 """Im echten Haus mit cron (Issue 19): nachholen, überwachen, tote Läufe schließen, das cron-Log.
 
 * ``--nachholen`` kodiert jeden offenen Slot – ein Item mit Kandidaten hat keine Entscheidung
-  der coder_version (oder, mit ``--extrahieren``, eine Seite ohne Kandidaten) –, der älteste
+  der coder_version (oder, mit ``--extrahieren``, eine Seite ohne Kandidaten) –, der neueste
   zuerst, höchstens ``--hoechstens`` je Aufruf, jeden als eigenen Slot-Lauf. Eine Nacht mit Exit 5, ein gestoppter Server, ein getöteter Lauf heilen so beim
   nächsten Aufruf, ohne dass ein Mensch etwas tut.
 * Die Sichten unterscheiden „lief, 0 Items“ von „kodiert“ und sagen dasselbe wie ``--nachholen``.
@@ -98,9 +98,10 @@ def sperre_halten(url: str) -> psycopg.Connection:
 # --- --nachholen ----------------------------------------------------------------------------------
 
 
-def test_nachholen_holt_verlorene_slots_nach_der_aelteste_zuerst(db_url, cli):
-    """Issue 19.6: ein Slot-Lauf, der an der Sperre scheiterte (Exit 5), blieb für immer verloren.
-    Jetzt holt der nächste Aufruf von --nachholen ihn nach – und den Slot, der nie lief."""
+def test_nachholen_holt_verlorene_slots_nach_der_neueste_zuerst(db_url, cli):
+    """Ein Slot-Lauf, der an der Sperre scheiterte (Exit 5), und ein Slot, der nie lief: der
+    nächste Aufruf von --nachholen holt beide nach, den neuesten zuerst (der frische Poll wartet
+    nicht auf das Nachholen)."""
     verloren, gelaufen, nie = bestand(db_url, 20, 3)
     halter = sperre_halten(db_url)
     try:
@@ -109,8 +110,8 @@ def test_nachholen_holt_verlorene_slots_nach_der_aelteste_zuerst(db_url, cli):
         halter.close()
     assert cli("--slot", slot_text(gelaufen)).code == EXIT_OK
     assert abfrage(db_url, "select slot, items, ohne_entscheidung from auswahl_slots_ohne_lauf") == [
-        (verloren, 20, 20),
         (nie, 20, 20),
+        (verloren, 20, 20),
     ]
 
     e = cli("--nachholen")
@@ -121,13 +122,13 @@ def test_nachholen_holt_verlorene_slots_nach_der_aelteste_zuerst(db_url, cli):
     assert e.err == "", str(e)
     aufruf, erster, zweiter = abfrage(db_url, SQL_LAEUFE)[2:]
     assert aufruf[1:] == ("nachholen", None, None, 40, 40, EXIT_OK, "erfolg"), aufruf
-    # der älteste zuerst, jeder als eigener Slot-Lauf mit Verweis auf seinen Aufruf
-    assert erster[1:] == ("slot", verloren, aufruf[0], 20, 20, EXIT_OK, "erfolg"), erster
-    assert zweiter[1:] == ("slot", nie, aufruf[0], 20, 20, EXIT_OK, "erfolg"), zweiter
+    # der neueste zuerst, jeder als eigener Slot-Lauf mit Verweis auf seinen Aufruf
+    assert erster[1:] == ("slot", nie, aufruf[0], 20, 20, EXIT_OK, "erfolg"), erster
+    assert zweiter[1:] == ("slot", verloren, aufruf[0], 20, 20, EXIT_OK, "erfolg"), zweiter
     assert abfrage(db_url, "select count(*) from selected_extractor") == [(60,)]
     assert abfrage(db_url, "select count(*) from auswahl_slots_ohne_lauf") == [(0,)]
     assert abfrage(db_url, "select slot, items, kodiert, lauf_id from auswahl_letzter_slot") == [
-        (nie, 20, 20, zweiter[0])
+        (nie, 20, 20, erster[0])
     ]
 
     # Nichts offen: still (cron mailt nichts), Exit 0, ein Eintrag als Lebenszeichen.
@@ -263,26 +264,29 @@ def test_nachholen_einer_variante_zaehlt_nur_fuer_die_variante(db_url, cli):
 
 
 def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arbeitet(db_url, tmp_path):
-    """Hält ein Lauf, der gerade arbeitet, die Sperre, endet --nachholen mit Exit 5 und einem
-    Hinweis im Protokoll (stdout): cron mailt nicht, der nächste Aufruf holt nach. Ist der Halter
-    unbekannt oder läuft er schon länger als STILL_WARTEN, ist es eine Meldung auf stderr. Ein Lauf
-    von Hand (--slot) nennt den nächsten Schritt (Befund 8, Betreiber): warten, dann wiederholen."""
-    slots = bestand(db_url, 2500, 2)
-    halt = Halt(tmp_path, "stapel", 1)  # der Backfill hält die Sperre und bleibt mitten im Lauf
-    backfill = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
-    halt.abwarten(backfill)
+    """Hält ein kurzer Lauf, der gerade arbeitet (ein --slot von Hand), die Sperre, endet
+    --nachholen mit Exit 5 und einem Hinweis im Protokoll (stdout): cron mailt nicht, der nächste
+    Aufruf holt nach. Ist der Halter unbekannt oder läuft er schon länger als STILL_WARTEN, ist es
+    eine Meldung auf stderr. Ein zweiter Lauf von Hand (--slot) nennt den nächsten Schritt: warten,
+    dann wiederholen. (Einem Backfill wartet ein kurzer Lauf ab: tests/test_stufe_weichen.py.)"""
+    frueh, spaet = bestand(db_url, 2500, 2)
+    halt = Halt(tmp_path, "stapel", 1)  # der Slot-Lauf hält die Sperre und bleibt mitten im Lauf
+    halter = im_hintergrund(db_url, "--slot", slot_text(spaet), cwd=tmp_path, env=halt.umgebung)
+    halt.abwarten(halter)
     try:
         still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
         code, out, err = ende(still, timeout=120)
         assert code == EXIT_GESPERRT and err == "", f"exit {code}\n{out}\n{err}"
         assert out.startswith(f"Hinweis: Ein anderer Lauf von {CODER_VERSION} hält die Sperre"), out
-        assert f": Lauf 1 (--backfill, Prozess {backfill.pid} auf {socket.gethostname()}, begonnen " in out
+        assert (
+            f": Lauf 1 (--slot {slot_text(spaet)}, Prozess {halter.pid} auf {socket.gethostname()}, " in out
+        )
         assert out.rstrip().endswith(
             "Dieser Lauf bricht ab, ohne etwas zu schreiben. Nichts nachgeholt; der nächste Aufruf von "
             "--nachholen holt nach."
         ), out
 
-        von_hand = im_hintergrund(db_url, "--slot", slot_text(slots[0]), cwd=tmp_path)
+        von_hand = im_hintergrund(db_url, "--slot", slot_text(frueh), cwd=tmp_path)
         code, out, err = ende(von_hand, timeout=120)
         assert code == EXIT_GESPERRT and err.startswith("Fehler: Ein anderer Lauf"), err
         assert err.endswith(
@@ -300,13 +304,16 @@ def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arb
         assert code == EXIT_GESPERRT and out == "" and err.startswith("Fehler: Ein anderer Lauf"), err
     finally:
         halt.weiter()
-    code, out, err = ende(backfill)
+    code, out, err = ende(halter)
     assert code == EXIT_OK, err
     assert abfrage(db_url, "select modus, exit_code from auswahl_laeufe where modus = 'nachholen'") == [
         ("nachholen", EXIT_GESPERRT),
         ("nachholen", EXIT_GESPERRT),
     ]
-    # Der Backfill hat alles kodiert: nichts ist offen.
+    # Der nächste Aufruf holt den frühen Slot nach; danach ist nichts offen.
+    nach = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
+    code, out, err = ende(nach)
+    assert code == EXIT_OK and err == "" and bilanzzeile(out).startswith("neu 2500, "), out + err
     still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
     assert ende(still) == (EXIT_OK, "", "")
 
@@ -323,8 +330,8 @@ def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arb
 def test_ein_fehler_in_einem_nachgeholten_slot_steht_mit_seinem_exit_code_im_protokoll(db_url, cli):
     """Scheitert ein Slot (hier: statement_timeout, während Ingest ein Item sperrt), endet der Aufruf
     mit dem Exit-Code des Fehlers, der Slot-Lauf und der Aufruf stehen mit ihm im Protokoll, und
-    der nächste Aufruf holt beide Slots nach."""
-    erster, _ = bestand(db_url, 20, 2)
+    der nächste Aufruf holt ihn nach. Der neuere Slot kam vorher dran und ist kodiert."""
+    erster, zweiter = bestand(db_url, 20, 2)
     with psycopg.connect(db_url) as halter:
         halter.execute("select 1 from raw_items where id = 1 for update")
         e = cli("--nachholen", env={"AUSWAHL_STATEMENT_TIMEOUT": "300ms", "AUSWAHL_LOCK_TIMEOUT": "0"})
@@ -332,10 +339,11 @@ def test_ein_fehler_in_einem_nachgeholten_slot_steht_mit_seinem_exit_code_im_pro
     assert e.code == EXIT_ZEITLIMIT and "Zeitlimit der Datenbank überschritten" in e.err, str(e)
     assert abfrage(db_url, "select modus, slot, exit_code, zustand from auswahl_laeufe order by id") == [
         ("nachholen", None, EXIT_ZEITLIMIT, "fehler"),
+        ("slot", zweiter, EXIT_OK, "erfolg"),
         ("slot", erster, EXIT_ZEITLIMIT, "fehler"),
     ]
     e = cli("--nachholen")
-    assert e.code == EXIT_OK and len(bilanzen(e.out)) == 2, str(e)
+    assert e.code == EXIT_OK and len(bilanzen(e.out)) == 1, str(e)
 
 
 # --- Sicht und --nachholen sagen dasselbe ------------------------------------------------------

@@ -28,13 +28,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TypeVar
 
 import psycopg
 
 import db
 from auswahlstufe.anzeige import zahl
-from auswahlstufe.betrieb import sperre
+from auswahlstufe.betrieb import laeufe, sperre
 from auswahlstufe.betrieb.abbruch import Abbruch
 from auswahlstufe.betrieb.halt import Haltepunkte
 from auswahlstufe.betrieb.pool import Pool
@@ -57,6 +58,7 @@ class Laufkontext:
     weicht: bool = False  # ein langer Lauf: gibt die Sperre frei, wenn ein kurzer wartet
     sperren: list[tuple[str, bool]] = field(default_factory=list)  # die genommenen (Name, exklusiv)
     gewichen: int = 0
+    lauf_id: int | None = None  # der Eintrag in auswahl_laeufe, für den gerade gearbeitet wird
     halt: Haltepunkte = field(default_factory=Haltepunkte)
     _geprueft: float = 0.0
     _pools: dict[str, object] = field(default_factory=dict)
@@ -95,6 +97,19 @@ class Laufkontext:
         if name not in self._pools:
             self._pools[name] = self._aufraeumen.enter_context(fabrik())
         return self._pools[name]
+
+    def melder(self, phase: str) -> Callable[[int, int], None] | None:
+        """``melden(fertig, gesamt)`` für ``fortschritt``: trägt den Stand der Phase in den Eintrag
+        des Laufs (``auswahl_fortschritt``). None, wenn es keinen Eintrag gibt (``--trocken``)."""
+        if self.trocken or self.lauf_id is None:
+            return None
+        lauf_id, seit = self.lauf_id, datetime.now(UTC)
+
+        def melden(fertig: int, gesamt: int) -> None:
+            with self.verbindung_der_sperre() as conn:
+                laeufe.fortschritt_eintragen(conn, lauf_id, phase, fertig, gesamt, seit)
+
+        return melden
 
     def weichen_noetig(self) -> bool:
         """Wartet ein kurzer Lauf auf die Sperre dieses langen? Höchstens einmal je ``PRUEFABSTAND``

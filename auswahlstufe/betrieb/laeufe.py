@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import socket
-from datetime import datetime
+from datetime import UTC, datetime
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -44,6 +44,8 @@ update auswahl_laeufe set
     exit_code = %(exit_code)s, meldung = %(meldung)s, extraktion = %(extraktion)s
 where id = %(id)s
 """
+# Wie weit ein Lauf ist (aw-011; die Sicht auswahl_fortschritt rechnet Rate und Ende daraus).
+SQL_FORTSCHRITT = "update auswahl_laeufe set fortschritt = %(stand)s where id = %(id)s"
 # Ein Lauf zum Nennen (Sperrmeldung, geschlossene Läufe).
 SQL_LAUF = """
 select id, modus, slot, teil, extrahieren, variante, aufruf, pid, rechner, begonnen_am
@@ -217,3 +219,17 @@ def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None
         log.warning(f"Hinweis: {text} {NICHT_EINGETRAGEN}; jetzt als abgebrochen geschlossen{ebenso}.")
         beschreibungen.append(text)
     return beschreibungen
+
+
+def fortschritt_eintragen(
+    conn: psycopg.Connection, lauf_id: int, phase: str, fertig: int, gesamt: int, seit: datetime
+) -> None:
+    """Den Stand einer Phase (``Extrahieren``, ``Kodieren``) eintragen; ``seit``: ihr Beginn."""
+    stand = {
+        "phase": phase,
+        "fertig": fertig,
+        "gesamt": gesamt,
+        "seit": seit.isoformat(),
+        "am": datetime.now(UTC).isoformat(),
+    }
+    conn.execute(SQL_FORTSCHRITT, {"id": lauf_id, "stand": Jsonb(stand)})

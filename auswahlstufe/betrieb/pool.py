@@ -312,14 +312,12 @@ class Pool:
                 else:
                     wartend.append(u)
             self._abgeben(wartend)
-            if not unterwegs:
+            if not unterwegs or (halt is not None and halt()):
                 return
             if unterwegs[0].fertig:
                 erster = unterwegs.popleft()
                 yield erster.auftrag.schluessel, _ergebnis(erster.ergebnis)
                 continue
-            if halt is not None and halt():
-                return
             self._warten(wartend)
 
     def _abgeben(self, wartend: collections.deque[_Unterwegs]) -> None:

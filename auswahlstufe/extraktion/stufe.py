@@ -37,13 +37,14 @@ import psycopg
 from psycopg import sql
 
 import db
+from auswahlstufe import kerne
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.betrieb import keyset, protokoll
 from auswahlstufe.betrieb.bereich import Bereich
 from auswahlstufe.betrieb.ingest import ohne_geloeschte
 from auswahlstufe.betrieb.kontext import Laufkontext
 from auswahlstufe.betrieb.protokoll import log
-from auswahlstufe.extraktion import art, aufrufe
+from auswahlstufe.extraktion import art, aufrufe, plan
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
 from auswahlstufe.fortschritt import fortschritt
@@ -96,8 +97,6 @@ order by s.item_id
 limit %(seite)s
 """
 
-# Wie viele Seiten zu extrahieren und wie viele nur nachzuprüfen sind.
-SQL_ZAHL_VERALTET = "select count(*) filter (where namen is not null), count(*) from ({abfrage}) v"
 # Nur die Fassung neu stempeln (die Seitenart änderte sich, das Urteil über die Seite nicht):
 # Text, Fehler und extrahiert_am bleiben.
 SQL_STEMPELN = """
@@ -127,6 +126,12 @@ where (extraktionen.text, extraktionen.fehler, extraktionen.extraktor_fassung, e
 def fassungen() -> dict[str, str]:
     versionen = aufrufe.versionen()
     return {name: aufrufe.extraktor_fassung(name, versionen[name]) for name in aufrufe.EXTRAKTOREN}
+
+
+def plan_des_bestands(conn: psycopg.Connection) -> plan.Plan:
+    """Was ``--extrahieren --backfill`` jetzt täte (``check_db.py``)."""
+    abfrage, params = _abfrage(Bereich())
+    return plan.erstellen(conn, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "seite": None})
 
 
 def _abfrage(bereich: Bereich) -> tuple[sql.Composed, dict]:
@@ -176,15 +181,15 @@ class Extrahieren:
                 f"Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (als Admin der Stufe: {db.CHECK_DB} --migrieren)."
             )
         abfrage, params = _abfrage(bereich)
-        zaehlung["zu_extrahieren"], zaehlung["veraltet"] = k.leser.execute(
-            sql.SQL(SQL_ZAHL_VERALTET).format(abfrage=abfrage),
-            {**params, "ab": keyset.KLEINSTE_ID, "seite": None},
-        ).fetchone()
-        nur_pruefen = zaehlung["veraltet"] - zaehlung["zu_extrahieren"]
+        vorhaben = plan.erstellen(k.leser, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "seite": None})
+        zaehlung["zu_extrahieren"] = vorhaben.zu_extrahieren
+        zaehlung["veraltet"] = vorhaben.zu_extrahieren + vorhaben.nachzupruefen
+        prozesse = self.prozesse or kerne.nutzbar()
         if k.trocken:
-            pruefen = f", {nur_pruefen} nur nachgeprüft (Seitenart)" if nur_pruefen else ""
-            log.info(f"Extraktion (trocken): {zaehlung['zu_extrahieren']} Seiten würden extrahiert{pruefen}.")
+            log.info(f"Extraktion (trocken): {vorhaben.satz(prozesse)}.")
             return
+        if vorhaben.zu_extrahieren >= plan.ANSAGEN_AB:
+            log.info(f"Extraktion: {vorhaben.satz(prozesse)}. Wie weit sie ist: Sicht auswahl_fortschritt.")
         if zaehlung["veraltet"]:
 
             def fabrik():
@@ -349,7 +354,11 @@ def _seiten_extrahieren(k: Laufkontext, eintraege: Iterator, arbeit: _Arbeit) ->
     """Extrahiert Seite für Seite; ``arbeit`` sammelt, was noch nicht geschrieben ist."""
     zaehlung = arbeit.zaehlung
     with fortschritt(
-        zaehlung["veraltet"], "Extrahieren", protokoll.fortschritt_datei(), einheit="Seiten"
+        zaehlung["veraltet"],
+        "Extrahieren",
+        protokoll.fortschritt_datei(),
+        einheit="Seiten",
+        melden=k.melder("Extrahieren"),
     ) as weiter:
         fertig = 0
         for eintrag in eintraege:

@@ -42,10 +42,12 @@ from psycopg import sql
 # Seiten etwa 45 s (docs/extraktion.md) – 48 Slots also gut eine halbe Stunde, in der
 # die nächsten Aufrufe an der Sperre still mit Exit 5 enden. Die Grenze hält einen
 # Aufruf so kurz, dass er nicht stundenlang läuft, wenn etwa eine neue coder_version
-# ohne --backfill in Betrieb geht (dann ist jeder Slot offen, der älteste zuerst).
+# ohne --backfill in Betrieb geht (dann ist jeder Slot offen).
 HOECHSTENS = 48
 
-# Die offenen Slots einer coder_version, der älteste zuerst, mit der Zahl aller offenen. Die
+# Die offenen Slots einer coder_version, der neueste zuerst (der frische Poll wartet nicht auf
+# eine Nacht, die nachzuholen ist; die älteren nimmt der nächste Aufruf oder ein laufender
+# Backfill, der von unten kommt), mit der Zahl aller offenen. Die
 # Gründe stehen getrennt (union all), nicht als „… or …“ in einem where: so verbindet der Planer
 # raw_items mit extraktionen, selected_extractor und seiten je in einem Hash-Join, statt für
 # jedes Item vier Indexsuchen zu machen (1.000.000 Items: bench.nachholen, docs/messungen.md).
@@ -61,7 +63,7 @@ with offen as (
 select slot, count(*) over () as offen
 from offen
 group by slot
-order by slot
+order by slot desc
 limit %(hoechstens)s
 """
 # Mit --extrahieren: auch eine Seite ohne Kandidaten macht den Slot offen.
@@ -81,7 +83,7 @@ def anfrage(*, mit_seiten: bool) -> sql.Composed:
 def offene_slots(
     conn: psycopg.Connection, version: str, hoechstens: int, *, mit_seiten: bool
 ) -> tuple[list[datetime], int]:
-    """Die offenen Slots (der älteste zuerst, höchstens ``hoechstens``) und wie viele es insgesamt sind."""
+    """Die offenen Slots (der neueste zuerst, höchstens ``hoechstens``) und wie viele es insgesamt sind."""
     params = {"version": version, "hoechstens": hoechstens}
     zeilen = conn.execute(anfrage(mit_seiten=mit_seiten), params).fetchall()
     return [slot for slot, _ in zeilen], (zeilen[0][1] if zeilen else 0)

@@ -74,7 +74,10 @@ LAUF = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL)
 # Die Sichten der Stufe (aw-003, aw-004): was ein Betreiber am nächsten Morgen liest.
 # Eine Sicht liest ihre Tabellen mit den Rechten ihres Eigentümers (des Admins) –
 # SELECT auf die Sicht genügt. Eine neue Sicht einer Migration kommt hier dazu.
-SICHTEN = ("auswahl_uebersicht", "auswahl_letzter_slot", "auswahl_slots_ohne_lauf", "auswahl_offene_laeufe")
+SICHTEN = (
+    *("auswahl_uebersicht", "auswahl_letzter_slot", "auswahl_slots_ohne_lauf", "auswahl_offene_laeufe"),
+    *("auswahl_slots", "auswahl_fortschritt", "auswahl_extraktion_fassungen"),
+)
 # Die Tabellen, die die Migrationen der Stufe anlegen (Eigentümer: der Admin).
 TABELLEN = ("extraktionen", "selected_extractor", "auswahl_laeufe", "seiten")
 BLICK = (

@@ -15,7 +15,7 @@ Der Ablauf steht hier; die Teile je in ihrem Modul:
 * ``betrieb.sperre``, ``betrieb.laeufe``: die Sperre und das Protokoll in ``auswahl_laeufe``;
   ``nachholen``: welche Slots noch offen sind.
 
-``--nachholen`` kodiert jeden offenen Slot als eigenen Slot-Lauf, der älteste zuerst, alle
+``--nachholen`` kodiert jeden offenen Slot als eigenen Slot-Lauf, der neueste zuerst, alle
 unter einer Sperre und in einem Aufruf (``modus = 'nachholen'``). ``--trocken`` vergleicht nur
 (lesend) und schreibt nichts, auch kein Protokoll. Mit ``--extrahieren`` läuft vor der Auswahl
 jedes Bereichs ein ``Vorlauf`` (die Extraktion) im selben Kontext: unter derselben Sperre und im
@@ -181,6 +181,7 @@ def _beginnen(
 def _protokolliert_als(s: _Sitzung, lauf_id: int | None, bilanz: Bilanz) -> Iterator[None]:
     """Ein Eintrag in auswahl_laeufe: am Ende mit Bilanz, Exit-Code und Meldung ausgetragen."""
     code, meldung = 0, None
+    vorher, s.k.lauf_id = s.k.lauf_id, lauf_id
     try:
         with db.fehler_uebersetzen(s.k.url):
             yield
@@ -196,6 +197,7 @@ def _protokolliert_als(s: _Sitzung, lauf_id: int | None, bilanz: Bilanz) -> Iter
         code, meldung = 1, f"{type(fehler).__name__}: {fehler}"
         raise
     finally:
+        s.k.lauf_id = vorher
         if lauf_id is not None:
             _abmelden(s, lauf_id, bilanz, code, meldung)
 
@@ -251,7 +253,7 @@ def _protokolliert(s: _Sitzung, bereich: Bereich) -> Bilanz:
 
 
 def _nachholen(s: _Sitzung, hoechstens: int) -> Bilanz:
-    """--nachholen: jeden offenen Slot als eigenen Slot-Lauf, der älteste zuerst."""
+    """--nachholen: jeden offenen Slot als eigenen Slot-Lauf, der neueste zuerst."""
     summe = Bilanz()
     start = time.perf_counter()
     mit_seiten = s.vorlauf is not None
@@ -395,7 +397,9 @@ def _verarbeiten(s: _Sitzung, dieser: _Einheit, gesamt: int) -> None:
     else:
         fenster = 1
         reihe = ((a.schluessel, a.ergebnis) for a in auftraege)
-    with fortschritt(gesamt, "Kodieren", protokoll.fortschritt_datei()) as weiter:
+    with fortschritt(
+        gesamt, "Kodieren", protokoll.fortschritt_datei(), melden=s.k.melder("Kodieren")
+    ) as weiter:
         for schluessel, ergebnis in reihe:
             if schluessel is None:  # die Schranke: nichts mehr unterwegs
                 s.k.weichen()
