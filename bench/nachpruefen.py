@@ -7,15 +7,19 @@ vom Start bis zum Ende:
 
 * **Grundlinie:** nichts ist veraltet – der Lauf liest die Prüfsummen, extrahiert nichts, wählt
   nichts neu;
-* **Nachprüfen:** jede Zeile trägt die vorige Fassung der Seitenart – der Lauf liest jede Seite,
-  urteilt ohne Extraktor und stempelt jede Zeile neu.
+* **Nachprüfen:** jede Zeile trägt die vorige Fassung der Seitenart (Stand f2b5c16) – der Lauf liest
+  jede Seite, urteilt ohne Extraktor und stempelt jede Zeile neu;
+* **newspaper4k neu:** die Stempel des Stands 90cfb01 (ohne Seitenart, newspaper4k ohne feste
+  Kandidatenordnung) – newspaper4k extrahiert jede Seite neu, die beiden anderen werden nachgeprüft;
+* **alles neu:** eine neue Fassung aller drei Pakete – jede Seite wird ganz neu extrahiert.
 
-Gemeldet: Sekunden beider (Median), das Verhältnis und die Dauer je 100.000 Seiten; daneben zum
-Vergleich, was eine neue Extraktion derselben Seiten bei der Rate aus docs/extraktion.md kostete.
+Gemeldet: Sekunden (Median), die Verhältnisse und die Dauer je 100.000 Seiten. Ohne ``-n`` jede
+der 181 Seiten einmal: newspaper4k merkt sich je Worker, was es an einer Seite schon rechnete –
+wiederholte Seiten wären billiger als im Betrieb.
 
 Aufruf (aus dem Projektverzeichnis)::
 
-    python -m bench.nachpruefen -n 2000 --runden 3
+    python -m bench.nachpruefen --runden 3
 """
 
 from __future__ import annotations
@@ -44,9 +48,6 @@ from bench.messen import PROJEKT, gemessen
 
 AEB = PROJEKT / "bench" / "aeb"
 SLOT = "2026-09-07 06:00+00"
-# Seiten je Sekunde mit zwei Workern auf zwei Kernen (docs/extraktion.md, ein Slot von 400 Seiten).
-EXTRAKTION_S = 11.56
-
 SQL_SEITE = "insert into seiten (item_id, html, url, content_type) values (%s, %s, %s, 'text/html')"
 SQL_KANDIDAT = """
 insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256)
@@ -54,6 +55,19 @@ select %s, %s, %s, %s, %s, sha256(s.html_sha256 || convert_to('text/html', 'UTF8
 from seiten s where s.item_id = %s
 """
 SQL_VORIGE_FASSUNG = "update extraktionen set extraktor_fassung = regexp_replace(extraktor_fassung, %s, %s)"
+SQL_OHNE_FESTE_ORDNUNG = """
+update extraktionen set extraktor_fassung = replace(extraktor_fassung,
+    '; Kandidatenordnung fest (newspaper_fest); Fassung 2', '; Fassung 1')
+where extraktor = 'newspaper4k'
+"""
+SQL_ALLES_NEU = "update extraktionen set extraktor_fassung = 'eine frühere Fassung des Pakets'"
+# Die Stempel, die ein Stand hinterließ: (Ersatz für die Seitenart, Zusatz); None: nichts veraltet.
+STAENDE = {
+    "Grundlinie": None,
+    "Nachprüfen": ("; Seitenart (art.keine_html) Fassung 1", None),
+    "newspaper4k neu": ("", SQL_OHNE_FESTE_ORDNUNG),
+    "alles neu": ("", SQL_ALLES_NEU),
+}
 
 
 def anlegen(url: str, n: int) -> None:
@@ -78,47 +92,41 @@ def anlegen(url: str, n: int) -> None:
 
 
 @click.command(cls=DeutscherBefehl)
-@click.option("-n", "anzahl", type=click.IntRange(min=1), default=2000, show_default=True, help="Seiten.")
+@click.option("-n", "anzahl", type=click.IntRange(min=1), default=181, show_default=True, help="Seiten.")
 @click.option("--runden", type=click.IntRange(min=1), default=3, show_default=True, help="Runden (Median).")
 def main(anzahl: int, runden: int) -> None:
     """Nachprüfen der Seitenart gegen einen Lauf ohne Arbeit, dazu die Kosten einer neuen Extraktion."""
-    vorige = "; Seitenart (art.keine_html) Fassung 1"
     args = ("--extrahieren", "--backfill", "--prozesse", "2")
     last = [os.getloadavg()[0]]
-    zeiten: dict[str, list[float]] = {"Grundlinie": [], "Nachprüfen": []}
-    bilanz = ""
+    zeiten: dict[str, list[float]] = {name: [] for name in STAENDE}
     with tempfile.TemporaryDirectory(prefix="aw-nachpruefen-") as verzeichnis:
         arbeit = Path(verzeichnis)
         with server.wegwerf_datenbank(arbeit) as url:
             anlegen(url, anzahl)
             gemessen(*args, url=url, cwd=arbeit)  # kodieren: danach hat kein Lauf mehr etwas zu wählen
             for runde in range(runden):
-                for name in ("Grundlinie", "Nachprüfen") if runde % 2 == 0 else ("Nachprüfen", "Grundlinie"):
-                    if name == "Nachprüfen":
+                reihe = list(STAENDE) if runde % 2 == 0 else list(STAENDE)[::-1]
+                for name in reihe:
+                    if STAENDE[name] is not None:
+                        ersatz, zusatz = STAENDE[name]
                         with psycopg.connect(url) as conn:
-                            conn.execute(SQL_VORIGE_FASSUNG, (art.FASSUNG_MUSTER, vorige))
+                            conn.execute(SQL_VORIGE_FASSUNG, (art.FASSUNG_MUSTER, ersatz))
+                            if zusatz:
+                                conn.execute(zusatz)
                     sekunden, _, _ = gemessen(*args, url=url, cwd=arbeit)
                     zeiten[name].append(sekunden)
                     last.append(os.getloadavg()[0])
-            with psycopg.connect(url) as conn:
-                bilanz = conn.execute(
-                    "select extraktion::text from auswahl_laeufe where (extraktion->>'nachgeprueft')::int > 0 "
-                    "order by id desc limit 1"
-                ).fetchone()[0]
-    grund, pruefen = (statistics.median(zeiten[n]) for n in ("Grundlinie", "Nachprüfen"))
     print(
         f"`python -m bench.nachpruefen -n {anzahl} --runden {runden}`; {kerne.nutzbar()} Kerne nutzbar, "
         f"Lastmittel {min(last):.1f}–{max(last):.1f}; Aufruf: wurzelwerk-auswahl {' '.join(args)}"
     )
+    grund = statistics.median(zeiten["Grundlinie"])
     for name, werte in zeiten.items():
-        print(f"{name}: {statistics.median(werte):.1f} s (Median aus {', '.join(f'{w:.1f}' for w in werte)})")
-    je_seite = (pruefen - grund) / anzahl
-    print(f"Nachprüfen ÷ Grundlinie: {pruefen / grund:.2f}×; Zählung: {bilanz}")
-    print(
-        f"je 100.000 Seiten: Nachprüfen {dauer_text(pruefen / anzahl * 100_000)} "
-        f"(davon {dauer_text(je_seite * 100_000)} mehr als ohne Arbeit); eine neue Extraktion bei "
-        f"{EXTRAKTION_S} Seiten/s: {dauer_text(100_000 / EXTRAKTION_S)}"
-    )
+        median = statistics.median(werte)
+        print(
+            f"{name}: {median:.1f} s (Median aus {', '.join(f'{w:.1f}' for w in werte)}), "
+            f"{median / grund:.2f}× die Grundlinie, je 100.000 Seiten {dauer_text(median / anzahl * 100_000)}"
+        )
 
 
 if __name__ == "__main__":

@@ -427,3 +427,39 @@ def test_coder_version_in_den_regeln_ist_die_aktuelle():
     assert genannt == {version.coder_version()}, (
         f"regeln.md nennt {genannt}, version.py sagt {version.coder_version()}"
     )
+
+
+# --- Änderungsnotizen: jede Fassung, die ein Haus bemerkt, hat ihre ---------------------------
+
+AENDERUNGEN = PROJEKT / "docs" / "aenderungen.md"
+
+
+def _neueste_notiz() -> tuple[str, str]:
+    """(Überschrift, Text) des ersten Abschnitts ``## …`` in docs/aenderungen.md."""
+    abschnitte = re.split(r"^## ", AENDERUNGEN.read_text(encoding="utf-8"), flags=re.M)[1:]
+    kopf, _, text = abschnitte[0].partition("\n")
+    return kopf, text
+
+
+def test_die_neueste_notiz_ist_die_fassung_des_codes():
+    from auswahlstufe import VERSION
+
+    kopf, _ = _neueste_notiz()
+    assert kopf.split()[0] == VERSION, f"docs/aenderungen.md beginnt mit {kopf!r}, der Code ist {VERSION}"
+
+
+def test_die_notizen_nennen_jede_migration_und_die_heutigen_fassungen():
+    """Eine Migration, eine neue coder_version oder Fassung eines Extraktors ohne Notiz fiele erst
+    im Haus auf: jede steht in docs/aenderungen.md, die heutigen in der neuesten Notiz."""
+    from auswahlstufe.betrieb import migrationen
+    from auswahlstufe.extraktion import art, aufrufe
+
+    text = AENDERUNGEN.read_text(encoding="utf-8")
+    fehlen = [d.stem for d in migrationen.migrationsdateien() if d.stem not in text]
+    assert not fehlen, f"Migrationen ohne Notiz: {fehlen}"
+    neueste = " ".join(_neueste_notiz()[1].split())
+    assert version.CODER_VERSION in neueste
+    for extraktor, paket in aufrufe.PAKETE.items():
+        assert f"{paket} {aufrufe.versionen()[extraktor]}" in neueste, paket
+    nummer = int(art.FASSUNG.rsplit(" ", 1)[1])
+    assert f"Fassung der Seitenart geht von {nummer - 1} auf {nummer}" in neueste, "Seitenart fehlt"
