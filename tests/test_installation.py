@@ -1,4 +1,4 @@
-"""Installation (Issue 10.3): nur editierbar im Klon; ein Wheel wird klar verweigert.
+"""Installation: nur editierbar im Klon; ein Wheel wird klar verweigert.
 
 Gewählter Weg: ``pip install -e .`` im Klon (der Hausweg). ``pip install .``
 oder ``pip wheel .`` bricht mit deutscher Meldung ab, bevor etwas gebaut wird
@@ -103,7 +103,7 @@ def test_jedes_produktmodul_steht_in_py_modules():
     assert module == im_klon
 
 
-# --- Das falsche Python (Befund 13, Betreiber) -------------------------------------------------
+# --- Das falsche Python ----------------------------------------------------------------------
 
 SKRIPTE = ("auswahl.py", "check_db.py", "demo.py", "bewertung.py", "vergleich.py")
 
@@ -187,8 +187,8 @@ def _texte(datei: Path) -> list[str]:
     ids=lambda datei: datei.relative_to(PROJEKT).as_posix(),
 )
 def test_meldungen_nennen_das_python_des_klons(datei):
-    """Die cron-Mail sagte „Anwenden mit: python check_db.py --migrieren“ – ein „python“ gibt es
-    auf Debian 12 nicht (nur python3), und die Stufe läuft mit .venv/bin/python aus ihrem Klon.
-    Keine Meldung, kein Hilfetext nennt einen Befehl mit nacktem python."""
+    """Ein „python“ gibt es auf Debian 12 nicht (nur python3), und die Stufe läuft mit
+    .venv/bin/python aus ihrem Klon: keine Meldung, kein Hilfetext nennt einen Befehl mit nacktem
+    python (etwa „Anwenden mit: python check_db.py --migrieren“ in einer cron-Mail)."""
     nackt = [treffer for text in _texte(datei) for treffer in NACKT.findall(text)]
     assert not nackt, f"{datei.relative_to(PROJEKT)}: {nackt}"
