@@ -120,9 +120,9 @@ def test_ein_python_ohne_die_pakete_fehlt_click_wirklich():
 
 @pytest.mark.parametrize("skript", SKRIPTE)
 def test_skript_mit_einem_python_ohne_die_pakete_sagt_welches_python(skript, tmp_path):
-    """``python3 auswahl.py`` mit dem Python des Systems endete mit einem englischen Traceback
-    (``ModuleNotFoundError: No module named 'click'``). Jetzt ein Satz mit dem Aufruf über das
-    Python des Klons und dem Befehl der Installation, Exit 4 – aus dem Klon wie von woanders."""
+    """``python3 auswahl.py`` mit dem Python des Systems: ein Satz mit dem Aufruf über das Python
+    des Klons und dem Befehl der Installation, Exit 4 – aus dem Klon wie von woanders; kein
+    englischer Traceback (``ModuleNotFoundError: No module named 'click'``)."""
     im_klon = subprocess.run(
         [sys.executable, "-S", skript, "--hilfe-gibt-es-nicht"], cwd=PROJEKT, capture_output=True, text=True
     )
