@@ -378,8 +378,8 @@ def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_n
 
 # --- Anmeldung scheitert an pg_hba.conf, peer oder SSL ----------------------------------------
 #
-# Vorher endete jede dieser Anmeldungen mit Exit 3 und „Datenbankfehler (…): connection failed: …
-# FATAL:  Peer authentication failed for user …“ – englisch, ohne nächsten Schritt. Der Server ist
+# Jede dieser Anmeldungen bekommt einen deutschen Satz mit dem nächsten Schritt, nicht nur
+# „Datenbankfehler (…): connection failed: … FATAL:  Peer authentication failed for user …“. Der Server ist
 # der PostgreSQL 15 der Sitzung mit der pg_hba.conf von Debian (Socket: peer; TCP: Passwort).
 
 

@@ -42,7 +42,7 @@ def test_wheel_wird_mit_klarer_meldung_verweigert(tmp_path):
 
 
 def test_editierbare_installation_ohne_englischen_block_von_setuptools(tmp_path):
-    """``pip install -e .`` zeigte den Block „BuildBackendWarning: Editable installation. !! … Please
+    """``pip install -e .`` zeigt keinen Block „BuildBackendWarning: Editable installation. !! … Please
     be careful with folders in your working directory …“ (pip 26.3, das ``pip install -U pip`` der
     Installation, reicht Warnungen des Backends weiter; älteres pip nur mit ``-v``). Echt: pip baut
     in seiner eigenen Umgebung mit setuptools vom Paketindex, in ein frisches venv; ``-v`` zeigt

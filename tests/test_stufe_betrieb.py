@@ -234,7 +234,7 @@ def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
 
 def test_stirbt_der_hauptprozess_gehen_seine_worker_mit(db_url, tmp_path):
     """SIGKILL nur auf den Hauptprozess – der OOM-Killer trifft einen Prozess, nicht die Gruppe.
-    Verwaiste Worker hielten stdout und stderr des Laufs offen: die cron-Zeile
+    Blieben Worker verwaist, hielten sie stdout und stderr des Laufs offen, und die cron-Zeile
     (``… 2>&1 >>log | tee -a log``) endete nie. Die Worker enden mit ihm: ihre Auftragsleitung
     schreibt nur der Hauptprozess, mit ihm ist sie zu."""
     bestand(db_url)

@@ -200,7 +200,7 @@ def idle_session_timeout(pg, db_name: str, wert: str) -> None:
 
 
 def test_idle_session_timeout_trifft_keine_verbindung_des_laufs(pg, db_name, db_url, tmp_path):
-    """Eine Verbindung, die länger als idle_session_timeout nichts tat, beendete der Server – mit
+    """Eine Verbindung, die länger als idle_session_timeout nichts tut, beendet der Server – mit
     der Schreibverbindung auch die Sperre. Der Lauf setzt es für seine Sitzungen auf 0: hier ruht
     er länger als die Grenze der Datenbank und endet doch mit 0."""
     bestand(db_url, 1, 5000)
