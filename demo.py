@@ -22,7 +22,7 @@ wendet die Migrationen an und druckt die Zeile ``DATABASE_URL=…`` für
 Neustart des Rechners) und ändert nichts, was schon da ist.
 
 Den Server holt ``auswahlstufe/server.py``; die Messung auf einem eigenen
-Bestand (früher ``demo.py --bestand``) ist ``.venv/bin/python -m bench.bestand``.
+Bestand ist ``.venv/bin/python -m bench.bestand``.
 """
 
 from __future__ import annotations

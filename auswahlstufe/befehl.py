@@ -129,7 +129,7 @@ def _deutsch(fehler: click.UsageError) -> str:
     return meldung_deutsch(fehler.message)
 
 
-# Metavars nach Typ, wo ein Befehl keinen eigenen nennt (click sagte INTEGER, TEXT, FILE …).
+# Metavars nach Typ, wo ein Befehl keinen eigenen nennt (click sagt sonst INTEGER, TEXT, FILE …).
 def metavar_deutsch(typ: click.ParamType) -> str | None:
     if isinstance(typ, click.Choice):
         return None  # click zeigt die Werte selbst: [basis|waehle]

@@ -21,7 +21,7 @@ wiederholt, bis die Zahl der Seiten erreicht ist):
   seinem Ende (Import, Verbindung, Extraktion, Auswahl, Schreiben); danach derselbe
   Aufruf noch einmal, der nichts mehr zu tun hat. Im Nachbarslot liegen 100 Seiten,
   die der Lauf nicht anfassen darf. Mit ``--vorher COMMIT`` abwechselnd derselbe Slot
-  mit dem ``auswahl.py`` dieses Commits (aus ``git archive`` entpackt) und dem von jetzt,
+  mit dem ``auswahl.py`` dieses Commits (aus ``git archive`` entpackt) und dem des Klons,
   je Runde auf leeren Tabellen.
 * ``kern``: alles auf einem Kern, im selben Lauf abwechselnd: die Stock-Aufrufe
   (``seiten.STOCK_AUFRUFE`` mit Fix, ohne Beschleuniger) in einem Prozess, die schnellen
@@ -231,7 +231,7 @@ SQL_SLOT_LEEREN = "truncate extraktionen, selected_extractor"
 
 def slot(n: int, prozesse: int, vorher: str | None, runden: int, kern_nr: int | None) -> None:
     """Ein Slot von n Seiten: ``auswahl.py --extrahieren --slot`` vom Start bis zum Ende, zweimal;
-    mit ``vorher`` abwechselnd der Stand dieses Commits und der von jetzt."""
+    mit ``vorher`` abwechselnd der Stand dieses Commits und der des Klons."""
     ids, wahrheit, _, html = benchmark()
     im_slot = datetime.fromisoformat("2026-09-07T06:00+00:00")
     nachbar = im_slot + timedelta(hours=1)

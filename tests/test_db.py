@@ -103,7 +103,7 @@ def test_kein_passwort_auch_wenn_die_url_kaputt_ist(url, code, monkeypatch, caps
     assert "Fehler: " in ausgabe.err
 
 
-# --- Kaputte Konfiguration: Exit 7, deutsch, kein Passwort (Issue 10.8) ----------------------
+# --- Kaputte Konfiguration: Exit 7, deutsch, kein Passwort ----------------------------------
 
 
 @pytest.mark.parametrize(
@@ -166,7 +166,7 @@ def test_optionen_der_url_bleiben_und_die_grenzen_gelten(db_url, monkeypatch):
 def test_ohne_database_url_nennt_die_gesuchte_env(tmp_path):
     e = starten("auswahl.py", "--backfill", url=None, cwd=tmp_path)
     assert e.code == 4 and f"{tmp_path / '.env'} gibt es nicht" in e.err, str(e)
-    # Außerhalb des Klons gibt es dort keine .env.example (Befund 15): wohin, sagt die Meldung.
+    # Außerhalb des Klons gibt es dort keine .env.example: wohin, sagt die Meldung.
     assert f"Im Klon aufrufen (cd {PROJEKT}: dort gehört .env hin, Vorlage .env.example)" in e.err, e.err
     assert "kopieren nach .env" not in e.err
     e = starten("auswahl.py", "--backfill", url=None, cwd=PROJEKT / "docs")
@@ -212,10 +212,9 @@ def test_datenbank_url_aus_env_warnt_bei_lesbarer_datei(tmp_path, monkeypatch, c
 def test_lesbare_env_warnt_nur_wenn_sie_ein_passwort_enthaelt(
     inhalt, warnt, in_der_url, tmp_path, monkeypatch, capsys
 ):
-    """Befund 10 (Betreiber): „enthält aber meist ein Passwort“ auch bei einer .env ohne Passwort
-    (Schritt 5 legt es nach ~/.pgpass). Jetzt nur, wenn eines drinsteht – in der URL oder einer
-    Variablen *PASSWORD*; die Warnung nennt kein Passwort. Steht es in der URL, kommt die Warnung
-    dazu, die ~/.pgpass nennt."""
+    """Eine .env, die andere lesen können, warnt nur, wenn ein Passwort drinsteht – in der URL oder
+    einer Variablen *PASSWORD* (Schritt 5 legt es nach ~/.pgpass); die Warnung nennt kein Passwort.
+    Steht es in der URL, kommt die Warnung dazu, die ~/.pgpass nennt."""
     env = tmp_path / ".env"
     env.write_text(inhalt)
     env.chmod(0o644)
@@ -286,7 +285,7 @@ def test_passwort_in_der_url_warnt_je_lauf_und_check_db_genau_einmal(pg, db_name
 
 
 def test_datenbank_url_weiss_woher_sie_kam(tmp_path, monkeypatch):
-    """Für die Meldung einer gescheiterten Anmeldung (Issue 19.11): Umgebung oder welche .env."""
+    """Für die Meldung einer gescheiterten Anmeldung: Umgebung oder welche .env."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DATABASE_URL", "postgresql://aus@umgebung/db")
     assert db.datenbank_url().herkunft == "DATABASE_URL kommt aus der Umgebung."
@@ -368,7 +367,7 @@ def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_n
     assert "Rolle oder Passwort falsch" in meldung
     assert passwort not in meldung
     assert "***" in meldung
-    # und der nächste Schritt (Befund 11, Betreiber): das Passwort steht in der URL
+    # und der nächste Schritt: das Passwort steht in der URL
     assert meldung.endswith(
         " Weiter: das Passwort in DATABASE_URL mit der Passwortdatei aus Schritt 4 vergleichen – oder es "
         "dort weglassen und ~/.pgpass nehmen (docs/betrieb.md, Einrichtung, Schritt 5)."
@@ -377,10 +376,10 @@ def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_n
     db.verbinden(f"postgresql://{rolle}:{passwort}@/{db_name}?host={host}", "test").close()
 
 
-# --- Anmeldung scheitert an pg_hba.conf, peer oder SSL (Issue 19, im echten Haus: Befund 2) ------
+# --- Anmeldung scheitert an pg_hba.conf, peer oder SSL ----------------------------------------
 #
-# Vorher endete jede dieser Anmeldungen mit Exit 3 und „Datenbankfehler (…): connection failed: …
-# FATAL:  Peer authentication failed for user …“ – englisch, ohne nächsten Schritt. Der Server ist
+# Jede dieser Anmeldungen bekommt einen deutschen Satz mit dem nächsten Schritt, nicht nur
+# „Datenbankfehler (…): connection failed: … FATAL:  Peer authentication failed for user …“. Der Server ist
 # der PostgreSQL 15 der Sitzung mit der pg_hba.conf von Debian (Socket: peer; TCP: Passwort).
 
 
@@ -421,9 +420,9 @@ def test_peer_auf_dem_socket_nennt_die_zeile_fuer_pg_hba(pg15_anmeldung, tmp_pat
 
 
 def test_peer_fuer_eine_rolle_ohne_passwort_nennt_den_benutzer_des_systems(pg15_anmeldung, tmp_path):
-    """Befund 1 (Betreiber): ingest und aw_admin haben kein Passwort (Schritt 1); der Rat „eine Zeile
-    scram-sha-256“ half ihnen nicht. Ohne Passwort (URL, PGPASSWORD, Passwortdatei) nennt die Meldung
-    den Benutzer des Systems oder pg_ident.conf – oder erst ein Passwort, dann die Zeile."""
+    """ingest und aw_admin haben kein Passwort (Schritt 1); der Rat „eine Zeile scram-sha-256“ hilft
+    ihnen nicht. Ohne Passwort (URL, PGPASSWORD, Passwortdatei) nennt die Meldung den Benutzer des
+    Systems oder pg_ident.conf – oder erst ein Passwort, dann die Zeile."""
     _, socket, port = pg15_anmeldung
     home = tmp_path / "home"
     home.mkdir()
@@ -753,9 +752,9 @@ def test_check_db_leere_datenbank_listet_alles(leere_db_url, tmp_path):
 
 
 def test_check_db_in_eine_roehre_erst_die_liste_dann_der_fehler(leere_db_url, tmp_path):
-    """Befund 7 (Betreiber): ``check_db.py 2>&1 | …`` zeigte „Fehler: N Voraussetzung(en) fehlen
-    (Liste oben).“ vor der Liste – stderr ungepuffert, stdout in der Röhre gepuffert."""
-    # ohne PYTHONUNBUFFERED (wie beim Betreiber): stdout in einer Röhre ist dann gepuffert
+    """``check_db.py 2>&1 | …``: erst die Liste, dann „Fehler: N Voraussetzung(en) fehlen (Liste
+    oben).“ – auch wenn stderr ungepuffert ist und stdout in der Röhre gepuffert."""
+    # ohne PYTHONUNBUFFERED (wie in einer gewöhnlichen Shell): stdout in einer Röhre ist dann gepuffert
     umgebung = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "PYTHONUNBUFFERED")}
     umgebung["DATABASE_URL"] = leere_db_url
     lauf = subprocess.run(
@@ -838,7 +837,7 @@ def test_raw_items_von_ingest_hat_was_stufe_und_sicht_lesen(leere_db_url):
     assert "slot timestamptz not null" in RAW_ITEMS  # Ingest erlaubt keinen Item ohne Slot
 
 
-# --- Mindestversion des Servers (Issue 10.4) -------------------------------------------------
+# --- Mindestversion des Servers ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -862,8 +861,7 @@ def test_unterstuetzte_versionen(nummer):
 
 
 def test_getestete_versionen_wie_in_der_doku():
-    """check_db.py sagte „getestet mit 18“ auf 15.18, das die Doku getestet nennt. Die Zeilen
-    „getestet“ der Tabelle in docs/betrieb.md sind genau db.GETESTET, und die Meldung eines zu
+    """Die Zeilen „getestet“ der Tabelle in docs/betrieb.md sind genau db.GETESTET, und die Meldung eines zu
     alten Servers steht dort so, wie db.py sie schreibt."""
     doku = (PROJEKT / "docs" / "betrieb.md").read_text(encoding="utf-8")
     tabelle = doku.split("\n## Unterstützte PostgreSQL-Versionen\n", 1)[1].split("\n## ", 1)[0]
@@ -951,7 +949,7 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
         "trocken, nichts geschrieben – würde: neu 0, geändert 0, unverändert 50,"
     ), str(e)
     assert "Stichprobe: " in e.out, str(e)
-    # --nachholen (Issue 19, auf 15 gefunden): ein Item mit Kandidaten kommt dazu, nur es wird kodiert.
+    # --nachholen auf 15: ein Item mit Kandidaten kommt dazu, nur es wird kodiert.
     with psycopg.connect(pg15_url, autocommit=True) as conn:
         conn.execute("insert into raw_items (id, slot) values (51, %s)", (SLOT,))
         conn.execute("insert into extraktionen (item_id, extraktor, text) values (51, 'readability', 'Neu.')")
@@ -971,7 +969,7 @@ def test_migrationen_und_lauf_auf_postgresql_15(pg15_url, tmp_path):
     assert speicher == "e"  # storage external, per alter table
 
 
-# --- Migrationen: eigene Grenzen und eine Sperre (Issue 10.10) --------------------------------
+# --- Migrationen: eigene Grenzen und eine Sperre -------------------------------------------
 
 LANGSAM = """begin;
 insert into schema_migrationen (name) values ('aw-999-langsam');
@@ -1057,7 +1055,7 @@ def test_keine_migrationsdateien_ist_ein_fehler(leere_db_url, tmp_path, monkeypa
         migrationen.migrieren(leere_db_url, ausgabe=lambda _: None)
 
 
-# --- aw-005: SHA-256 statt MD5 (Issue 12, FIPS) ------------------------------------------------
+# --- aw-005: SHA-256 statt MD5 (FIPS) ----------------------------------------------------------
 
 
 def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
@@ -1089,7 +1087,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
     abfrage = "select item_id, extraktor, regel, konsens, metriken, text, ergebnissumme, kodiert_am from selected_extractor order by 1"
     with psycopg.connect(db_url, autocommit=True) as conn:
         vorher = conn.execute(abfrage).fetchall()
-        # Zurück auf den Stand vor aw-005: text_md5 wie in aw-001, Prüfsummen wie die Stufe sie damals bildete
+        # Zurück auf den Stand vor aw-005: text_md5 wie in aw-001, Prüfsummen wie die Stufe sie davor bildete
         conn.execute("delete from schema_migrationen where name = 'aw-005-sha256'")
         conn.execute("alter table extraktionen drop column text_sha256")
         conn.execute(

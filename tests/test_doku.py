@@ -99,8 +99,7 @@ def test_readme_ist_die_kurze_vordertuer():
 
 @pytest.mark.parametrize("pfad", DOKUMENTE, ids=_relativ)
 def test_kein_platzhalter_steht_noch_da(pfad):
-    """Ein „TODO“ im Text ist eine Zahl oder ein Satz, der fehlt (so stand einmal die Dauer der
-    Suite im README)."""
+    """Ein „TODO“ im Text ist eine Zahl oder ein Satz, der fehlt (etwa die Dauer der Suite)."""
     zeilen = [
         f"{i}: {z}" for i, z in enumerate(pfad.read_text(encoding="utf-8").splitlines(), 1) if "TODO" in z
     ]

@@ -6,7 +6,7 @@ ein Slot-Lauf gelaufen sind – so fällt eine umbenannte Spalte, Sicht oder
 Tabelle auf, bevor ein Betreiber sie abtippt. Sie laufen unter der Rolle, die
 die Doku nennt: der Betriebsrolle mit genau den Rechten des Rezepts; der Block
 der Überwachung auch unter einer Rolle des Rezepts mit ``-v nur_blick=1``
-(Issue 19.3: vorher „permission denied for view“).
+(ohne „permission denied for view“).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _psql(url: str, skript: str, **variablen: str) -> subprocess.CompletedProces
 def test_der_abschnitt_hat_seine_abfragen():
     bloecke = _bloecke()
     assert len(bloecke) == 3, bloecke  # Betriebsrolle, Überwachung (auch aw_blick), Unterschiede
-    # Die Überwachung liest nur, was aw_blick darf: die Sichten und auswahl_laeufe (Befund 5, Betreiber).
+    # Die Überwachung liest nur, was aw_blick darf: die Sichten und auswahl_laeufe.
     for tabelle in ("selected_extractor", "raw_items", "extraktionen", "seiten"):
         assert not re.search(rf"\b{tabelle}\b", bloecke[1]), tabelle
     for name in (
@@ -120,9 +120,8 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, roll
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert "(0 rows)" in lauf.stdout or "(0 Zeilen)" in lauf.stdout, lauf.stdout
 
-    # Die Rolle nur zum Lesen: der Block der Überwachung ganz, wie er dasteht (Befund 5, Betreiber:
-    # vorher ein Block, in dem die Hälfte unter aw_blick mit „permission denied“ endete); der
-    # Block der Betriebsrolle nicht.
+    # Die Rolle nur zum Lesen: der Block der Überwachung ganz, wie er dasteht (keine Abfrage darin
+    # endet unter aw_blick mit „permission denied“); der Block der Betriebsrolle nicht.
     lauf = _psql(blick, ueberwachung)
     assert lauf.returncode == 0 and not lauf.stderr, lauf.stderr
     assert f"{SLOT:%Y}" in lauf.stdout and "backfill" in lauf.stdout
@@ -132,9 +131,9 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, roll
 
 
 def test_cron_je_tag_zaehlt_exit_5_als_gesperrt_nicht_als_fehler(daten, cli, db_url):
-    """Befund 8 (Issue 19, im echten Haus): die Abfrage „Hat cron heute gelaufen“ zählte jeden
-    Aufruf mit Exit 5 – für --nachholen aus cron der Normalfall – auch als Fehler. Jetzt heißt
-    er in auswahl_laeufe ``gesperrt`` (aw-010), und die Abfrage zählt ihn für sich."""
+    """Ein Aufruf mit Exit 5 – für --nachholen aus cron der Normalfall – heißt in auswahl_laeufe
+    ``gesperrt`` (aw-010); die Abfrage „Hat cron heute gelaufen“ zählt ihn für sich, nicht als
+    Fehler."""
     abfrage = next(a for a in _bloecke()[1].split(";") if "Hat cron heute gelaufen" in a).strip()
     daten.item(1)
     daten.kandidaten(1, {"trafilatura": "Ein Text für den Slot."})

@@ -1,4 +1,4 @@
-"""Eine Seite, die kein HTML ist, ist kein Artikel (Issue 20, Abschnitt 4; ``extraktion.art``).
+"""Eine Seite, die kein HTML ist, ist kein Artikel (``extraktion.art``).
 
 Ein PDF, ein Bild, ein Archiv, Zufallsbytes: vor den Extraktoren erkannt, alle drei
 Kandidaten bekommen denselben Fehler ``keine HTML-Seite: …`` und kein Extraktor

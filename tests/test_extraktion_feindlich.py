@@ -89,7 +89,8 @@ def test_falscher_zeichensatz_wird_trotzdem_gelesen(lauf):
 
 
 def test_binaeres_und_pdf_sind_keine_html_seiten(lauf):
-    """Vor Issue 20 gab readability aus beiden zehntausende Zeichen Zeichensalat."""
+    """Binärer Müll und ein PDF sind keine HTML-Seiten (readability machte aus beiden zehntausende
+    Zeichen Zeichensalat)."""
     namen, ergebnisse, *_ = lauf
     for name, grund in (("binaerer_muell", "Binärdaten"), ("kein_html", "PDF")):
         for ergebnis in ergebnisse[namen.index(name)][1].values():

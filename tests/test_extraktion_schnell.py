@@ -1,4 +1,4 @@
-"""Deterministisch und schnell: dieselben Texte wie stock, und zwar immer dieselben (Issue 20, 1–2).
+"""Deterministisch und schnell: dieselben Texte wie stock, und zwar immer dieselben.
 
 * **Fassungen:** genau die geprüften Pakete und unveränderter Quelltext jeder Funktion, die
   ``newspaper_fest`` und ``schnell`` umschließen, nachbauen oder voraussetzen (sonst scheitern

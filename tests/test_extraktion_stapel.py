@@ -261,7 +261,7 @@ def test_beispielseiten_geben_den_artikeltext_ohne_beiwerk(tmp_path):
     assert not (HIER / "beispiele" / "seiten_selected.json").exists()
 
 
-# --- Issue 20: keine HTML-Seiten, und ein zweiter Versuch gleich im Stapel -----------------
+# --- Keine HTML-Seiten, und ein zweiter Versuch gleich im Stapel ---------------------------
 
 
 def test_pdf_bild_und_archiv_im_ordner_sind_fehler_die_verirrten_steuerbytes_nicht(tmp_path, veroeffentlicht):

@@ -306,7 +306,7 @@ def test_extraktion_steht_im_protokoll_des_laufs(db_url, bestand, cli):
     assert zeilen == [("slot", EXIT_OK, True)]
 
 
-# --- Eine schlechte Nacht wird kein bleibendes Ergebnis (Issue 20, Abschnitt 3) --------------
+# --- Eine schlechte Nacht wird kein bleibendes Ergebnis ------------------------------------
 
 
 def zeilen_mit_versuchen(daten) -> dict[tuple[int, str], tuple]:
@@ -449,7 +449,7 @@ def test_ein_leerer_text_bleibt_endgueltig(cli, daten):
     assert "Extraktion: 0 Seiten neu oder veraltet" in lauf.out, lauf.out
 
 
-# --- Eine Seite, die kein HTML ist, ist kein Artikel (Issue 20, Abschnitt 4) -----------------
+# --- Eine Seite, die kein HTML ist, ist kein Artikel ---------------------------------------
 
 
 def test_pdf_bild_und_zufall_in_seiten_werden_fehler_eine_echte_seite_mit_steuerbytes_nicht(

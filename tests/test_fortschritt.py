@@ -101,7 +101,7 @@ def test_der_abstand_gilt_beim_aufruf(monkeypatch):
 
 
 def test_prozent_kaufmaennisch_gerundet():
-    """80 von 120 Seiten sind 66,7 % – die Zeile sagte 66 %, abgeschnitten statt gerundet."""
+    """80 von 120 Seiten sind 66,7 % – gerundet, nicht zu 66 % abgeschnitten."""
     datei, uhr = io.StringIO(), Uhr()
     with fortschritt(120, "Extrahieren", datei=datei, abstand=10, uhr=uhr, einheit="Seiten") as weiter:
         uhr.jetzt += 10
@@ -160,8 +160,8 @@ def stapeldatei(pfad, n: int, laenge: int = 1):
 
 
 def test_ende_gegen_steht_in_europe_berlin_auch_unter_utc(tmp_path):
-    """Befund 4 (Betreiber): der Zeilenkopf ist Europe/Berlin, „Ende gegen“ war die Ortszeit des
-    Prozesses – unter cron (``env -i``) UTC. Jetzt Europe/Berlin wie jede Zeit der Stufe."""
+    """„Ende gegen“ steht in Europe/Berlin wie der Zeilenkopf und jede Zeit der Stufe – nicht in der
+    Ortszeit des Prozesses, unter cron (``env -i``) UTC."""
     datei = stapeldatei(tmp_path / "a.json", 300)
     vorher = datetime.now(BERLIN)
     e = auswahl_ohne_abstand(str(datei), url=None, cwd=tmp_path, env={"TZ": "UTC"})
@@ -228,7 +228,7 @@ def test_kodieren_zeigt_stapel_fuer_stapel(daten, db_url, tmp_path):
 
 @pytest.mark.datenbank
 def test_extrahieren_zaehlt_seiten_wie_seine_bilanz(daten, db_url, tmp_path):
-    """Fortschritt und Bilanz der Extraktion zählen dasselbe: Seiten (Issue 19.14; vorher „Items“)."""
+    """Fortschritt und Bilanz der Extraktion zählen dasselbe: Seiten (nicht „Items“)."""
     for i in (1, 2, 3):
         daten.item(i)
     seiten = str(PROJEKT / "beispiele" / "seiten.json")

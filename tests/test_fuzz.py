@@ -1,4 +1,4 @@
-"""Fuzzing mit hypothesis: bereinigen, tokens, waehle und der JSON-Lader (Issue 6).
+"""Fuzzing mit hypothesis: bereinigen, tokens, waehle und der JSON-Lader.
 
 Strategien und Prüfungen stehen in ``auswahlstufe/referenz/eigenschaften.py`` (dort, weil
 ``python -m bench.fuzzen`` dieselben Eigenschaften mit 100 000 und mehr

@@ -1,4 +1,4 @@
-"""Installation (Issue 10.3): nur editierbar im Klon; ein Wheel wird klar verweigert.
+"""Installation: nur editierbar im Klon; ein Wheel wird klar verweigert.
 
 Gewählter Weg: ``pip install -e .`` im Klon (der Hausweg). ``pip install .``
 oder ``pip wheel .`` bricht mit deutscher Meldung ab, bevor etwas gebaut wird
@@ -42,7 +42,7 @@ def test_wheel_wird_mit_klarer_meldung_verweigert(tmp_path):
 
 
 def test_editierbare_installation_ohne_englischen_block_von_setuptools(tmp_path):
-    """``pip install -e .`` zeigte den Block „BuildBackendWarning: Editable installation. !! … Please
+    """``pip install -e .`` zeigt keinen Block „BuildBackendWarning: Editable installation. !! … Please
     be careful with folders in your working directory …“ (pip 26.3, das ``pip install -U pip`` der
     Installation, reicht Warnungen des Backends weiter; älteres pip nur mit ``-v``). Echt: pip baut
     in seiner eigenen Umgebung mit setuptools vom Paketindex, in ein frisches venv; ``-v`` zeigt
@@ -103,7 +103,7 @@ def test_jedes_produktmodul_steht_in_py_modules():
     assert module == im_klon
 
 
-# --- Das falsche Python (Befund 13, Betreiber) -------------------------------------------------
+# --- Das falsche Python ----------------------------------------------------------------------
 
 SKRIPTE = ("auswahl.py", "check_db.py", "demo.py", "bewertung.py", "vergleich.py")
 
@@ -120,9 +120,9 @@ def test_ein_python_ohne_die_pakete_fehlt_click_wirklich():
 
 @pytest.mark.parametrize("skript", SKRIPTE)
 def test_skript_mit_einem_python_ohne_die_pakete_sagt_welches_python(skript, tmp_path):
-    """``python3 auswahl.py`` mit dem Python des Systems endete mit einem englischen Traceback
-    (``ModuleNotFoundError: No module named 'click'``). Jetzt ein Satz mit dem Aufruf über das
-    Python des Klons und dem Befehl der Installation, Exit 4 – aus dem Klon wie von woanders."""
+    """``python3 auswahl.py`` mit dem Python des Systems: ein Satz mit dem Aufruf über das Python
+    des Klons und dem Befehl der Installation, Exit 4 – aus dem Klon wie von woanders; kein
+    englischer Traceback (``ModuleNotFoundError: No module named 'click'``)."""
     im_klon = subprocess.run(
         [sys.executable, "-S", skript, "--hilfe-gibt-es-nicht"], cwd=PROJEKT, capture_output=True, text=True
     )
@@ -187,8 +187,8 @@ def _texte(datei: Path) -> list[str]:
     ids=lambda datei: datei.relative_to(PROJEKT).as_posix(),
 )
 def test_meldungen_nennen_das_python_des_klons(datei):
-    """Die cron-Mail sagte „Anwenden mit: python check_db.py --migrieren“ – ein „python“ gibt es
-    auf Debian 12 nicht (nur python3), und die Stufe läuft mit .venv/bin/python aus ihrem Klon.
-    Keine Meldung, kein Hilfetext nennt einen Befehl mit nacktem python."""
+    """Ein „python“ gibt es auf Debian 12 nicht (nur python3), und die Stufe läuft mit
+    .venv/bin/python aus ihrem Klon: keine Meldung, kein Hilfetext nennt einen Befehl mit nacktem
+    python (etwa „Anwenden mit: python check_db.py --migrieren“ in einer cron-Mail)."""
     nackt = [treffer for text in _texte(datei) for treffer in NACKT.findall(text)]
     assert not nackt, f"{datei.relative_to(PROJEKT)}: {nackt}"

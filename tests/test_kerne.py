@@ -1,4 +1,4 @@
-"""Ohne ``--prozesse``: so viele Worker wie Kerne, die der Prozess nutzen darf (Issue 20, 2).
+"""Ohne ``--prozesse``: so viele Worker wie Kerne, die der Prozess nutzen darf.
 
 ``os.cpu_count()`` zählt alle Kerne der Maschine, auch die, die ``taskset``, ein
 cgroup-cpuset oder ``AllowedCPUs=`` einer systemd-Einheit verbieten; die Stufe nimmt die

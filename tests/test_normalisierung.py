@@ -1,7 +1,7 @@
 """Tests für normalisierung.py: bereinigen (Quelle 003), tokens (Quelle 000), shingles.
 
 Die Listen der Sonderzeichen stehen hier absichtlich noch einmal wörtlich aus
-Issue 2, statt sie aus dem Modul zu importieren: ein Test, der die Konstanten
+der Spezifikation (docs/regeln.md), statt sie aus dem Modul zu importieren: ein Test, der die Konstanten
 des Moduls gegen sich selbst prüft, könnte nie fehlschlagen.
 """
 
@@ -32,11 +32,11 @@ from normalisierung import SCHRITTE, bereinigen, shingles, tokens
     DUBLETTEN,
 ) = SCHRITTE
 
-# Issue 2, Schritt 4: Formatzeichen, die gelöscht werden.
+# Schritt 4 (docs/regeln.md): Formatzeichen, die gelöscht werden.
 FORMATZEICHEN = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
-# Issue 2, Schritt 5: exotische Leerzeichen, die zu U+0020 werden.
+# Schritt 5: exotische Leerzeichen, die zu U+0020 werden.
 EXOTISCHE_LEERZEICHEN = ["\u00a0", "\u1680", *map(chr, range(0x2000, 0x200B)), "\u202f", "\u205f", "\u3000"]
-# Issue 2, Schritt 1: alle Arten von Zeilenende.
+# Schritt 1: alle Arten von Zeilenende.
 ZEILENENDEN_ARTEN = ["\r\n", "\r", "\n", "\u2028", "\u2029", "\u0085"]
 
 
@@ -102,7 +102,7 @@ def test_schritt1_crlf_ist_ein_umbruch_einzelnes_cr_vor_crlf_zwei():
 
 @pytest.mark.parametrize("zeichen", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e"])
 def test_schritt1_andere_steuerzeichen_sind_kein_zeilenende(zeichen):
-    """Nur die sechs Arten des Issues trennen Zeilen; \\v, \\f usw. sind
+    """Nur die sechs Arten der Spezifikation trennen Zeilen; \\v, \\f usw. sind
     waagrechter Leerraum und werden in Schritt 7 zu einem Leerzeichen."""
     assert ZEILENENDEN(f"a{zeichen}b") == f"a{zeichen}b"
     assert bereinigen(f"a{zeichen}b") == "a b"
@@ -208,7 +208,7 @@ def test_leere_und_reine_leerraum_eingaben():
 
 # --- bereinigen: Eigenschaften ------------------------------------------------
 
-# Bausteine, die alle Fallen des Issues enthalten: Markup, einfache und doppelte
+# Bausteine, die alle Fallen der Spezifikation enthalten: Markup, einfache und doppelte
 # Entitäten, jede Art von Zeilenende, Formatzeichen, exotische Leerzeichen.
 _BAUSTEINE = [
     "<p>",
@@ -394,7 +394,7 @@ def test_tokens_ohne_wortzeichen_leer():
 
 def tokens_referenz(text: str) -> list[str]:
     """Quelle 000 Schritt für Schritt, immer, ohne Abkürzung – plus die
-    Abweichung aus Issue 2 (Formatzeichen vor NFKC löschen)."""
+    Abweichung des Projekts (Formatzeichen vor NFKC löschen, docs/regeln.md)."""
     text = html.unescape(text)
     text = re.sub(r"!\s*\[[^\]]*\]\([^)]*\)", " ", text)
     text = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", text)

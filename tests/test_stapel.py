@@ -143,8 +143,8 @@ def test_output_wie_in_quelle_000_gleichwertig_mit_ausgabe(tmp_path, zwei):
 
 def test_befehlsname_ist_wurzelwerk_auswahl_auch_ueber_auswahl_py(tmp_path):
     """python auswahl.py und der installierte Befehl heißen in der Aufrufzeile gleich; die Zeile
-    „Hilfe:“ nennt den Aufruf, wie er getippt wurde (Befund 12, Betreiber: „wurzelwerk-auswahl -h“
-    nach .venv/bin/python auswahl.py – den Befehl gibt es dann oft nicht im PATH)."""
+    „Hilfe:“ nennt den Aufruf, wie er getippt wurde (nach .venv/bin/python auswahl.py nicht
+    „wurzelwerk-auswahl -h“ – den Befehl gibt es dann oft nicht im PATH)."""
     hilfe = unterprozess("--help", cwd=tmp_path)
     assert hilfe.stdout.decode().startswith("Aufruf: wurzelwerk-auswahl [OPTIONEN] [DATEI.json]")
     assert "-o, --ausgabe, --output AUSGABE.json" in hilfe.stdout.decode()
@@ -321,7 +321,7 @@ def test_falsche_typen_sind_kein_fehler(tmp_path):
     assert "Ohne extractions-Objekt (Rückfall newspaper4k): 2 Artikel" in ergebnis.stderr
 
 
-# --- Laute Warnung bei falschem Format (Issue 11.5) ------------------------------------------
+# --- Laute Warnung bei falschem Format -----------------------------------------------------
 
 
 def test_falscher_feldname_extraction_warnt_mit_feld_und_artikel(tmp_path):
@@ -857,7 +857,7 @@ def test_stichprobe_schreibt_csv_in_zweifelsordnung(tmp_path, monkeypatch):
     ergebnis = aufrufen(str(BEISPIEL), "-o", str(tmp_path / "aus.json"), "--stichprobe", "11")
     assert ergebnis.exit_code == 0, ergebnis.output
     assert ergebnis.stdout == ""
-    # die Zeile nennt beide Dateien, die CSV und die Prüfseite daneben (Issue 19.14)
+    # die Zeile nennt beide Dateien, die CSV und die Prüfseite daneben
     treffer = re.search(r"^Stichprobe: (.+\.csv) und (.+\.html)$", ergebnis.stderr, re.M)
     assert treffer, ergebnis.stderr
     pfad = Path(treffer.group(1))
@@ -889,8 +889,8 @@ def test_stichprobe_schreibt_csv_in_zweifelsordnung(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
 def test_stichprobe_ist_nur_fuer_den_eigentuemer_lesbar(umask, tmp_path, monkeypatch):
-    """CSV und Prüfseite tragen volle Texte: 0600 wie .env, gleich welche umask (Issue 19.14;
-    vorher 0644 unter der üblichen umask 022, 0666 unter 000)."""
+    """CSV und Prüfseite tragen volle Texte: 0600 wie .env, gleich welche umask (nicht 0644 unter
+    der üblichen umask 022, nicht 0666 unter 000)."""
     monkeypatch.chdir(tmp_path)
     alt = os.umask(umask)
     try:

@@ -183,7 +183,7 @@ def zone_des_prozesses(request, monkeypatch):
 
 def test_name_und_seite_tragen_berliner_zeit_mit_offset(tmp_path, zone_des_prozesses):
     """Wie jede Zeit der Stufe: Europe/Berlin, der Offset im Namen – nicht die Zone des Prozesses
-    (vorher stichprobe-…-20261202T064200.csv in UTC, eine Stunde vor der Berliner Uhr)."""
+    (nicht stichprobe-…-20261202T064200.csv in UTC, eine Stunde vor der Berliner Uhr)."""
     vorher = datetime.now(BERLIN).replace(microsecond=0)
     pfad = schreiben(stichprobe_aus(faelle()), "v1", verzeichnis=tmp_path)
     nachher = datetime.now(BERLIN)

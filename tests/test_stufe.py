@@ -304,8 +304,8 @@ def test_slot_der_nicht_parst(falsch, lauf):
 
 @pytest.mark.parametrize("tag", ["2026-09-07", "20260907", "2026-W36-1"])
 def test_slot_ohne_uhrzeit_ist_ein_eingabefehler(tag, cli):
-    """Befund 13 (Issue 19, im echten Haus): --slot 2026-09-07 war Mitternacht, Exit 0, „hat keine
-    Items“ – ein Slot ist ein Zeitpunkt; ohne Uhrzeit Exit 1 mit den Schreibweisen, die gelten."""
+    """Ein Slot ist ein Zeitpunkt: --slot 2026-09-07 ist nicht still Mitternacht (Exit 0, „hat keine
+    Items“), sondern Exit 1 mit den Schreibweisen, die gelten."""
     e = cli("--slot", tag)
     assert e.code == 1 and e.out == "", str(e)
     assert e.err == (

@@ -1,4 +1,4 @@
-"""Betrieb ohne Aufsicht (Issue 10): tote und hängende Worker, kurze Lesetransaktionen,
+"""Betrieb ohne Aufsicht: tote und hängende Worker, kurze Lesetransaktionen,
 das Protokoll der Läufe.
 
 Jeder Test startet ``python auswahl.py`` als eigenen Prozess in einer eigenen
@@ -211,7 +211,7 @@ def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
         items = conn.execute("select items from auswahl_laeufe order by id").fetchall()
     # Der ganze Backfill kodierte den Slot mit den Items (er trägt jeden Slot ein, den er sah);
     # der leere Slot lief, aber mit 0 Items – er ist nicht „kodiert“ und nicht der letzte Slot
-    # (Issue 19.6: sonst sähe die Überwachung gesund aus, während nichts kodiert wurde).
+    # (sonst sähe die Überwachung gesund aus, während nichts kodiert wird).
     assert items == [(300,), (150,), (0,)]
     assert letzter == teil[1] != leer[1]
     assert ohne == []
@@ -234,7 +234,7 @@ def test_jeder_lauf_ausser_trocken_steht_im_protokoll(db_url, cli):
 
 def test_stirbt_der_hauptprozess_gehen_seine_worker_mit(db_url, tmp_path):
     """SIGKILL nur auf den Hauptprozess – der OOM-Killer trifft einen Prozess, nicht die Gruppe.
-    Verwaiste Worker hielten stdout und stderr des Laufs offen: die cron-Zeile
+    Blieben Worker verwaist, hielten sie stdout und stderr des Laufs offen, und die cron-Zeile
     (``… 2>&1 >>log | tee -a log``) endete nie. Die Worker enden mit ihm: ihre Auftragsleitung
     schreibt nur der Hauptprozess, mit ihm ist sie zu."""
     bestand(db_url)

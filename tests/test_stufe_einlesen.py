@@ -439,7 +439,7 @@ def test_kaputte_seiten_nichts_geschrieben(artikel, meldung, daten, cli, tmp_pat
     ]
 
 
-# --- Große Dateien: in Stücken, jede Anweisung kurz, alles in einer Transaktion (Issue 19.10) ---
+# --- Große Dateien: in Stücken, jede Anweisung kurz, alles in einer Transaktion ---------------
 
 # Jede schreibende Anweisung auf extraktionen und seiten trägt sich mit ihrer Zeilenzahl ein
 # (Anweisungstrigger mit Übergangstabellen): so zeigt sich unabhängig vom Tempo der Maschine,
@@ -558,8 +558,8 @@ def test_ein_fehler_im_letzten_stueck_laesst_alles_unveraendert(daten, db_url, m
 
 
 def test_statement_timeout_trifft_ein_stueck_nicht_das_ganze_einlesen(daten, db_url, monkeypatch, tmp_path):
-    """Issue 19.10: das Zeitlimit gilt hängenden Anweisungen, nicht dem Laden. Ein langsamer Leser
-    (früher lief ein COPY im Takt des Clients) und ein langsamer Server (ein Trigger schläft je
+    """Das Zeitlimit gilt hängenden Anweisungen, nicht dem Laden. Ein langsamer Leser (ein COPY
+    liefe im Takt des Clients) und ein langsamer Server (ein Trigger schläft je
     Zeile) machen das Ganze sicher länger als das Limit; jedes Stück bleibt weit darunter."""
     from auswahlstufe.einlesen import datei as einlesen
 
@@ -604,9 +604,9 @@ def test_einlesen_zaehlt_neue_zeilen_ohne_xmax():
 
 
 def test_seite_die_der_abholer_gleichzeitig_schreibt_bricht_das_einlesen_nicht_ab(daten, db_url, tmp_path):
-    """Issue 19.10: der Abholer schreibt dieselbe Seite, während --einlesen sie schreibt. Früher
-    „ändern, dann fehlende einfügen“: das Einfügen stieß auf seine Zeile (unique_violation,
-    Exit 3). Jetzt ein Upsert: die Zeile des Abholers wird zur Seite der Datei."""
+    """Der Abholer schreibt dieselbe Seite, während --einlesen sie schreibt. Ein Upsert: die Zeile
+    des Abholers wird zur Seite der Datei („ändern, dann fehlende einfügen“ stieße beim Einfügen auf
+    seine Zeile: unique_violation, Exit 3)."""
     import psycopg
 
     daten.item(1)

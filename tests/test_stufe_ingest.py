@@ -1,4 +1,4 @@
-"""Ingest nebenan (Issue 19): Items verschwinden und kommen während eines Laufs, Verbindungen ruhen.
+"""Ingest nebenan: Items verschwinden und kommen während eines Laufs, Verbindungen ruhen.
 
 * Ingest löscht Items während eines Laufs (Aufbewahrungsfrist), fügt welche ein und ändert
   Kandidaten. Wer zwischen Lesen und Schreiben verschwindet, *entfällt*: übergangen, gezählt
@@ -66,9 +66,9 @@ def abfrage(url: str, anfrage, params=None) -> list[tuple]:
     "modus", [["--backfill"], ["--slot", SLOT_TEXT], ["--nachholen"]], ids=["backfill", "slot", "nachholen"]
 )
 def test_ingest_loescht_fuegt_ein_und_aendert_waehrend_des_laufs(db_url, tmp_path, modus):
-    """Issue 19.1: ein Item, das Ingest zwischen Lesen und Schreiben löschte, ließ den Lauf am
-    Fremdschlüssel scheitern – Exit 3, „insert or update on table "selected_extractor" violates
-    foreign key constraint“. Jetzt entfällt es, gezählt, und der Lauf endet mit 0.
+    """Ein Item, das Ingest zwischen Lesen und Schreiben löscht, entfällt, gezählt, und der Lauf
+    endet mit 0 – nicht mit Exit 3 am Fremdschlüssel („insert or update on table
+    "selected_extractor" violates foreign key constraint“).
 
     Festgelegt und geprüft, was sonst während des Laufs geschieht:
     * ein neues Item hinter der Leseposition (größere id) kodiert der Lauf noch;
@@ -145,8 +145,8 @@ def seiten_anlegen(url: str, n: int) -> None:
 
 
 def test_ingest_loescht_waehrend_der_extraktion(db_url, tmp_path):
-    """Dasselbe beim Schreiben der Kandidaten (--extrahieren): Exit 3 am Fremdschlüssel
-    extraktionen_item_id_fkey, jetzt entfallen die Items; die übrigen werden extrahiert und gewählt."""
+    """Dasselbe beim Schreiben der Kandidaten (--extrahieren): statt Exit 3 am Fremdschlüssel
+    extraktionen_item_id_fkey entfallen die Items; die übrigen werden extrahiert und gewählt."""
     seiten_anlegen(db_url, 6)
     ingest = psycopg.connect(db_url)
     try:
@@ -200,7 +200,7 @@ def idle_session_timeout(pg, db_name: str, wert: str) -> None:
 
 
 def test_idle_session_timeout_trifft_keine_verbindung_des_laufs(pg, db_name, db_url, tmp_path):
-    """Eine Verbindung, die länger als idle_session_timeout nichts tat, beendete der Server – mit
+    """Eine Verbindung, die länger als idle_session_timeout nichts tut, beendet der Server – mit
     der Schreibverbindung auch die Sperre. Der Lauf setzt es für seine Sitzungen auf 0: hier ruht
     er länger als die Grenze der Datenbank und endet doch mit 0."""
     bestand(db_url, 1, 5000)

@@ -1,4 +1,4 @@
-"""Eigene Testdaten in ein frisches Haus (Issue 19.13).
+"""Eigene Testdaten in ein frisches Haus.
 
 * ``python -m auswahlstufe.lauf.ingest [DATEI.json]`` trägt – nur für ein Testhaus, unter der
   Rolle von Ingest – die Items einer Datei im Stapelformat in ``raw_items`` ein; ohne Datei die
@@ -276,7 +276,7 @@ def test_frisches_haus_mit_getrennten_rollen(leere_db_url, rollen, tmp_path):
         conn.execute("insert into raw_items (id, slot) values (500, now())")
     assert {i: z[1] for i, z in seiten(leere_db_url).items()} == {i: urls[i] for i in (1, 2, 3)}
     # Der Helfer von Ingest unter der Betriebsrolle sagt, was ihr fehlt: schreiben, nicht lesen
-    # (Befund 9, Betreiber: vorher „…, raw_items zu lesen und zu schreiben“).
+    # (nicht „…, raw_items zu lesen und zu schreiben“).
     falsch = ingest(url=betrieb_url, cwd=tmp_path)
     assert falsch.code == 4, str(falsch)
     warnung = f"Warnung: {db.PASSWORT_IN_URL}\n"  # die Rollen hier melden sich mit Passwort in der URL an

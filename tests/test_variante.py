@@ -1,4 +1,4 @@
-"""Varianten in den Datenbankmodi (Issue 14): ``--variante`` und ``vergleich.py --datenbank``.
+"""Varianten in den Datenbankmodi: ``--variante`` und ``vergleich.py --datenbank``.
 
 Eine Variante kodiert neben der Voreinstellung unter ihrer eigenen coder_version;
 keine Zeile der Voreinstellung wird dabei angefasst (xmin bleibt). Zwei

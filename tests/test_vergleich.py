@@ -52,9 +52,9 @@ def test_variante_k4_waehlt_auf_drei_seiten_anders(tmp_path, monkeypatch):
 
 
 def test_die_seite_sagt_dass_sie_ein_vergleich_ist(tmp_path, monkeypatch):
-    """Die Seite hieß „Stichprobe zum Prüfen von Hand“ mit einer „Zählung des Laufs“ – es lief
-    aber kein Lauf: sie vergleicht zwei Fassungen. Titel, Überschrift und Zählung sagen das, der
-    Kopf nennt beide Versionen."""
+    """Die Seite vergleicht zwei Fassungen, es lief kein Lauf: Titel, Überschrift und Zählung sagen
+    das (keine „Stichprobe zum Prüfen von Hand“, keine „Zählung des Laufs“), der Kopf nennt beide
+    Versionen."""
     ergebnis = aufruf(tmp_path, monkeypatch, str(KANDIDATEN), "--variante", "k4:0.03")
     assert ergebnis.exit_code == 0, ergebnis.output
     k4 = variante_lesen("k4:0.03").coder_version.replace(">", "&gt;")

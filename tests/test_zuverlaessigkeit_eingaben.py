@@ -1,4 +1,4 @@
-"""Schlechte und extreme Eingaben im Stapelbetrieb und in der Datenbank (Issue 6).
+"""Schlechte und extreme Eingaben im Stapelbetrieb und in der Datenbank.
 
 Was test_stapel.py und test_stufe_einlesen.py schon prüfen (kaputtes JSON,
 ungültiges UTF-8 in der Datei, NUL, doppelte Schlüssel in der Datei, falsche

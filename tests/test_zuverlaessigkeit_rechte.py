@@ -1,4 +1,4 @@
-"""Geringste Rechte und Geheimnisse (Issue 6, Issue 10.2).
+"""Geringste Rechte und Geheimnisse.
 
 * ``auswahlstufe/lauf/rechte.py`` sagt je Betriebsart, welche Rechte sie braucht. Eine frische
   Rolle mit genau diesen Rechten fährt den Modus durch, und ``check_db.py
@@ -157,7 +157,7 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
     # --einlesen schreibt extraktionen: unter dieser Rolle eine klare Absage, nichts geschrieben
     datei = tmp_path / "k.json"
     datei.write_text('[{"item_id": 1, "extractions": {"trafilatura": {"text": "neu"}}}]', encoding="utf-8")
-    # (Issue 19.11: vorher „Der Rolle fehlt ein Recht: permission denied for table extraktionen.“)
+    # (ein deutscher Satz mit dem Recht und dem nächsten Schritt, nicht „permission denied …“)
     e = laufen(stufen_url, "--einlesen", str(datei))
     assert e.code == EXIT_VORAUSSETZUNG, str(e)
     assert nach_der_warnung(e.err).startswith(
@@ -217,7 +217,7 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
         ohne = rezept_anwenden(db_url)
         assert ohne.returncode != 0 and "Rollenname fehlt" in ohne.stderr
         # nur der deutsche Satz, ohne psqls englisches „CONTEXT: PL/pgSQL function inline_code_block
-        # line … at RAISE“ (Befund 6, Betreiber; das Rezept setzt VERBOSITY terse)
+        # line … at RAISE“ (das Rezept setzt VERBOSITY terse)
         assert "CONTEXT" not in ohne.stderr and "PL/pgSQL" not in ohne.stderr, ohne.stderr
     finally:
         with psycopg.connect(db_url, autocommit=True) as conn:
@@ -253,7 +253,7 @@ def test_jeder_modus_ist_in_der_liste():
     for name, modus in rechte.MODI.items():
         tabellen = {r.objekt for r in modus.rechte if r.art == "tabelle"}
         assert "schema_migrationen" in tabellen or name == "blick", name
-    # --modus alle: jede Betriebsart außer migrieren (Issue 19.11)
+    # --modus alle: jede Betriebsart außer migrieren
     assert set(rechte.BETRIEBSARTEN) == set(rechte.MODI) - {"migrieren"}
 
 
@@ -370,7 +370,7 @@ def test_frische_rolle_mit_genau_den_rechten_des_modus_faehrt_ihn(
             conn.execute("update seiten set html = html || '<p>Nachtrag</p>'::bytea where item_id = 2")
         e = laufen(url, "--extrahieren", "--slot", SLOT_TEXT, "--prozesse", "1", cwd=tmp_path)
         assert e.code == EXIT_OK and "Extraktion: 1 Seiten neu oder veraltet, 1 extrahiert" in e.out, str(e)
-    elif modus == "blick":  # Befund 5: vorher Exit 4 an schema_migrationen, das blick nie liest
+    elif modus == "blick":  # kein Exit 4 an schema_migrationen, das blick nie liest
         assert (
             check.out.endswith("Alle Voraussetzungen erfüllt (blick).\n") and "Hinweis: für" not in check.out
         )
@@ -404,9 +404,9 @@ def test_frische_rolle_mit_den_rechten_fuers_migrieren_migriert(pg, leere_db_url
 
 
 def test_fehlende_migration_nennt_den_admin_und_seinen_aufruf(db_url, db_name, stufen_url, tmp_path):
-    """Die cron-Mail der Betriebsrolle, wenn der Klon eine neue Migration mitbringt, sagte
-    „Anwenden mit: python check_db.py --migrieren“ – ohne python auf Debian 12, und migrieren darf
-    sie nicht. Jetzt: wer (der Admin, Eigentümer der Tabellen), mit welchem Aufruf im Klon."""
+    """Die cron-Mail der Betriebsrolle, wenn der Klon eine neue Migration mitbringt: wer migriert
+    (der Admin, Eigentümer der Tabellen – die Betriebsrolle darf es nicht), mit welchem Aufruf im
+    Klon (.venv/bin/python; ein „python“ gibt es auf Debian 12 nicht)."""
     with psycopg.connect(db_url, autocommit=True) as conn:
         admin = conn.execute("select current_user").fetchone()[0]
         letzte = conn.execute("select max(name) from schema_migrationen").fetchone()[0]
@@ -423,7 +423,7 @@ def test_fehlende_migration_nennt_den_admin_und_seinen_aufruf(db_url, db_name, s
 
 def test_modus_alle_unter_der_betriebsrolle_nennt_nur_ihre_luecken(stufen_url, passwort_rolle, tmp_path):
     """Rezept ohne -v einlesen/extrahieren: --modus alle nennt genau das, mit dem Aufruf des
-    Rezepts, der es gibt – keine Eigentümer-Zeilen fürs Migrieren (Issue 19.11)."""
+    Rezepts, der es gibt – keine Eigentümer-Zeilen fürs Migrieren."""
     rolle, _ = passwort_rolle
     check = check_db_starten("--modus", "alle", url=stufen_url, cwd=tmp_path)
     assert check.code == EXIT_VORAUSSETZUNG, str(check)
@@ -452,8 +452,8 @@ def test_rezept_mit_einlesen_erlaubt_einlesen(pg, db_name, db_url, tmp_path):
             url, "--einlesen", str(kandidatendatei(tmp_path / "b.json", ohne="trafilatura")), cwd=tmp_path
         )
         assert e.code == EXIT_OK and "entfernt 2" in e.out, str(e)
-        # --modus alle prüft jede Betriebsart der Betriebsrolle, nicht das Migrieren (Issue 19.11:
-        # vorher endete es unter ihr immer mit Exit 4 und zehn Zeilen „Eigentümer von …“)
+        # --modus alle prüft jede Betriebsart der Betriebsrolle, nicht das Migrieren (sonst endete
+        # es unter ihr immer mit Exit 4 und Zeilen „Eigentümer von …“)
         check = check_db_starten("--modus", "alle", url=url, cwd=tmp_path)
         assert check.code == EXIT_OK and "Eigentümer von" not in check.out, str(check)
         assert "Alle Voraussetzungen erfüllt (lauf, trocken, stichprobe, einlesen, extrahieren" in check.out
@@ -576,6 +576,6 @@ def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, p
     # Die Stichprobe (CSV und HTML) liegt im Arbeitsverzeichnis der Läufe; auch dort steht es nicht.
     assert list(tmp_path.glob("stichprobe-*.csv"))
     dateien_ohne(tmp_path, passwort)
-    # Sie trägt volle Texte: nur der Eigentümer liest sie, wie .env (Issue 19.14)
+    # Sie trägt volle Texte: nur der Eigentümer liest sie, wie .env
     for datei in tmp_path.glob("stichprobe-*"):
         assert datei.stat().st_mode & 0o777 == 0o600, datei

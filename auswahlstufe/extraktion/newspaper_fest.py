@@ -32,7 +32,7 @@ ordnet nur ihr Ergebnis fest, ohne ein Element hinzuzufügen oder wegzulassen:
 Jede Reihenfolge, die ``set()`` liefern könnte, gibt so denselben Text – den, den stock
 bei dieser einen Reihenfolge gäbe. Die Wirkung (2026-12-01, ``docs/extraktion.md``): auf den
 181 aeb-Seiten ändert sich kein Text (alle 543 Kandidaten zeichengleich mit
-``bench/aeb/candidates.json``, F1 der Auswahl 0,973 wie zuvor), auf den sechs Seiten steht
+``bench/aeb/candidates.json``, F1 der Auswahl 0,973 wie ohne den Fix), auf den sechs Seiten steht
 statt eines zufälligen Texts immer derselbe. Kosten: etwa 0,1 ms je Seite.
 
 Kein Fork: eingespielt wird nur bei genau der geprüften Fassung und unverändertem Quelltext

@@ -63,7 +63,7 @@ select current_user, current_database(), to_regclass('raw_items') is not null,
 SQL_RAW_ITEMS_DA = "select id, slot, haus, titel, url from raw_items where id = any(%s)"
 
 BEISPIELE = Path(__file__).resolve().parents[2] / "beispiele" / "artikel.json"
-# Ein Poll-Slot fasst etwa so viele Items wie im Betrieb (Issue 4: 400 je Slot); ohne slot
+# Ein Poll-Slot fasst etwa so viele Items wie im Betrieb (etwa 400 je Slot); ohne slot
 # in der Datei bekommt je ITEMS_JE_SLOT Artikel eine Stunde, ab ERSTER_SLOT (auch der Erzeuger).
 ITEMS_JE_SLOT = 400
 ERSTER_SLOT = datetime(2026, 9, 1, 6, 0, tzinfo=timezone(timedelta(hours=2)))

@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-GROESSE = 60_000  # etwa so groß wie die Beispiele im Issue (ein PDF mit 60 KB)
+GROESSE = 60_000  # etwa so groß wie ein kleines PDF (60 KB)
 
 
 def zufall(n: int = GROESSE, seed: int = 1) -> bytes:
