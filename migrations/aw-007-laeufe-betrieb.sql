@@ -3,11 +3,11 @@
 -- Anwenden: psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f migrations/aw-007-laeufe-betrieb.sql
 -- oder:     .venv/bin/python check_db.py --migrieren
 --
--- Issue 19 (im echten Haus): cron verlor Slots still, die Sperrmeldung nannte den
--- Serverprozess statt des Laufs, abgebrochene Läufe blieben für immer offen, und
--- „lief, 0 Items“ sah aus wie „kodiert“. Diese Migration gibt dem Protokoll
--- (auswahl_laeufe, aw-004), was dafür fehlte, und den Sichten der Überwachung
--- die Regel, nach der --nachholen findet, was noch zu tun ist.
+-- Damit cron keine Slots still verliert, die Sperrmeldung den Lauf nennt (nicht den
+-- Serverprozess), abgebrochene Läufe nicht für immer offen bleiben und „lief, 0 Items“
+-- nicht wie „kodiert“ aussieht, gibt diese Migration dem Protokoll (auswahl_laeufe,
+-- aw-004), was dafür fehlt, und den Sichten der Überwachung die Regel, nach der
+-- --nachholen findet, was noch zu tun ist.
 --
 -- Dauer: die berechnete Spalte zustand schreibt auswahl_laeufe einmal neu (eine
 -- Zeile je Lauf, klein).

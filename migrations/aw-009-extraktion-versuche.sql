@@ -8,7 +8,7 @@
 -- Lauf über die Seite (--extrahieren --slot desselben Slots oder --backfill)
 -- extrahiert sie wieder, bis zu drei Versuche je Seite und Fassung; danach bleibt
 -- der Fehler mit „… nach 3 Versuchen aufgegeben“ (auswahlstufe/extraktion/stufe.py,
--- docs/extraktion.md). Ein Fehler des Extraktors selbst bleibt wie bisher endgültig.
+-- docs/extraktion.md). Ein Fehler des Extraktors selbst bleibt endgültig.
 --
 -- Dauer: die neuen Spalten haben konstante Voreinstellungen – keine Tabelle wird neu
 -- geschrieben; die Prüfungen und das update lesen extraktionen je einmal ganz (unter
@@ -39,8 +39,8 @@ comment on column extraktionen.versuche is
 comment on column extraktionen.vorlaeufig is
     'Fehler der Umgebung; der nächste Lauf über die Seite extrahiert neu (wurzelwerk-auswahl).';
 
--- Was vor dieser Migration so gespeichert wurde, galt als endgültig: jetzt ist es ein
--- erster Versuch. Die Anfänge sind die von extraktion.seiten.VORUEBERGEHEND.
+-- Was vor dieser Migration mit einem solchen Fehler gespeichert ist, wird ein erster
+-- Versuch. Die Anfänge sind die von extraktion.seiten.VORUEBERGEHEND.
 update extraktionen
 set versuche = 1, vorlaeufig = true
 where extraktor_fassung is not null

@@ -3,11 +3,10 @@
 -- Anwenden: psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f migrations/aw-010-zustand-gesperrt.sql
 -- oder:     .venv/bin/python check_db.py --migrieren
 --
--- Issue 19, ein neuer Betreiber: --nachholen aus cron endet mit Exit 5, wenn ein
--- anderer Lauf die Sperre hält – alle Viertelstunde möglich, kein Fehler. aw-007
--- zählte diesen Lauf unter fehler, und die Abfrage „Hat cron heute gelaufen“ musste
--- ihn über exit_code wieder herausrechnen. Jetzt heißt er gesperrt (auch ein Lauf,
--- der seine Sperre verlor, endet mit Exit 5). Die übrigen Zustände wie in aw-007;
+-- --nachholen aus cron endet mit Exit 5, wenn ein anderer Lauf die Sperre hält – alle
+-- Viertelstunde möglich, kein Fehler. aw-007 zählt diesen Lauf unter fehler; diese
+-- Migration nennt ihn gesperrt (auch ein Lauf, der seine Sperre verlor, endet mit
+-- Exit 5), und die Abfrage „Hat cron heute gelaufen“ zählt ihn für sich. Die übrigen Zustände wie in aw-007;
 -- abgebrochen heißt: der Lauf trug sein Ende nicht ein, ein späterer schloss ihn.
 --
 -- auswahl_letzter_slot (aw-007) las den Lauf mit „select *“ und hing damit an jeder

@@ -1,4 +1,4 @@
-"""Im echten Haus mit cron (Issue 19): nachholen, überwachen, tote Läufe schließen, das cron-Log.
+"""Im echten Haus mit cron: nachholen, überwachen, tote Läufe schließen, das cron-Log.
 
 * ``--nachholen`` kodiert jeden offenen Slot – ein Item mit Kandidaten hat keine Entscheidung
   der coder_version (oder, mit ``--extrahieren``, eine Seite ohne Kandidaten) –, der neueste
@@ -196,9 +196,9 @@ def test_nach_einem_backfill_ist_nichts_offen_nur_was_dazukommt(db_url, cli):
 
 
 def test_eine_neue_seite_eines_entschiedenen_items_nimmt_backfill_wie_die_hilfe_sagt(db_url, cli):
-    """Befund 7 (Issue 19, im echten Haus): die Hilfe versprach, --nachholen nehme Slots, „zu dem
-    seitdem Items, Kandidaten oder Seiten kamen“ – eine neue Seite eines Items mit Kandidaten
-    nahm es nicht (mit Absicht: lauf.nachholen). Jetzt sagt die Hilfe genau die Regel, und so läuft es."""
+    """Die Hilfe sagt genau die Regel von --nachholen (lauf.nachholen): eine neue Seite eines Items,
+    das schon Kandidaten hat, nimmt erst --backfill – nicht „Slots, zu denen seitdem Items,
+    Kandidaten oder Seiten kamen“."""
     hilfe = " ".join(cli("--help").out.split())
     assert "seitdem Items, Kandidaten oder Seiten" not in hilfe and "seitdem kamen Items" not in hilfe
     assert (
@@ -416,9 +416,9 @@ def test_sicht_und_nachholen_sind_sich_einig_und_nachholen_laesst_nichts_liegen(
 
 
 def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_nach(pg, db_url, tmp_path):
-    """Issue 19.8: ein Lauf, dem der Server mitten im Lauf wegging, kann sein Ende nicht
-    eintragen und stand für immer unter „nie beendet“. Der nächste Aufruf von --nachholen
-    schließt ihn als abgebrochen und kodiert den Slot fertig."""
+    """Ein Lauf, dem der Server mitten im Lauf weggeht, kann sein Ende nicht eintragen. Der nächste
+    Aufruf von --nachholen schließt ihn als abgebrochen (statt ihn für immer unter „nie beendet“ zu
+    lassen) und kodiert den Slot fertig."""
     if pg.pgdata is None:
         pytest.skip("Server anhalten geht nur mit dem eingebetteten Server")
     (slot,) = bestand(db_url, 5000, 1)
@@ -445,7 +445,7 @@ def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_n
     assert err.startswith(f"Hinweis: Lauf {lauf_id} (--slot {slot_text(slot)}, Prozess {prozess.pid} auf "), (
         err
     )
-    # Befund 14: er endete ja (Exit 3, eigene Meldung) – nur eintragen konnte er es nicht mehr
+    # Er endete ja (Exit 3, eigene Meldung) – nur eintragen konnte er es nicht mehr
     assert err.rstrip().endswith(
         "trug sein Ende nicht ein (Datenbanksitzung weg: getötet, Server gestoppt oder Verbindung "
         "verloren); jetzt als abgebrochen geschlossen."
@@ -465,9 +465,8 @@ def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_n
 
 def test_ein_getoeteter_aufruf_von_nachholen_ist_ein_hinweis_nicht_zwei(db_url, tmp_path):
     """Stirbt ein Aufruf von --nachholen mitten in einem Slot, bleiben zwei Einträge offen: der
-    Aufruf und sein Slot-Lauf. Bis zur Nacht im Haus (Issue 19) meldete der nächste Lauf jeden
-    für sich – zwei Hinweise für einen toten Prozess. Jetzt einer: der Slot-Lauf, in dem er starb,
-    mit seinem Aufruf; geschlossen sind beide."""
+    Aufruf und sein Slot-Lauf. Der nächste Lauf meldet einen Hinweis für den toten Prozess, nicht
+    zwei: den Slot-Lauf, in dem er starb, mit seinem Aufruf; geschlossen sind beide."""
     (slot,) = bestand(db_url, 5000, 1)
     halt = Halt(tmp_path, "stapel", 1)
     prozess = im_hintergrund(db_url, "--nachholen", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
@@ -549,9 +548,9 @@ def test_offene_laeufe_von_vor_aw_007_schliesst_wer_ihre_sperre_frei_findet(db_u
 
 
 def test_sperrmeldung_nennt_den_lauf_auch_unter_einer_anderen_rolle(pg, db_name, db_url, tmp_path):
-    """Issue 19.7: die Meldung nannte die PID des Serverprozesses und „seit 19:57:40“ ohne Datum.
-    Jetzt nennt sie den Lauf aus auswahl_laeufe – auch wenn er einer anderen Rolle gehört, deren
-    Sitzung pg_stat_activity nur mit PID zeigt."""
+    """Die Sperrmeldung nennt den Lauf aus auswahl_laeufe (id, Prozess, Rechner, Beginn mit Datum),
+    nicht die PID des Serverprozesses – auch wenn er einer anderen Rolle gehört, deren Sitzung
+    pg_stat_activity nur mit PID zeigt."""
     (slot,) = bestand(db_url, 3000, 1)
     rollen = [f"aw_sperre_{n}_{os.getpid()}" for n in ("a", "b")]
     with psycopg.connect(db_url, autocommit=True) as conn:
@@ -608,8 +607,8 @@ def koepfe(text: str) -> list[dict]:
 
 
 def test_cron_log_jede_zeile_mit_zeit_modus_slot_version_und_still_ohne_befund(db_url, cli):
-    """Issue 19.12: die Zeilen trugen weder Zeit noch Modus, Slot oder coder_version, und der
-    Hinweis auf unbekannte Extraktoren stand bei jedem Lauf auf stderr – cron mailte jedes Mal."""
+    """Ohne Terminal trägt jede Zeile Zeit, Modus, Slot und coder_version; der Hinweis auf unbekannte
+    Extraktoren steht auf stdout (cron mailt ihn nicht); ohne Arbeit schreibt der Tick nichts."""
     (slot,) = bestand(db_url, 20, 1)
     with psycopg.connect(db_url, autocommit=True) as conn:
         conn.execute("insert into extraktionen (item_id, extraktor, text) values (1, 'Trafilatura', 'x')")
@@ -644,8 +643,8 @@ def test_cron_log_jede_zeile_mit_zeit_modus_slot_version_und_still_ohne_befund(d
 
 @pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
 def test_der_zeilenkopf_steht_in_berliner_zeit_wie_jede_zeit_der_stufe(db_url, cli, zone):
-    """Befund 12 (Issue 19, im echten Haus): auf einem Rechner in UTC trug der Kopf +00:00, der
-    Hinweis daneben „begonnen … MEZ“ – zwei Zonen in einer Zeile. Slots sind Berliner Zeit."""
+    """Auf einem Rechner in UTC (oder New York) steht der Zeilenkopf in Berliner Zeit wie der Hinweis
+    daneben („begonnen … MEZ“) – eine Zone je Zeile; Slots sind Berliner Zeit."""
     from datetime import datetime
 
     from auswahlstufe.anzeige import BERLIN

@@ -1,4 +1,4 @@
-"""Zuverlässigkeit unter Fehlern (Issue 6): Abbrüche, Gleichzeitigkeit, Server weg, Zeitlimit.
+"""Zuverlässigkeit unter Fehlern: Abbrüche, Gleichzeitigkeit, Server weg, Zeitlimit.
 
 Alles gegen einen echten PostgreSQL 18 und ``python auswahl.py`` als echten
 Unterprozess – ein Signal trifft so genau das, was im Betrieb läuft.
@@ -344,7 +344,7 @@ def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(langsamer_bestand, erst
         f"Fehler: Ein anderer Lauf von {CODER_VERSION} hält die Sperre „{sperre}“"
     )
     assert "ohne etwas zu schreiben" in abgewiesen.err
-    # Sie nennt den Lauf, der die Sperre hält, aus dem Protokoll (Issue 19.7): seine id, seinen
+    # Sie nennt den Lauf, der die Sperre hält, aus dem Protokoll: seine id, seinen
     # Prozess (nicht den des Servers), den Rechner und den Beginn mit Datum und Zone.
     with psycopg.connect(url) as conn:
         lauf_id, beginn = conn.execute(

@@ -23,7 +23,7 @@ ein Extraktor an der Umgebung – Zeitlimit, Absturz des Workers, Speichergrenze
 ``versuche``), und der nächste Lauf über die Seite extrahiert ihn wieder, nur ihn.
 Nach ``GRENZE`` solchen Versuchen bleibt der Fehler mit „… nach 3 Versuchen
 aufgegeben“. Ein Fehler des Extraktors selbst (eine Ausnahme der Bibliothek) und
-ein leerer Text sind sein Urteil über die Seite und bleiben wie bisher.
+ein leerer Text sind sein Urteil über die Seite und bleiben endgültig.
 """
 
 from __future__ import annotations
