@@ -7,7 +7,9 @@ Kein Benchmark selbst. Was auch die Tests brauchen (Grundlinie, Erzeuger), steht
 from __future__ import annotations
 
 import gc
+import gzip
 import io
+import json
 import os
 import platform
 import shutil
@@ -17,9 +19,11 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import click
+import psycopg
 
 from auswahlstufe.befehl import Aufruffehler
 from auswahlstufe.regeln import waehle
@@ -129,3 +133,42 @@ def entpackt(commit: str, ziel: Path) -> Path:
     with tarfile.open(fileobj=io.BytesIO(lauf.stdout)) as archiv:
         archiv.extractall(ziel, filter="data")
     return ziel
+
+
+# --- ein Haus aus den aeb-Seiten ------------------------------------------------------------
+
+AEB = PROJEKT / "bench" / "aeb"
+SQL_AEB_SEITE = "insert into seiten (item_id, html, url, content_type) values (%s, %s, %s, 'text/html')"
+SQL_AEB_KANDIDAT = """
+insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256)
+select %s, %s, %s, %s, %s, sha256(s.html_sha256 || convert_to('text/html', 'UTF8'))
+from seiten s where s.item_id = %s
+"""
+
+
+def aeb_seiten() -> list[tuple[dict, bytes]]:
+    """(Artikel aus candidates.json, HTML-Bytes) der 181 Seiten."""
+    artikel = json.loads((AEB / "candidates.json").read_text(encoding="utf-8"))
+    return [(a, gzip.decompress((AEB / "html" / f"{a['id']}.html.gz").read_bytes())) for a in artikel]
+
+
+def aeb_anlegen(
+    conn: psycopg.Connection, ids: range, slot: datetime, *, fassung: dict[str, str] | None = None
+) -> None:
+    """Items ``ids`` im Slot mit den aeb-Seiten (wiederholt); mit ``fassung`` (je Extraktor) dazu
+    ihre gespeicherten Kandidaten aus candidates.json, so gestempelt."""
+    seiten = aeb_seiten()
+    with conn.cursor() as cur:
+        cur.executemany("insert into raw_items (id, slot) values (%s, %s)", [(i, slot) for i in ids])
+        for nr in ids:
+            artikel, html = seiten[(nr - ids.start) % len(seiten)]
+            cur.execute(SQL_AEB_SEITE, (nr, html, artikel["url"]))
+            if fassung is not None:
+                cur.executemany(
+                    SQL_AEB_KANDIDAT,
+                    [
+                        (nr, x, e.get("text"), e.get("error"), fassung[x], nr)
+                        for x, e in artikel["extractions"].items()
+                    ],
+                )
+    conn.commit()

@@ -24,12 +24,11 @@ Aufruf (aus dem Projektverzeichnis)::
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import statistics
 import sys
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
@@ -44,16 +43,8 @@ from auswahlstufe.betrieb import migrationen
 from auswahlstufe.extraktion import art, aufrufe
 from auswahlstufe.fortschritt import dauer_text
 from auswahlstufe.lauf import ingest
-from bench.messen import PROJEKT, gemessen
+from bench.messen import aeb_anlegen, gemessen
 
-AEB = PROJEKT / "bench" / "aeb"
-SLOT = "2026-09-07 06:00+00"
-SQL_SEITE = "insert into seiten (item_id, html, url, content_type) values (%s, %s, %s, 'text/html')"
-SQL_KANDIDAT = """
-insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256)
-select %s, %s, %s, %s, %s, sha256(s.html_sha256 || convert_to('text/html', 'UTF8'))
-from seiten s where s.item_id = %s
-"""
 SQL_VORIGE_FASSUNG = "update extraktionen set extraktor_fassung = regexp_replace(extraktor_fassung, %s, %s)"
 SQL_OHNE_FESTE_ORDNUNG = """
 update extraktionen set extraktor_fassung = replace(extraktor_fassung,
@@ -70,25 +61,17 @@ STAENDE = {
 }
 
 
+SLOT = datetime.fromisoformat("2026-09-07T06:00+00:00")
+
+
 def anlegen(url: str, n: int) -> None:
-    artikel = json.loads((AEB / "candidates.json").read_text(encoding="utf-8"))
-    html = {a["id"]: gzip.decompress((AEB / "html" / f"{a['id']}.html.gz").read_bytes()) for a in artikel}
     versionen = aufrufe.versionen()
     fassung = {x: aufrufe.extraktor_fassung(x, versionen[x]) for x in aufrufe.EXTRAKTOREN}
-    with psycopg.connect(url) as conn, conn.cursor() as cur:
-        cur.execute(ingest.RAW_ITEMS)
+    with psycopg.connect(url) as conn:
+        conn.execute(ingest.RAW_ITEMS)
         conn.commit()
         migrationen.migrieren(url, ausgabe=lambda _: None)
-        cur.executemany(
-            "insert into raw_items (id, slot) values (%s, %s)", [(i, SLOT) for i in range(1, n + 1)]
-        )
-        for nr in range(1, n + 1):
-            a = artikel[(nr - 1) % len(artikel)]
-            cur.execute(SQL_SEITE, (nr, html[a["id"]], a["url"]))
-            cur.executemany(
-                SQL_KANDIDAT,
-                [(nr, x, e.get("text"), e.get("error"), fassung[x], nr) for x, e in a["extractions"].items()],
-            )
+        aeb_anlegen(conn, range(1, n + 1), SLOT, fassung=fassung)
 
 
 @click.command(cls=DeutscherBefehl)

@@ -85,7 +85,7 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "wurzelwerk"))
 
 # Ohne Terminal beginnt jede Zeile eines Datenbanklaufs mit Zeit, Modus, Slot und
-# coder_version (lauf.ausgabe, für das cron-Log). Die Tests vergleichen Ausgaben Zeile für
+# coder_version (betrieb.protokoll, für das cron-Log). Die Tests vergleichen Ausgaben Zeile für
 # Zeile und schalten ihn darum für ihre Unterprozesse aus; was er tut, zeigen die Tests in
 # tests/test_stufe_cron.py, die ihn ausdrücklich setzen.
 os.environ.setdefault("AUSWAHL_ZEILENKOPF", "aus")

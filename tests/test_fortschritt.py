@@ -217,7 +217,7 @@ def test_kodieren_zeigt_stapel_fuer_stapel(daten, db_url, tmp_path):
     e = auswahl_ohne_abstand("--backfill", "--prozesse", "2", url=db_url, cwd=tmp_path)
     assert e.code == 0, str(e)
     # Ein Datenbanklauf ohne Terminal schreibt den Fortschritt ins Protokoll (stdout, vor der
-    # Bilanz): stderr bleibt für das, was ein Mensch sehen muss (lauf.ausgabe) – cron mailt nichts.
+    # Bilanz): stderr bleibt für das, was ein Mensch sehen muss (betrieb.protokoll) – cron mailt nichts.
     kodieren = zeilen(e.out)["Kodieren"]
     # je Stapel zu 200 Items eine Zeile, bis auf den letzten
     assert [fertig for fertig, _, _ in kodieren] == [200, 400, 600, 800], e.out

@@ -146,7 +146,7 @@ class Ergebnis:
 def bilanzzeile(ausgabe: str) -> str:
     """Die Bilanzzeile der Auswahl aus stdout (``neu …`` oder ``trocken, nichts geschrieben – …``).
 
-    stdout ist das Protokoll eines Laufs (lauf.ausgabe): davor können die Bilanz der Extraktion
+    stdout ist das Protokoll eines Laufs (betrieb.protokoll): davor können die Bilanz der Extraktion
     und, ohne Terminal, Fortschrittszeilen stehen (ein Lauf über 10 s auf einer belasteten
     Maschine). Ohne Bilanz: ``""``."""
     for zeile in ausgabe.splitlines():
@@ -227,6 +227,20 @@ def auswahl_ohne_abstand(
         cwd=cwd,
         env={"PYTHONPATH": str(PROJEKT), **(env or {})},
         timeout=timeout,
+    )
+
+
+def im_hintergrund_ohne_abstand(url: str, *args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
+    """Wie ``im_hintergrund``, nur mit dem Fortschritt bei jeder Aktualisierung (Zeile und Eintrag
+    in auswahl_laeufe) statt alle 10 s."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _AUSWAHL_OHNE_ABSTAND, *args],
+        cwd=cwd,
+        env={**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(PROJEKT), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
