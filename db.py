@@ -32,16 +32,18 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import unquote
 
 import psycopg
 from psycopg import errors
 
 from db_anmeldung import (
     lesefehler,
+    maskieren,
+    ohne_passwort,
     optionsfehler,
     passwort_falsch,
     passwortdatei_offen,
+    traegt_passwort,
     url_teile,
     verbindungsfehler,
 )
@@ -146,46 +148,6 @@ def warnen(satz: str) -> None:
         print(f"Warnung: {satz}", file=sys.stderr)
 
 
-_PASSWORT_URL = re.compile(r"(?P<anfang>[a-z][a-z0-9+.-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)(?=@)", re.IGNORECASE)
-_PASSWORT_KV = re.compile(r"(?P<anfang>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-
-
-def maskieren(url: str | None) -> str:
-    """Die URL ohne Passwort: ``postgresql://rolle:***@host/db``."""
-    if not url:
-        return ""
-    url = _PASSWORT_URL.sub(lambda m: m["anfang"] + ("***" if m["pw"] else ""), url)
-    return _PASSWORT_KV.sub(lambda m: m["anfang"] + "***", url)
-
-
-def _passwoerter(url: str) -> set[str]:
-    """Das Passwort der URL in jeder Form, in der eine Meldung es zitieren könnte.
-
-    Lässt sich die URL nicht lesen (etwa ``%ZZ`` im Passwort), zitiert libpq
-    gerade das rohe Stück – dann sucht ein Muster es in der URL selbst.
-    """
-    formen: set[str] = set()
-    try:
-        pw = psycopg.conninfo.conninfo_to_dict(url).get("password")
-        if pw:
-            formen.add(pw)
-    except psycopg.Error:
-        pass
-    for muster in (_PASSWORT_URL, _PASSWORT_KV):
-        if treffer := muster.search(url):
-            roh = treffer["pw"].strip("'")
-            formen |= {roh, unquote(roh)}
-    return {f for f in formen if len(f) >= 3}
-
-
-def ohne_passwort(text: str, url: str | None) -> str:
-    """Entfernt das Passwort aus einem beliebigen Text (z. B. einer libpq-Meldung)."""
-    text = maskieren(text)
-    for pw in sorted(_passwoerter(url) if url else (), key=len, reverse=True):
-        text = text.replace(pw, "***")
-    return text
-
-
 class DatenbankUrl(str):
     """DATABASE_URL, die weiß, woher sie kam (``herkunft``: ein Satz für Meldungen)."""
 
@@ -216,12 +178,7 @@ def _mit_passwort(werte: dict[str, str | None]) -> bool:
     """Steht in der .env ein Passwort – in DATABASE_URL oder einer Variablen wie PGPASSWORD?"""
     if any(wert and "PASSWORD" in name.upper() for name, wert in werte.items()):
         return True
-    url = werte.get("DATABASE_URL") or ""
-    try:
-        return bool(psycopg.conninfo.conninfo_to_dict(url).get("password"))
-    except psycopg.Error:  # nicht lesbar (Exit 7 folgt): dann nach dem Muster
-        treffer = _PASSWORT_URL.search(url)
-        return bool(treffer and treffer["pw"]) or bool(_PASSWORT_KV.search(url))
+    return traegt_passwort(werte.get("DATABASE_URL") or "")
 
 
 def datenbank_url() -> DatenbankUrl:

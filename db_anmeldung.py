@@ -22,6 +22,9 @@ deutscher Satz da). Ändert eine neue Fassung von libpq oder Server den Wortlaut
 Muster nicht mehr, und der Text erscheint unübersetzt hinter „Datenbankfehler (…)“
 (tests/test_db.py prüft die Sätze an den Texten und peer, reject und SSL an PostgreSQL 15).
 
+Dazu, was jede Meldung braucht, die eine URL zitiert: ``maskieren`` und ``ohne_passwort`` nehmen
+das Passwort heraus, ``traegt_passwort`` sagt, ob die URL eins hat.
+
 Eine gemeinsame Datei des Hauses neben ``db.py``: sie importiert nichts aus dem Paket
 ``auswahlstufe`` und kein click.
 """
@@ -32,6 +35,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from urllib.parse import unquote
 
 import psycopg
 
@@ -437,3 +441,54 @@ def verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None 
         if treffer := muster.search(text):
             return satz.format(*treffer.groups(), ziel=ziel, woher=woher, rolle=rolle)
     return f"Datenbankfehler ({ziel}): {text.strip()}"
+
+
+# --- Passwörter aus Meldungen ----------------------------------------------------------
+
+_PASSWORT_URL = re.compile(r"(?P<anfang>[a-z][a-z0-9+.-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)(?=@)", re.IGNORECASE)
+_PASSWORT_KV = re.compile(r"(?P<anfang>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+
+
+def maskieren(url: str | None) -> str:
+    """Die URL ohne Passwort: ``postgresql://rolle:***@host/db``."""
+    if not url:
+        return ""
+    url = _PASSWORT_URL.sub(lambda m: m["anfang"] + ("***" if m["pw"] else ""), url)
+    return _PASSWORT_KV.sub(lambda m: m["anfang"] + "***", url)
+
+
+def _passwoerter(url: str) -> set[str]:
+    """Das Passwort der URL in jeder Form, in der eine Meldung es zitieren könnte.
+
+    Lässt sich die URL nicht lesen (etwa ``%ZZ`` im Passwort), zitiert libpq
+    gerade das rohe Stück – dann sucht ein Muster es in der URL selbst.
+    """
+    formen: set[str] = set()
+    try:
+        pw = psycopg.conninfo.conninfo_to_dict(url).get("password")
+        if pw:
+            formen.add(pw)
+    except psycopg.Error:
+        pass
+    for muster in (_PASSWORT_URL, _PASSWORT_KV):
+        if treffer := muster.search(url):
+            roh = treffer["pw"].strip("'")
+            formen |= {roh, unquote(roh)}
+    return {f for f in formen if len(f) >= 3}
+
+
+def ohne_passwort(text: str, url: str | None) -> str:
+    """Entfernt das Passwort aus einem beliebigen Text (z. B. einer libpq-Meldung)."""
+    text = maskieren(text)
+    for pw in sorted(_passwoerter(url) if url else (), key=len, reverse=True):
+        text = text.replace(pw, "***")
+    return text
+
+
+def traegt_passwort(url: str) -> bool:
+    """Trägt die URL ein Passwort? Lässt sie sich nicht lesen (Exit 7 folgt), nach dem Muster."""
+    try:
+        return bool(psycopg.conninfo.conninfo_to_dict(url).get("password"))
+    except psycopg.Error:
+        treffer = _PASSWORT_URL.search(url)
+        return bool(treffer and treffer["pw"]) or bool(_PASSWORT_KV.search(url))
