@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -139,6 +140,60 @@ def test_skript_mit_einem_python_ohne_die_pakete_sagt_welches_python(skript, tmp
     assert woanders.returncode == EXIT_VORAUSSETZUNG, woanders.stderr
     assert f"im Klon: {PROJEKT}/.venv/bin/python {PROJEKT / skript} – " in woanders.stderr, woanders.stderr
     assert "Traceback" not in woanders.stderr
+
+
+def _klon_nach_git_pull(ort: Path) -> Path:
+    """Ein Klon nach ``git pull`` ohne ``pip install -e .``: der Code von heute, daneben die
+    Metadaten, die pip bei der letzten Installation dort schrieb (``*.egg-info``, Fassung 1.0.0;
+    git kennt sie nicht, ``git pull`` lässt sie stehen)."""
+    klon = ort / "klon"
+    shutil.copytree(
+        PROJEKT / "auswahlstufe", klon / "auswahlstufe", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for datei in PROJEKT.glob("*.py"):
+        shutil.copy(datei, klon / datei.name)
+    metadaten = klon / "wurzelwerk_auswahl.egg-info"
+    metadaten.mkdir()
+    (metadaten / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: wurzelwerk-auswahl\nVersion: 1.0.0\n")
+    return klon
+
+
+# Der Befehl ``wurzelwerk-auswahl``, wie pip ihn für eine Installation vor 2.0.0 schrieb (``cli:cli``;
+# deren .pth legte den Klon in den Pfad).
+ALTER_BEFEHL = "import sys; sys.path.insert(0, sys.argv.pop(1)); from cli import cli; sys.exit(cli())"
+
+
+@pytest.mark.parametrize(
+    "aufruf",
+    [
+        ["auswahl.py", "--version"],
+        ["check_db.py"],
+        ["vergleich.py", "--help"],
+        ["-c", ALTER_BEFEHL, "K", "--version"],
+    ],
+    ids=["auswahl.py", "check_db.py", "vergleich.py", "alter Befehl wurzelwerk-auswahl"],
+)
+def test_eine_veraltete_installation_sagt_welcher_befehl_sie_erneuert(aufruf, tmp_path):
+    """Code gezogen, pip nicht gelaufen: jeder Einstieg endet mit Exit 4 und einem Satz mit dem
+    Befehl – vor jedem Import, der scheitern könnte, ohne Traceback, ohne etwas zu tun."""
+    klon = _klon_nach_git_pull(tmp_path)
+    aufruf = [str(klon) if a == "K" else a for a in aufruf]
+    lauf = subprocess.run([sys.executable, *aufruf], cwd=klon, capture_output=True, text=True)
+    from auswahlstufe import VERSION
+
+    assert lauf.returncode == EXIT_VORAUSSETZUNG and lauf.stdout == "", lauf.stdout + lauf.stderr
+    assert lauf.stderr == (
+        f"Fehler: Die Installation passt nicht zum Code im Klon (installiert ist 1.0.0, der Code ist {VERSION}) "
+        f"– nach git pull muss pip noch einmal laufen. Im Klon ({klon}): .venv/bin/pip install -q -e . – "
+        "dann denselben Aufruf wiederholen (docs/betrieb.md, Aktualisieren).\n"
+    )
+
+
+def test_die_installierte_fassung_ist_die_des_codes():
+    """Die Gegenprobe: in dieser Umgebung passt die Installation (sonst liefe kein Test)."""
+    from auswahlstufe import VERSION
+
+    assert pakete.installiert() == VERSION and pakete.veraltet() is None
 
 
 def test_die_installation_in_der_meldung_ist_die_des_schnellstarts():
