@@ -80,9 +80,36 @@ def entschieden(url: str, von: int, bis: int) -> int:
         ).fetchone()[0]
 
 
-def zwei_halte(tmp_path, punkt: str, erster: int, zweiter: int) -> tuple[Halt, Halt, dict[str, str]]:
-    a, b = Halt(tmp_path, punkt, erster), Halt(tmp_path, punkt, zweiter)
-    return a, b, {"AUSWAHL_HALT": f"{a.umgebung['AUSWAHL_HALT']},{b.umgebung['AUSWAHL_HALT']}"}
+def weichen_lassen(
+    url: str, tmp_path, backfill: tuple[str, ...], halte: tuple[str, int, int], pollen, tick: tuple[str, ...]
+) -> tuple[str, str]:
+    """Der Ablauf jedes Tests hier: der Backfill steht am ersten Haltepunkt, Ingest pollt
+    (``pollen()``), der Tick wartet auf die Sperre, der Backfill darf weiter und weicht. Der Tick
+    muss mit Exit 0 fertig sein, während der Backfill noch läuft (er wartet auf die Sperre oder
+    steht am zweiten Haltepunkt); dann endet auch der Backfill mit Exit 0. Gibt stdout beider."""
+    punkt, erster, zweiter = halte
+    halt, spaeter = Halt(tmp_path, punkt, erster), Halt(tmp_path, punkt, zweiter)
+    umgebung = {"AUSWAHL_HALT": f"{halt.umgebung['AUSWAHL_HALT']},{spaeter.umgebung['AUSWAHL_HALT']}"}
+    lang = im_hintergrund(url, *backfill, "--prozesse", "2", cwd=tmp_path, env=umgebung)
+    try:
+        halt.abwarten(lang)
+        pollen()
+        kurz = im_hintergrund(url, *tick, cwd=tmp_path)
+        tick_wartet(url, kurz, sperrname())
+        halt.weiter()
+        code, tick_out, err = ende(kurz, timeout=180)
+        assert (code, err) == (EXIT_OK, ""), f"exit {code}\n{tick_out}\n{err}"
+        assert "Hinweis: ein Backfill hält die Sperre; dieser Lauf wartet" in tick_out, tick_out
+        assert lang.poll() is None
+        spaeter.abwarten(lang)
+    finally:
+        halt.weiter()
+        spaeter.weiter()
+    code, out, err = ende(lang)
+    assert (code, err) == (EXIT_OK, ""), f"exit {code}\n{out}\n{err}"
+    assert "Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm" in out, out
+    assert "Hinweis: weiter nach " in out, out
+    return tick_out, out
 
 
 @pytest.mark.parametrize(
@@ -94,33 +121,20 @@ def test_der_tick_kodiert_den_frischen_slot_waehrend_der_backfill_laeuft(
     bestand = 6000  # 30 Stapel, ein Teil 15
     anlegen(db_url, 1, bestand, SLOT)
     assert auswahl_starten("--backfill", url=db_url, cwd=tmp_path).code == EXIT_OK  # der Bestand ist kodiert
-    halt, spaeter, umgebung = zwei_halte(tmp_path, "stapel", 1, zweiter_halt)
-    backfill = im_hintergrund(db_url, "--backfill", *teil, "--prozesse", "2", cwd=tmp_path, env=umgebung)
-    try:
-        halt.abwarten(backfill)
-        anlegen(db_url, bestand + 1, bestand + FRISCH, frischer_slot())  # Ingest pollt
-        tick = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
-        tick_wartet(db_url, tick, sperrname())
-        halt.weiter()
 
-        code, out, err = ende(tick, timeout=120)
-        assert (code, err) == (EXIT_OK, ""), f"exit {code}\n{out}\n{err}"
-        assert "Hinweis: ein Backfill hält die Sperre; dieser Lauf wartet" in out, out
-        assert bilanzzeile(out).startswith(f"neu {FRISCH}, geändert 0, "), out
-        assert entschieden(db_url, bestand + 1, bestand + FRISCH) == FRISCH
-        # Der Backfill läuft noch: er wartet auf die Sperre oder steht schon am zweiten Halt.
-        assert backfill.poll() is None
-        spaeter.abwarten(backfill)
-    finally:
-        halt.weiter()
-        spaeter.weiter()
-    code, out, err = ende(backfill)
-    assert (code, err) == (EXIT_OK, ""), f"exit {code}\n{out}\n{err}"
-    assert "Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm" in out, out
-    assert "Hinweis: weiter nach " in out, out
+    tick, out = weichen_lassen(
+        db_url,
+        tmp_path,
+        ("--backfill", *teil),
+        ("stapel", 1, zweiter_halt),
+        lambda: anlegen(db_url, bestand + 1, bestand + FRISCH, frischer_slot()),  # Ingest pollt
+        ("--nachholen",),
+    )
+
+    assert bilanzzeile(tick).startswith(f"neu {FRISCH}, geändert 0, "), tick
+    assert entschieden(db_url, bestand + 1, bestand + FRISCH) == FRISCH
     # Was der Tick schrieb, schrieb der Backfill nicht noch einmal; am Bestand änderte er nichts.
     assert bilanzzeile(out).startswith("neu 0, geändert 0, "), out
-
     nochmal = auswahl_starten("--backfill", url=db_url, cwd=tmp_path)
     assert nochmal.code == EXIT_OK, str(nochmal)
     assert bilanzzeile(nochmal.out).startswith(f"neu 0, geändert 0, unverändert {bestand + FRISCH},"), str(
@@ -140,32 +154,20 @@ def test_die_extraktion_weicht_dem_tick_und_das_ergebnis_ist_das_eines_neuaufbau
     assert (
         auswahl_starten("--backfill", url=db_url, cwd=tmp_path).code == EXIT_OK
     )  # entschieden, alte Kandidaten
-    halt, spaeter, umgebung = zwei_halte(tmp_path, "seite", 3, 40)
-    backfill = im_hintergrund(
-        db_url, "--extrahieren", "--backfill", "--prozesse", "2", cwd=tmp_path, env=umgebung
-    )
-    try:
-        halt.abwarten(backfill)
-        anlegen(db_url, 1001, 1003, frischer_slot(), kandidaten=False, seiten=True)
-        tick = im_hintergrund(db_url, "--extrahieren", "--nachholen", cwd=tmp_path)
-        tick_wartet(db_url, tick, sperrname())
-        halt.weiter()
 
-        code, out, err = ende(tick, timeout=180)
-        assert (code, err) == (EXIT_OK, ""), f"exit {code}\n{out}\n{err}"
-        assert "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert" in out, out
-        assert bilanzzeile(out).startswith("neu 3, geändert 0, "), out
-        assert backfill.poll() is None
-        spaeter.abwarten(backfill)
-    finally:
-        halt.weiter()
-        spaeter.weiter()
-    code, out, err = ende(backfill)
-    assert (code, err) == (EXIT_OK, ""), f"exit {code}\n{out}\n{err}"
-    assert "Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm" in out, out
+    tick, out = weichen_lassen(
+        db_url,
+        tmp_path,
+        ("--extrahieren", "--backfill"),
+        ("seite", 3, 40),
+        lambda: anlegen(db_url, 1001, 1003, frischer_slot(), kandidaten=False, seiten=True),
+        ("--extrahieren", "--nachholen"),
+    )
+
+    assert "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert" in tick, tick
+    assert bilanzzeile(tick).startswith("neu 3, geändert 0, "), tick
     # Jede Seite des Bestands genau einmal extrahiert, die drei frischen nicht noch einmal.
     assert f"Extraktion: {bestand} Seiten neu oder veraltet, {bestand} extrahiert" in out, out
-
     nochmal = auswahl_starten("--extrahieren", "--backfill", url=db_url, cwd=tmp_path)
     assert nochmal.code == EXIT_OK, str(nochmal)
     assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert" in nochmal.out, str(nochmal)

@@ -4,8 +4,9 @@ Beide Wege geben Aufträge ab und brauchen die Ergebnisse **in der Reihenfolge d
 (``reihe``: geschrieben wird in Lesereihenfolge), mit höchstens ``fenster`` Aufträgen unterwegs –
 der Speicher bleibt flach. Dazu:
 
-* **Zeitlimit je Auftrag**, gezählt ab der Abgabe an einen Worker: wer es reißt, wird getötet;
-  sein Auftrag bekommt einen ``Fehlschlag("zeitlimit")``.
+* **Zeitlimit je Auftrag**, gezählt ab seinem Beginn im Worker: wer es reißt, wird getötet; sein
+  Auftrag bekommt einen ``Fehlschlag("zeitlimit")``. Je Worker sind höchstens ``TIEFE`` Aufträge
+  abgegeben – einer läuft, der nächste liegt schon in seiner Leitung.
 * **Ein toter Worker** (OOM-Killer, ``kill -9``, Absturz in C) gibt seinem Auftrag einen
   ``Fehlschlag("tot", exitcode)``. Jeder Worker hat seine eigene Leitung: was einer mitten im
   Senden hinterlässt, stört keinen anderen, und wer starb, steht fest.
@@ -28,8 +29,9 @@ nichts vom Hauptprozess und hat die Extraktoren schon geladen.
 
 Warum ein eigener Pool und nicht ``pebble``: pebble teilt eine Leitung unter allen Workern und
 sperrt sie beim Abholen eines Auftrags für Lesen und Schreiben zugleich; mit den großen Aufträgen
-der Auswahl (ein Stapel: 200 Items samt Texten) wartete ein fertiger Worker auf den, der gerade
-abholte – der Backfill über 20.000 Items brauchte damit 1,7× so lange (docs/messungen.md).
+der Auswahl (ein Stapel: 200 Items samt Texten) wartet ein fertiger Worker auf den, der gerade
+abholt – der Backfill über 20.000 Items braucht damit 1,7× so lange (docs/messungen.md, Pool der
+Worker).
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
+import queue
 import signal
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
@@ -54,6 +57,8 @@ K = TypeVar("K")
 SCHRITT = 0.2
 # So lange darf ein neuer Worker brauchen, bis er bereit ist.
 START_S = 120.0
+# So oft versucht der Pool, einen Worker zu starten, wenn der forkserver eben starb.
+FORKSERVER_VERSUCHE = 5
 BEREIT = "bereit"
 # Exit-Code eines Workers, der einen Auftrag an der Speichergrenze nicht lesen konnte.
 EXIT_SPEICHER = 75
@@ -144,48 +149,62 @@ class _Unterwegs:
     ergebnis: Any = None
 
 
+# So viele Aufträge hat ein Worker höchstens: einer läuft, einer liegt schon in seiner Leitung –
+# der Worker wartet nicht, während der Hauptprozess ein Ergebnis abholt und den nächsten schickt.
+TIEFE = 2
+# Das Wort an den Worker, zu gehen (nach seinen Aufträgen).
+_GEHEN = ForkingPickler.dumps(None)
+
+
 @dataclass
 class _Platz:
-    """Ein Worker und der eine Auftrag, den er gerade hat.
-
-    Gesendet wird in einem eigenen Faden: ein Stapel ist größer als der Puffer der Leitung, und ein
-    hängender Worker liest ihn nie – der Hauptprozess bliebe im Senden stecken, statt das Zeitlimit
-    durchzusetzen. Nur ein Auftrag je Worker: mit einem zweiten in der Leitung warteten Worker (beim
-    Senden seines Ergebnisses) und Faden (beim Senden des zweiten) aufeinander."""
+    """Ein Worker, seine Aufträge (der erste läuft) und sein **Sender**: ein Faden, der ihm der Reihe
+    nach schickt, was im Postfach liegt. Ein Auftrag ist größer als der Puffer der Leitung, und ein
+    hängender Worker liest ihn nie – im Hauptprozess bliebe das Senden stecken, statt das Zeitlimit
+    durchzusetzen; und schickte der Hauptprozess selbst, während der Worker ein großes Ergebnis
+    schickt, warteten beide aufeinander."""
 
     prozess: multiprocessing.process.BaseProcess
     verbindung: multiprocessing.connection.Connection
-    auftrag: _Unterwegs | None = None
-    sender: threading.Thread | None = None
-    frist: float = 0.0
+    auftraege: collections.deque[_Unterwegs] = field(default_factory=collections.deque)
+    frist: float = 0.0  # für den ersten Auftrag
     erledigt: int = 0
+    postfach: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
+    sender: threading.Thread | None = None
 
-    def abgeben(self, u: _Unterwegs, frist: float) -> None:
-        daten = ForkingPickler.dumps((u.auftrag.funktion, u.auftrag.argumente))
-        self.auftrag, self.frist = u, frist
-        self.sender = threading.Thread(target=_senden, args=(self.verbindung, daten), daemon=True)
+    def senden_lassen(self) -> None:
+        """Den Sender starten – erst, wenn alle Worker da sind: ``fork`` kopiert keinen Faden mit."""
+        self.sender = threading.Thread(target=_senden, args=(self.verbindung, self.postfach), daemon=True)
         self.sender.start()
 
+    def abgeben(self, u: _Unterwegs, frist: float) -> None:
+        if not self.auftraege:
+            self.frist = frist
+        self.auftraege.append(u)
+        self.postfach.put(ForkingPickler.dumps((u.auftrag.funktion, u.auftrag.argumente)))
+
     def beenden(self, *, hart: bool) -> None:
-        """Der Worker geht: getötet, wenn ``hart`` oder er noch einen Auftrag hat; sonst auf Bitte."""
-        if hart or self.auftrag is not None:
+        """Der Worker geht: getötet, wenn ``hart`` oder er noch Aufträge hat; sonst auf Bitte."""
+        if hart or self.auftraege:
             _toeten(self.prozess)
         else:
-            try:
-                self.verbindung.send(None)
-            except OSError:
-                _toeten(self.prozess)
+            self.postfach.put(_GEHEN)
+        self.postfach.put(None)  # der Sender endet; sein Senden an einen toten Worker scheitert
         self.prozess.join(timeout=5)
         _toeten(self.prozess)
-        if self.sender is not None:  # sein Senden scheitert, sobald der Worker fort ist
-            self.sender.join()
+        if self.sender is not None:
+            self.sender.join(timeout=5)
         self.verbindung.close()
 
 
-def _senden(verbindung: multiprocessing.connection.Connection, daten: bytes) -> None:
-    # Ist der Worker tot, sieht _warten es an seinem Prozess.
-    with contextlib.suppress(OSError):
-        verbindung.send_bytes(daten)
+def _senden(verbindung: multiprocessing.connection.Connection, postfach: queue.SimpleQueue) -> None:
+    """Der Sender eines Workers: schickt, was kommt, bis None; ist der Worker tot, nichts mehr (das
+    sieht ``_warten`` an seinem Prozess)."""
+    while (daten := postfach.get()) is not None:
+        try:
+            verbindung.send_bytes(daten)
+        except OSError:
+            return
 
 
 class Pool:
@@ -220,6 +239,8 @@ class Pool:
         try:
             for _ in range(self.prozesse):
                 self._plaetze.append(self._starten())
+            for platz in self._plaetze:
+                platz.senden_lassen()
         except BaseException:
             self._beenden(hart=True)
             raise
@@ -246,8 +267,8 @@ class Pool:
             name="worker",
         )
         try:
-            prozess.start()
-        except (EOFError, OSError) as fehler:  # der forkserver starb mitten im Gespräch
+            self._prozess_starten(prozess)
+        except (EOFError, OSError) as fehler:
             hier.close()
             raise WorkerStartetNicht(f"der forkserver antwortet nicht ({type(fehler).__name__})") from None
         finally:
@@ -266,6 +287,20 @@ class Pool:
             raise WorkerStartetNicht(grund)
         return _Platz(prozess, hier)
 
+    @staticmethod
+    def _prozess_starten(prozess: multiprocessing.process.BaseProcess) -> None:
+        """``start``; starb der forkserver eben (ein kill von außen), sieht multiprocessing es erst,
+        wenn sein Ende eingetragen ist – bis dahin scheitert das Gespräch mit ihm. Dann noch
+        einmal, kurz danach: dann startet es einen neuen."""
+        for versuch in range(FORKSERVER_VERSUCHE):
+            try:
+                prozess.start()
+                return
+            except (EOFError, OSError):
+                if versuch == FORKSERVER_VERSUCHE - 1:
+                    raise
+                time.sleep(0.1)
+
     def _beenden(self, *, hart: bool) -> None:
         for platz in self._plaetze:
             platz.beenden(hart=hart)
@@ -276,6 +311,7 @@ class Pool:
         index = self._plaetze.index(platz)
         platz.beenden(hart=hart)
         self._plaetze[index] = self._starten()
+        self._plaetze[index].senden_lassen()
         self.neustarts += 1
 
     def reihe(
@@ -321,19 +357,25 @@ class Pool:
             self._warten(wartend)
 
     def _abgeben(self, wartend: collections.deque[_Unterwegs]) -> None:
-        """Wartende Aufträge an freie Worker; das Zeitlimit zählt ab hier."""
-        for platz in self._plaetze:
-            if not wartend:
-                return
-            if platz.auftrag is None:
-                platz.abgeben(wartend.popleft(), self._frist())
+        """Wartende Aufträge an Worker mit Platz, zuerst an die freien; das Zeitlimit des ersten
+        zählt ab hier. Ein Worker, der nach ``auftraege_je_worker`` geht, bekommt nicht mehr."""
+        for tiefe in range(TIEFE):
+            for platz in self._plaetze:
+                if not wartend:
+                    return
+                voll = (
+                    self._auftraege_je_worker
+                    and platz.erledigt + len(platz.auftraege) >= self._auftraege_je_worker
+                )
+                if len(platz.auftraege) == tiefe and not voll:
+                    platz.abgeben(wartend.popleft(), self._frist())
 
     def _frist(self) -> float:
         return time.monotonic() + self.zeitlimit if self.zeitlimit else float("inf")
 
     def _warten(self, wartend: collections.deque[_Unterwegs]) -> None:
         """Bis ein Worker fertig ist, stirbt oder sein Zeitlimit reißt (höchstens ``SCHRITT``)."""
-        belegt = [p for p in self._plaetze if p.auftrag is not None]
+        belegt = [p for p in self._plaetze if p.auftraege]
         if not belegt:
             return
         frist = min(p.frist for p in belegt)
@@ -343,7 +385,7 @@ class Pool:
         )
         jetzt = time.monotonic()
         for platz in belegt:
-            if platz.auftrag is None:  # ein anderer Worker starb eben, der Pool ist kaputt
+            if not platz.auftraege:  # ein anderer Worker starb eben, der Pool ist kaputt
                 continue
             if platz.verbindung in bereit or platz.prozess.sentinel in bereit:
                 try:
@@ -352,8 +394,9 @@ class Pool:
                     platz.prozess.join(timeout=5)
                     self._gescheitert(platz, Fehlschlag("tot", platz.prozess.exitcode), wartend)
                     continue
-                u, platz.auftrag = platz.auftrag, None
+                u = platz.auftraege.popleft()
                 u.fertig, u.ergebnis = True, wert if ok else WorkerAusnahme(wert)
+                platz.frist = self._frist()  # der nächste in seiner Leitung beginnt jetzt
                 platz.erledigt += 1
                 if self._auftraege_je_worker and platz.erledigt >= self._auftraege_je_worker:
                     self._ersetzen(platz, hart=False)
@@ -363,19 +406,22 @@ class Pool:
     def _gescheitert(
         self, platz: _Platz, fehlschlag: Fehlschlag, wartend: collections.deque[_Unterwegs]
     ) -> None:
-        """Der Auftrag dieses Platzes scheiterte an seinem Worker. Mit ``neustart`` kommt ein neuer
-        Worker; ohne ist der Pool kaputt: jeder offene Auftrag ist ein Fehlschlag."""
-        u, platz.auftrag = platz.auftrag, None
+        """Der laufende Auftrag dieses Platzes scheiterte an seinem Worker. Mit ``neustart`` kommt ein
+        neuer Worker, und was in der Leitung des alten lag, wartet wieder; ohne ist der Pool kaputt:
+        jeder offene Auftrag ist ein Fehlschlag."""
+        u = platz.auftraege.popleft()
         u.fertig, u.ergebnis = True, fehlschlag
         if self.neustart:
+            wartend.extendleft(reversed(platz.auftraege))
+            platz.auftraege.clear()
             self._ersetzen(platz, hart=True)
             return
         self._kaputt = True
         for anderer in self._plaetze:
             _toeten(anderer.prozess)
-            if anderer.auftrag is not None:
-                anderer.auftrag.fertig, anderer.auftrag.ergebnis = True, Fehlschlag("tot")
-                anderer.auftrag = None
+            for w in anderer.auftraege:
+                w.fertig, w.ergebnis = True, Fehlschlag("tot")
+            anderer.auftraege.clear()
         while wartend:
             w = wartend.popleft()
             w.fertig, w.ergebnis = True, Fehlschlag("tot")
