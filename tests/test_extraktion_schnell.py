@@ -39,6 +39,7 @@ from pathlib import Path
 import pytest
 
 from auswahlstufe.extraktion import fassungen
+from tests.hilfen.abweichung import mit_abweichung
 
 PROJEKT = Path(__file__).resolve().parents[1]
 AEB = PROJEKT / "bench" / "aeb"
@@ -347,11 +348,10 @@ DREI_SEITEN = (
 )
 NUR_SCHNELL = "trafilatura.utils:load_html"  # nur ein Beschleuniger setzt ihn voraus
 FUER_DEN_FIX = "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor.compute_gravity_scores"
-# auswahl.py, nur dass der Hauptprozess einen anderen sha256 für den Quelltext argv[1] erwartet
-# (wie nach einem Update im venv); die Worker im forkserver sehen die Tabelle unverändert.
+# auswahl.py, nur dass jeder Worker der Extraktion einen anderen sha256 für den Quelltext argv[1]
+# sieht – wie nach einem Update im venv.
 MIT_ABWEICHUNG = (
-    "import sys; from auswahlstufe.extraktion import fassungen; "
-    "fassungen.QUELLTEXT[sys.argv.pop(1)] = '0' * 64; "
+    "import sys; from tests.hilfen.abweichung import mit_abweichung; mit_abweichung(sys.argv.pop(1)); "
     "from auswahlstufe.cli import BEFEHL, cli; cli(sys.argv[1:], prog_name=BEFEHL)"
 )
 
@@ -370,20 +370,13 @@ def hinweis_nur_schnell() -> str:
 
 
 @pytest.fixture
-def gestartete_worker(monkeypatch) -> list[bool]:
-    """Je gestartetem Pool das ``beschleuniger``, das der Hauptprozess seinen Workern mitgab –
-    jedem, auch jedem Ersatz (der Pool gibt allen dieselbe Vorbereitung)."""
+def abweichung(monkeypatch):
+    """``abweichung(pfad)``: jeder Worker, den eine ``seiten.Extraktion`` ab jetzt startet, sieht den
+    Quelltext ``pfad`` als abweichend (``tests.hilfen.abweichung``); nach dem Test wie vorher."""
     from auswahlstufe.extraktion import seiten
 
-    echt = seiten.Pool
-    gestartet = []
-
-    def pool(*args, **kwargs):
-        gestartet.append(kwargs["argumente"][1])
-        return echt(*args, **kwargs)
-
-    monkeypatch.setattr(seiten, "Pool", pool)
-    return gestartet
+    monkeypatch.setattr(seiten, "Pool", seiten.Pool)
+    return mit_abweichung
 
 
 def _mit_abweichung(pfad: str, *args: str, cwd: Path, url: str | None = None):
@@ -401,15 +394,12 @@ def _mit_abweichung(pfad: str, *args: str, cwd: Path, url: str | None = None):
     )
 
 
-def test_abweichung_der_beschleuniger_stock_aufrufe_dieselben_texte_ein_hinweis(
-    monkeypatch, capsys, gestartete_worker
-):
-    """Der Hauptprozess entscheidet einmal, vor dem ersten Worker, und sagt es einmal; jeder
-    Worker – auch jeder Ersatz – bekommt ``beschleuniger=False``; die Kandidaten sind die
-    veröffentlichten."""
+def test_abweichung_der_beschleuniger_stock_aufrufe_dieselben_texte_ein_hinweis(capsys, abweichung):
+    """Jeder Worker – auch jeder Ersatz – prüft selbst und nimmt die Stock-Aufrufe; der Hauptprozess
+    sagt es einmal; die Kandidaten sind die veröffentlichten."""
     from auswahlstufe.extraktion import seiten
 
-    monkeypatch.setitem(fassungen.QUELLTEXT, NUR_SCHNELL, "0" * 64)
+    abweichung(NUR_SCHNELL)
     bezug = veroeffentlicht()
     liste = [
         seiten.Seite(gzip.decompress((AEB / "html" / f"{i}.html.gz").read_bytes()), bezug[i]["url"], i)
@@ -417,8 +407,7 @@ def test_abweichung_der_beschleuniger_stock_aufrufe_dieselben_texte_ein_hinweis(
     ]
     with seiten.Extraktion(2, aufrufe_je_worker=2) as ex:
         ergebnisse = list(ex.seiten(liste))
-    assert ex.beschleuniger is False
-    assert gestartete_worker == [False]
+    assert ex.beschleuniger is False and ex.pool.neustarts >= 2  # auch die Ersatzworker
     for (_, kandidaten), seiten_id in zip(ergebnisse, DREI_SEITEN, strict=True):
         assert kandidaten == bezug[seiten_id]["extractions"], seiten_id
     assert hinweise(capsys.readouterr().err) == [hinweis_nur_schnell()]
@@ -429,16 +418,19 @@ def test_der_hinweis_in_der_doku_ist_der_echte():
     assert f"\n{beispiel}\n" in (PROJEKT / "docs" / "extraktion.md").read_text(encoding="utf-8")
 
 
-def test_abweichung_des_fixes_startet_keinen_worker(monkeypatch, capsys, gestartete_worker):
+def test_abweichung_des_fixes_extrahiert_keine_seite(capsys, abweichung):
+    """Der erste Worker findet den Fix ungeprüft: sein Satz, Exit 4, bevor eine Seite an einen
+    Extraktor geht."""
     from auswahlstufe import fehler
     from auswahlstufe.extraktion import seiten
 
-    monkeypatch.setitem(fassungen.QUELLTEXT, FUER_DEN_FIX, "0" * 64)
+    abweichung(FUER_DEN_FIX)
     extraktion = seiten.Extraktion(2)
     with pytest.raises(fassungen.FassungUngeprueft, match="weicht vom geprüften ab") as e:
         extraktion.__enter__()
     assert e.value.exit_code == fehler.EXIT_VORAUSSETZUNG
-    assert gestartete_worker == []
+    assert FUER_DEN_FIX in str(e.value) and "newspaper_fest.py" in str(e.value)
+    assert extraktion.statistik.aufrufe == 0
     assert hinweise(capsys.readouterr().err) == []
 
 

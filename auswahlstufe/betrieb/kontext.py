@@ -57,7 +57,6 @@ class Laufkontext:
     auswahlpool: Pool | None = None
     weicht: bool = False  # ein langer Lauf: gibt die Sperre frei, wenn ein kurzer wartet
     sperren: list[tuple[str, bool]] = field(default_factory=list)  # die genommenen (Name, exklusiv)
-    gewichen: int = 0
     lauf_id: int | None = None  # der Eintrag in auswahl_laeufe, für den gerade gearbeitet wird
     halt: Haltepunkte = field(default_factory=Haltepunkte)
     _geprueft: float = 0.0
@@ -135,7 +134,6 @@ class Laufkontext:
                 f"Abgebrochen ({self.abbruch.name()}), während ein anderer Lauf die Sperre hatte; was "
                 "geschrieben ist, bleibt, ein erneuter Lauf macht den Rest."
             )
-        self.gewichen += 1
         log.info(f"Hinweis: weiter nach {zahl(sekunden)} s.")
 
     def vorbei(self, punkt: str) -> None:

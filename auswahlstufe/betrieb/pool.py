@@ -16,7 +16,8 @@ der Speicher bleibt flach. Dazu:
 * ``auftraege_je_worker``: ein Worker geht nach so vielen Aufträgen, ein neuer kommt (was
   Bibliotheken liegen lassen, wächst nicht über einen Lauf).
 * ``vorbereitung(*argumente)`` am Anfang jedes Workers (Extraktion: Extraktoren laden, Netz
-  sperren, Speichergrenze); scheitert sie, sagt ``WorkerStartetNicht`` warum.
+  sperren, Speichergrenze); was sie zurückgibt, steht danach in ``vorbereitet`` (der Wert des
+  ersten Workers); scheitert sie, sagt ``WorkerStartetNicht`` warum.
 * Jeder Worker steht in einer **eigenen Prozessgruppe** und überhört SIGINT/SIGTERM: Strg-C und ein
   ``kill`` an die Gruppe treffen nur den Hauptprozess, er entscheidet, wann Schluss ist. Stirbt
   er, enden die Worker: ihre Leitungen sind dann zu.
@@ -111,12 +112,11 @@ def _worker(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        if vorbereitung is not None:
-            vorbereitung(*argumente)
+        wert = vorbereitung(*argumente) if vorbereitung is not None else None
     except Exception as fehler:  # ein Paket fehlt o. ä.: dem Hauptprozess sagen, warum
         verbindung.send(f"{type(fehler).__name__}: {fehler}")
         return
-    verbindung.send(BEREIT)
+    verbindung.send((BEREIT, wert))
     while True:
         try:
             auftrag = verbindung.recv()
@@ -233,6 +233,7 @@ class Pool:
         self._vorbereitung, self._argumente = vorbereitung, argumente
         self._auftraege_je_worker = auftraege_je_worker
         self._plaetze: list[_Platz] = []
+        self.vorbereitet: Any = None  # was die Vorbereitung des ersten Workers zurückgab
         self._kaputt = False  # ohne neustart: ein Worker starb oder hing
 
     def __enter__(self) -> Pool:
@@ -277,7 +278,11 @@ class Pool:
         if hier.poll(START_S):
             try:
                 antwort = hier.recv()
-                grund = None if antwort == BEREIT else str(antwort)
+                grund = str(antwort)
+                if isinstance(antwort, tuple) and antwort[0] == BEREIT:
+                    grund = None
+                    if not self._plaetze:
+                        self.vorbereitet = antwort[1]
             except (EOFError, OSError):
                 prozess.join(timeout=5)
                 grund = f"beendet mit Exit-Code {prozess.exitcode}"

@@ -118,8 +118,8 @@ def vorbereiten(*, beschleuniger: bool = True) -> None:
     ohne NLTK-Daten um, macht newspaper4k deterministisch (``newspaper_fest``) und spielt die
     Beschleuniger ein (``schnell``); mit ``beschleuniger=False`` nichts aus ``schnell`` – dann
     ruft ``extrahieren(…, beschleuniger=False)`` die Stock-Aufrufe. Einmal je Prozess, in jedem
-    Worker vor der ersten Seite, mit dem, was der Hauptprozess entschied
-    (``seiten.beschleuniger_waehlen``); scheitert bei einer ungeprüften Fassung dessen, was es
+    Worker vor der ersten Seite, mit dem, was der Worker gegen die geprüften Fassungen fand
+    (``worker.anfang``); scheitert bei einer ungeprüften Fassung dessen, was es
     einspielt (``fassungen.FassungUngeprueft``)."""
     import warnings
 

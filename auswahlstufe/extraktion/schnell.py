@@ -22,7 +22,7 @@ trafilatura und readability laufen sonst wie stock: die geprüften Abkürzungen 
 wenig oder änderten Texte (docs/extraktion.md, „Verworfen“).
 
 Gebunden an die geprüften Fassungen: weicht etwas ab (``fassungen.beschleuniger_abweichung``),
-spielt der Hauptprozess nichts ein und nimmt die Stock-Aufrufe (``seiten.beschleuniger_waehlen``);
+spielt der Worker nichts ein und nimmt die Stock-Aufrufe (``worker.anfang``);
 ``beschleuniger_einspielen`` selbst prüft vor jeder Änderung noch einmal streng
 (``fassungen.pruefen``). Jede Abkürzung vergleicht
 ``tests/test_extraktion_schnell.py`` mit dem Stock-Aufruf auf den 181 aeb-Seiten, den sechs
@@ -174,7 +174,7 @@ def _html_parser():
 def beschleuniger_einspielen() -> None:
     """Tokenizer, Stoppwort-Speicher (newspaper4k) und Klassen-Lookup in C (alle drei); scheitert
     vor jeder Änderung mit ``FassungUngeprueft``, wenn etwas von der geprüften Fassung abweicht
-    (ob sie laufen, entscheidet der Hauptprozess vorher: ``seiten.beschleuniger_waehlen``)."""
+    (ob sie laufen, entscheidet der Worker vorher: ``worker.anfang``)."""
     with _SPERRE:
         if _eingespielt:
             return

@@ -86,28 +86,16 @@ class Statistik:
     zeichensaetze: dict[str, int] = field(default_factory=dict)
 
 
-def beschleuniger_waehlen() -> bool:
-    """Im Hauptprozess, einmal je Lauf vor dem ersten Worker: laufen die Beschleuniger?
-
-    newspaper_fest ist streng (``fassungen.newspaper_fest_pruefen``: sonst
-    ``FassungUngeprueft``, Exit 4). Weicht sonst etwas von der geprüften Fassung ab
-    (``fassungen.beschleuniger_abweichung``), False und eine Zeile ``Hinweis: …`` auf stderr:
-    die Worker nehmen die Stock-Aufrufe, dieselben Texte, nur langsamer."""
-    fassungen.newspaper_fest_pruefen()
-    grund = fassungen.beschleuniger_abweichung()
-    if grund is not None:
-        log.warning(fassungen.HINWEIS.format(grund=grund))
-    return grund is None
-
-
 class Extraktion:
     """Extraktor-Aufrufe auf Worker-Prozessen, mit Zeitlimit und Speichergrenze.
 
     ``with Extraktion(prozesse=2) as ex: for nr, kandidaten in ex.seiten(seiten): …``
     liefert die Kandidaten in der Reihenfolge der Seiten; höchstens ``SEITEN_JE_WORKER``
-    Seiten je Worker sind gleichzeitig unterwegs, der Speicher bleibt flach. Beim Start
-    entscheidet der Hauptprozess einmal, ob die Worker die Beschleuniger einspielen
-    (``beschleuniger_waehlen``), und gibt es jedem Worker mit, auch jedem Ersatz.
+    Seiten je Worker sind gleichzeitig unterwegs, der Speicher bleibt flach. Ob die Worker die
+    Beschleuniger einspielen, prüft jeder selbst gegen die geprüften Fassungen (``worker.anfang``,
+    ``fassungen``: newspaper_fest streng – sonst ``FassungUngeprueft``, Exit 4 –, der Rest weicht
+    auf die Stock-Aufrufe aus, dieselben Texte, langsamer); läuft der erste ohne, sagt der
+    Hauptprozess es einmal (``fassungen.HINWEIS``).
     """
 
     def __init__(
@@ -125,24 +113,27 @@ class Extraktion:
         self.extraktoren = extraktoren
         self.aufrufe_je_worker = aufrufe_je_worker
         self.statistik = Statistik()
-        self.beschleuniger = False  # entscheidet __enter__, einmal für alle Worker
+        self.beschleuniger = False  # sagt der erste Worker beim Start
         self.pool: Pool | None = None
 
     def __enter__(self) -> Extraktion:
-        self.beschleuniger = beschleuniger_waehlen()
         self.pool = Pool(
             self.prozesse,
             zeitlimit=self.zeitlimit_s,
             start="forkserver",
             vorladen=VORLADEN,
             vorbereitung=worker.anfang,
-            argumente=(self.speichergrenze_mb, self.beschleuniger),
+            argumente=(self.speichergrenze_mb,),
             auftraege_je_worker=self.aufrufe_je_worker,
         )
         try:
             self.pool.__enter__()
         except WorkerStartetNicht as fehler:
             raise _startet_nicht(fehler) from None
+        grund = self.pool.vorbereitet
+        if grund is not None:
+            log.warning(fassungen.HINWEIS.format(grund=grund))
+        self.beschleuniger = grund is None
         return self
 
     def __exit__(self, *fehler) -> None:
@@ -192,7 +183,7 @@ class Extraktion:
                     yield Auftrag((nr, name), ergebnis=fest)
                 else:
                     self.statistik.aufrufe += 1
-                    argumente = (name, text, url, self.speichergrenze_mb, self.beschleuniger)
+                    argumente = (name, text, url, self.speichergrenze_mb)
                     yield Auftrag((nr, name), worker.aufrufen, argumente)
             nr += 1
 
@@ -242,12 +233,17 @@ def seitenart(seite: Seite) -> tuple[str, art.Urteil, str]:
 
 def _startet_nicht(fehler: WorkerStartetNicht) -> VoraussetzungFehlt:
     grund = str(fehler)
+    if grund.startswith(UNGEPRUEFT):  # der Fix von newspaper4k: sein eigener Satz (Exit 4)
+        return fassungen.FassungUngeprueft(grund.removeprefix(UNGEPRUEFT))
     if fehlt := re.search(r"No module named '([\w.]+)'", grund):
         grund = f"das Modul {fehlt.group(1)} fehlt"
     return VoraussetzungFehlt(
         f"Ein Worker der Extraktion startet nicht ({grund}). Sind die Extraktoren installiert "
         "(.venv/bin/pip install -e '.[extraktion]')?"
     )
+
+
+UNGEPRUEFT = f"{fassungen.FassungUngeprueft.__name__}: "
 
 
 def kandidaten(

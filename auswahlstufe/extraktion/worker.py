@@ -19,7 +19,7 @@ import re
 import resource
 import socket
 
-from auswahlstufe.extraktion import aufrufe
+from auswahlstufe.extraktion import aufrufe, fassungen
 
 
 class NetzGesperrt(OSError):
@@ -43,25 +43,38 @@ def _adressraum() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def anfang(speichergrenze_mb: int, beschleuniger: bool) -> None:
-    """Anfang jedes Workers; scheitert er (ein Paket fehlt), sagt der Pool dem Hauptprozess warum."""
+# Ob dieser Worker die Beschleuniger eingespielt hat (``anfang``); ein Worker ist ein Prozess, den
+# sein Anfang einrichtet – wie der initializer eines ProcessPoolExecutor.
+_beschleuniger = False
+
+
+def anfang(speichergrenze_mb: int) -> str | None:
+    """Anfang jedes Workers. Gibt zurück, warum er ohne Beschleuniger läuft (None: mit ihnen) –
+    der Pool bringt es dem Hauptprozess, der es einmal sagt. Scheitert er (ein Paket fehlt, der
+    Fix von newspaper4k ist ungeprüft: ``fassungen.FassungUngeprueft``), sagt der Pool warum.
+
+    Die Prüfung kostet hier Millisekunden: der forkserver hat die Extraktoren schon geladen
+    (``seiten.VORLADEN``); im Hauptprozess kostete allein ihr Import eine Sekunde je Lauf."""
+    global _beschleuniger
     logging.disable(logging.CRITICAL)  # readability & Co. schrieben sonst Tracebacks nach stderr
-    aufrufe.vorbereiten(beschleuniger=beschleuniger)
+    fassungen.newspaper_fest_pruefen()
+    grund = fassungen.beschleuniger_abweichung()
+    _beschleuniger = grund is None
+    aufrufe.vorbereiten(beschleuniger=_beschleuniger)
     _netz_sperren()
     grenze = _adressraum() + speichergrenze_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (grenze, grenze))
+    return grund
 
 
 def speicher_fehler(grenze_mb: int) -> str:
     return f"Speichergrenze {grenze_mb} MB überschritten"
 
 
-def aufrufen(
-    extraktor: str, html: str, url: str, speichergrenze_mb: int, beschleuniger: bool
-) -> tuple[str | None, str | None]:
+def aufrufen(extraktor: str, html: str, url: str, speichergrenze_mb: int) -> tuple[str | None, str | None]:
     """``(text, None)`` oder ``(None, fehler)`` für einen Extraktor auf einer Seite."""
     try:
-        return aufrufe.extrahieren(extraktor, html, url, beschleuniger=beschleuniger), None
+        return aufrufe.extrahieren(extraktor, html, url, beschleuniger=_beschleuniger), None
     except MemoryError:
         return None, speicher_fehler(speichergrenze_mb)
     except RecursionError:
