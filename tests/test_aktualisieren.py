@@ -156,7 +156,7 @@ def einrichten(haus: Haus, stand: alt.Stand, doku: str | None) -> None:
     assert haus.ausfuehren(ingest).returncode == 0
     rollen = ["aw_stufe", "aw_blick"] if stand.schritte else ["aw_stufe"]
     if doku:  # 90cfb01: migrieren wie heute; das Rezept „als Eigentümerin der Tabellen oder Superuser“ –
-        # auf 15 darf ein Admin ohne Superuser nosuperuser nicht setzen, raw_items nicht weitergeben
+        # als Admin endet es auf 15 mit „must be superuser to … change superuser attribute“ (nosuperuser)
         ohne_traceback(haus.schritt(3)[0])
         rezept = "psql -X -v ON_ERROR_STOP=1 -d wurzelwerk -v rolle=aw_stufe -v einlesen=1 -v extrahieren=1"
         assert haus.ausfuehren(f"{rezept} -f rollen/aw-rolle-stufe.sql", superuser=True).returncode == 0
