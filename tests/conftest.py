@@ -30,13 +30,11 @@ from psycopg import sql
 
 from auswahlstufe.betrieb import migrationen
 from tests.hilfen.daten import Daten, raw_items_anlegen
-from tests.hilfen.haus import Haus, haus_abreissen, haus_hba, haus_ident, klon_anlegen
+from tests.hilfen.haus import Haus, haus_abreissen, haus_vorbereiten, klon_anlegen
 from tests.hilfen.prozesse import auswahl_starten
 from tests.hilfen.server import (
     PG15,
     Server,
-    hba_zeilen_voran,
-    ident_zeilen_dazu,
     ohne_server,
     pg15_starten,
     pg15_stoppen,
@@ -254,12 +252,5 @@ def haus(request, tmp_path) -> Haus:
     else:
         server = request.getfixturevalue("pg15")
         bin_pfad = PG15
-    haus_abreissen(server)
-    # Wie der Admin des Servers in Schritt 1: die Zeilen der Doku nach pg_hba.conf und
-    # pg_ident.conf; neu gelesen werden sie erst im Block von Schritt 1 (select pg_reload_conf()).
-    hba_zeilen_voran(server, haus_hba(server), neu_lesen=False)
-    ident_zeilen_dazu(server, haus_ident())
-    home = tmp_path / "home"
-    home.mkdir()
-    yield Haus(server, bin_pfad, klon_anlegen(tmp_path / "klon"), home)
+    yield haus_vorbereiten(server, bin_pfad, klon_anlegen(tmp_path / "klon"), tmp_path / "home")
     haus_abreissen(server)

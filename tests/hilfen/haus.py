@@ -16,7 +16,7 @@ from psycopg import sql
 
 from tests.hilfen import PROJEKT
 from tests.hilfen.prozesse import Ergebnis, ende
-from tests.hilfen.server import Server
+from tests.hilfen.server import Server, hba_zeilen_voran, ident_zeilen_dazu
 
 HAUS_DB = "wurzelwerk"
 HAUS_ROLLEN = ("aw_blick", "aw_stufe", "aw_admin", "ingest")  # in dieser Reihenfolge zu löschen
@@ -75,6 +75,17 @@ def haus_abreissen(server: Server) -> None:
             conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(rolle)))
 
 
+def haus_vorbereiten(server: Server, bin_pfad: Path, klon: Path, home: Path) -> Haus:
+    """Ein Haus, noch leer: wie der Admin des Servers in Schritt 1 die Zeilen der Doku nach
+    pg_hba.conf und pg_ident.conf (neu gelesen erst im Block von Schritt 1, ``select
+    pg_reload_conf()``); ``home`` des Betreibers wird angelegt, der Klon nicht."""
+    haus_abreissen(server)
+    hba_zeilen_voran(server, haus_hba(server), neu_lesen=False)
+    ident_zeilen_dazu(server, haus_ident())
+    home.mkdir()
+    return Haus(server, bin_pfad, klon, home)
+
+
 def klon_anlegen(ziel: Path) -> Path:
     """Ein Klon, wie ihn ein Betreiber hat – Verweise auf die Dateien des Projekts, aber eine
     eigene ``.env`` und ein eigenes ``log/`` (nichts landet im Arbeitsbaum)."""
@@ -98,9 +109,10 @@ class Schritt:
         return [text for sprache, text in self.bloecke if sprache == "sh"]
 
 
-def einrichtung() -> list[Schritt]:
-    """Die Abschnitte von „Einrichtung gegen die eigene Datenbank“ in docs/betrieb.md, in Reihenfolge."""
-    text = BETRIEB_DOKU.read_text(encoding="utf-8")
+def einrichtung(doku: str | None = None) -> list[Schritt]:
+    """Die Abschnitte von „Einrichtung gegen die eigene Datenbank“ in docs/betrieb.md, in Reihenfolge
+    (``doku``: der Text einer anderen Fassung der Datei, etwa eines früheren Stands)."""
+    text = doku if doku is not None else BETRIEB_DOKU.read_text(encoding="utf-8")
     abschnitt = text.split("\n## Einrichtung gegen die eigene Datenbank\n", 1)[1].split("\n## ", 1)[0]
     schritte = []
     for teil in re.split(r"^### ", abschnitt, flags=re.M)[1:]:
@@ -110,10 +122,10 @@ def einrichtung() -> list[Schritt]:
     return schritte
 
 
-def schritt(nummer: int | str) -> Schritt:
+def schritt(nummer: int | str, doku: str | None = None) -> Schritt:
     """Schritt „3. …“ (Zahl) oder ein Abschnitt, dessen Titel so beginnt (Text)."""
     anfang = f"{nummer}. " if isinstance(nummer, int) else nummer
-    return next(s for s in einrichtung() if s.titel.startswith(anfang))
+    return next(s for s in einrichtung(doku) if s.titel.startswith(anfang))
 
 
 def psql_mit_protokoll(bin_pfad: Path, ort: Path) -> Path:
@@ -223,10 +235,11 @@ class Haus:
                     f"Passwort in der Prozessliste: psql {argumente}"
                 )
 
-    def schritt(self, nummer: int | str) -> list[subprocess.CompletedProcess]:
-        """Die sh-Blöcke eines Schritts; als Superuser nur der Schritt, dessen Titel das sagt (1)."""
+    def schritt(self, nummer: int | str, doku: str | None = None) -> list[subprocess.CompletedProcess]:
+        """Die sh-Blöcke eines Schritts; als Superuser nur der Schritt, dessen Titel das sagt (1).
+        ``doku``: der Text einer anderen Fassung von docs/betrieb.md (ein früherer Stand)."""
         ergebnisse = []
-        abschnitt = schritt(nummer)
+        abschnitt = schritt(nummer, doku)
         for block in abschnitt.sh():
             lauf = self.ausfuehren(block, superuser="Als Superuser" in abschnitt.titel)
             assert lauf.returncode == 0, f"Schritt {nummer}:\n{block}\n{lauf.stdout}\n{lauf.stderr}"
@@ -251,6 +264,11 @@ class Haus:
         with psycopg.connect(self.url(rolle, passwort), autocommit=True) as conn:
             cur = conn.execute(anweisung, params)
             return cur.fetchall() if cur.description else []
+
+    def sehen(self, anfrage: str, params=None) -> list[tuple]:
+        """Die Augen des Tests (Superuser), für das, was keine Rolle des Hauses zeigen soll."""
+        with psycopg.connect(self.server.url(HAUS_DB), autocommit=True) as conn:
+            return conn.execute(anfrage, params).fetchall()
 
     def psql(self, rolle: str, *args: str, eingabe: str | None = None) -> subprocess.CompletedProcess:
         """psql des Servers als ``rolle`` – ohne PGPASSWORD des Superusers."""
@@ -312,14 +330,38 @@ class Haus:
 KLON_IN_DER_DOKU = "/srv/wurzelwerk-auswahl"
 
 
-def cron_zeilen() -> dict[str, str]:
+def cron_zeilen(doku: str | None = None) -> dict[str, str]:
     """Die Befehle der crontab aus Schritt 7 (ohne die fünf Zeitfelder): der Tick und die Nacht."""
-    block = next(text for sprache, text in schritt(7).bloecke if sprache == "crontab")
+    block = next(text for sprache, text in schritt(7, doku).bloecke if sprache == "crontab")
     zeilen = [z.split(None, 5) for z in block.splitlines() if z and not z.startswith(("#", "MAILTO="))]
     assert [felder[:5] for felder in zeilen] == [["5-59/15", "*", "*", "*", "*"], ["30", "3", "*", "*", "*"]]
     # Die Tests führen die Zeilen mit /bin/sh aus; cron machte aus einem nackten % einen Zeilenumbruch.
     assert all("%" not in felder[5].replace("\\%", "") for felder in zeilen), block
     return {"tick": zeilen[0][5], "nacht": zeilen[1][5]}
+
+
+def aktualisieren() -> dict[int, str]:
+    """Die Schritte von „Aktualisieren“ in docs/betrieb.md: Nummer → Text des Schritts."""
+    text = BETRIEB_DOKU.read_text(encoding="utf-8")
+    abschnitt = text.split("\n## Aktualisieren\n", 1)[1].split("\n## ", 1)[0]
+    teile = re.findall(r"^(\d)\. (.*?)(?=^\d\. |^\n)", abschnitt, re.S | re.M)
+    return {int(nummer): " ".join(text.split()) for nummer, text in teile}
+
+
+AENDERUNGEN_DOKU = PROJEKT / "docs" / "aenderungen.md"
+
+
+def notizen() -> dict[str, str]:
+    """Die Abschnitte von docs/aenderungen.md, die neueste Fassung zuerst: Überschrift (ohne das
+    Datum in Klammern, etwa „1.0.0, Stand f2b5c16“) → Text."""
+    text = AENDERUNGEN_DOKU.read_text(encoding="utf-8")
+    teile = re.split(r"^## (.*?)(?: \([\d-]+\))?$", text, flags=re.M)[1:]
+    return dict(zip(teile[::2], teile[1::2], strict=True))
+
+
+def code_in(text: str) -> list[str]:
+    """Was in einem Text der Doku als Code steht (zwischen einfachen Backticks)."""
+    return re.findall(r"`([^`\n]+)`", text)
 
 
 def abfragen_bloecke() -> list[str]:
