@@ -246,7 +246,7 @@ def test_eine_nacht_mit_ingest_nebenan_und_stoerungen(nacht: Nacht, haus: Haus):
     #     mitten im Slot getötet. -------------------------------------------------------------
     nacht.poll(S3, [10, 11, 12])
     nacht.seiten_holen([10, 11, 12])
-    nacht.ingest.execute("select 1 from raw_items where id = 7 for update")
+    nacht.ingest.execute("select 1 from raw_items where id = 10 for update")  # 08:30 kommt zuerst dran
     vierter = nacht.tick()
     nacht.warten_bis_er_wartet(vierter)
     getoetet, aufruf, pid = nacht.offener_slot_lauf()
@@ -270,10 +270,10 @@ def test_eine_nacht_mit_ingest_nebenan_und_stoerungen(nacht: Nacht, haus: Haus):
     for rolle in ("aw_stufe", "aw_blick"):
         blick = ueberwachung(haus, rolle)
         assert [(z[0], z[1], z[2], z[3], z[5]) for z in blick[1]] == [(S1, V, 2, 2, halter)], blick[1]
-        assert blick[2] == [(S2, V, 3, 0, 3), (S3, V, 3, 0, 3)], blick[2]
+        assert blick[2] == [(S3, V, 3, 0, 3), (S2, V, 3, 0, 3)], blick[2]  # der neueste zuerst
         assert [(z[0], z[1], z[2], z[7], z[8]) for z in blick[3]] == [
             (aufruf, "nachholen", None, pid, False),
-            (getoetet, "slot", S2, pid, False),
+            (getoetet, "slot", S3, pid, False),
         ], blick[3]
     offen, _ = schritt("Von Hand").sh()  # die Liste für einen Menschen, wie die Doku sie zeigt
     liste = haus.ausfuehren(offen)
@@ -283,7 +283,7 @@ def test_eine_nacht_mit_ingest_nebenan_und_stoerungen(nacht: Nacht, haus: Haus):
     # --- Die nächsten Ticks und die Nacht holen nach, ohne dass ein Mensch etwas tut. ---------
     (geschlossen,) = texte(nacht.mail())  # eine Mail: der getötete Lauf ist geschlossen
     assert geschlossen.startswith(
-        f"Hinweis: Lauf {getoetet} (--extrahieren --slot 2026-09-07T08:15+02:00 aus --nachholen {aufruf}, "
+        f"Hinweis: Lauf {getoetet} (--extrahieren --slot 2026-09-07T08:30+02:00 aus --nachholen {aufruf}, "
         f"Prozess {pid} auf "
     ), geschlossen
     assert geschlossen.endswith(TOT.format(aufruf)), geschlossen
@@ -311,10 +311,10 @@ def test_eine_nacht_mit_ingest_nebenan_und_stoerungen(nacht: Nacht, haus: Haus):
         ("nachholen", None, None, "abgebrochen"),  # 2.: der Server hielt an
         ("slot", S2, None, "abgebrochen"),
         ("nachholen", None, None, "abgebrochen"),  # 3.: SIGKILL
-        ("slot", S2, None, "abgebrochen"),
-        ("nachholen", None, 0, "erfolg"),  # nachgeholt
-        ("slot", S2, 0, "erfolg"),
+        ("slot", S3, None, "abgebrochen"),
+        ("nachholen", None, 0, "erfolg"),  # nachgeholt, der neueste zuerst
         ("slot", S3, 0, "erfolg"),
+        ("slot", S2, 0, "erfolg"),
         ("nachholen", None, 0, "erfolg"),  # still
         ("backfill", None, 0, "erfolg"),  # die Zeile der Nacht
     ]
