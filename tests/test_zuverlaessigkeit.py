@@ -12,9 +12,11 @@ Unterprozess – ein Signal trifft so genau das, was im Betrieb läuft.
 * SIGINT/SIGTERM (an den Hauptprozess oder die ganze Prozessgruppe, wie
   systemd es tut): Schluss nach dem laufenden Stapel, Bilanz des Geschriebenen
   auf stdout, Exit 130; der nächste Lauf macht den Rest.
-* Zwei Läufe zugleich: Backfill + Slot, Slot + Slot, Teil + derselbe Teil
+* Zwei Läufe zugleich: Slot + Slot, Slot + Backfill, Teil + derselbe Teil
   werden abgewiesen (Exit 5, deutsche Meldung); zwei verschiedene Teile laufen
-  wirklich nebeneinander.
+  wirklich nebeneinander. Ein Slot neben einem Backfill wartet, bis der weicht
+  (tests/test_stufe_weichen.py) – weicht er nicht, gibt der Slot nach seiner
+  Frist auf und hält nichts.
 * Der Server geht mitten im Lauf weg (eigener Server für diese Tests, damit
   die anderen Tests ihn nicht verlieren): Exit 3, kein Traceback; nach dem
   Neustart macht ein Lauf den Rest. Ein statement_timeout, der zuschlägt: Exit 6.
@@ -43,7 +45,14 @@ import pytest
 from psycopg import sql
 
 from auswahlstufe.betrieb import laeufe, migrationen, sperre
-from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_ZEITLIMIT
+from auswahlstufe.fehler import (
+    EXIT_ABGEBROCHEN,
+    EXIT_DATENBANK,
+    EXIT_GESPERRT,
+    EXIT_OK,
+    EXIT_ZEITLIMIT,
+    LaufGesperrt,
+)
 from auswahlstufe.lauf import stufe
 from auswahlstufe.server import server_holen
 from tests.hilfen import PROJEKT
@@ -312,7 +321,6 @@ def gestartet_mit_sperre(url: str, *args: str, name: str) -> tuple[subprocess.Po
 @pytest.mark.parametrize(
     ("erster", "zweiter", "sperre"),
     [
-        (["--backfill"], ["--slot", SLOT_TEXT], sperrname()),
         (["--slot", SLOT_TEXT], ["--slot", SLOT_TEXT], sperrname()),
         (["--slot", SLOT_TEXT], ["--backfill"], sperrname()),
         (["--backfill", "--teil", "1/2"], ["--backfill", "--teil", "1/2"], sperrname((1, 2))),
@@ -320,7 +328,6 @@ def gestartet_mit_sperre(url: str, *args: str, name: str) -> tuple[subprocess.Po
         (["--backfill", "--teil", "1/2"], ["--backfill"], sperrname()),
     ],
     ids=[
-        "backfill+slot",
         "slot+slot",
         "slot+backfill",
         "teil+gleicher-teil",
@@ -358,6 +365,27 @@ def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(langsamer_bestand, erst
     # Der erste Lauf schrieb allein: jede seiner Zeilen ist neu, keine kam ihm zuvor.
     gesehen = LANGSAM_N if "--teil" not in erster else LANGSAM_N // 2
     assert bilanzzeile(erstes.out).startswith(f"neu {gesehen}, geändert 0, unverändert 0, "), str(erstes)
+
+
+@pytest.mark.parametrize("teil", [None, (1, 2)], ids=["backfill", "teil 1/2"])
+def test_wer_vergeblich_auf_einen_backfill_wartet_gibt_nach_der_frist_auf_und_haelt_nichts(db_url, teil):
+    """Ein kurzer Lauf wartet auf den Backfill, der die Sperre hält (``sperre.warten``). Weicht der
+    nicht (er steht), kommt nach der Frist None zurück: der Wartende hält dann keine Sperre – auch
+    nicht die geteilte der Version, die er beim Teil schon bekam –, und der Backfill hält seine."""
+    with psycopg.connect(db_url, autocommit=True) as lang, psycopg.connect(db_url, autocommit=True) as kurz:
+        sperre.sperren(lang, CODER_VERSION, teil)
+        beginn = time.monotonic()
+        assert sperre.warten(kurz, CODER_VERSION, teil, 0.3) is None
+        assert time.monotonic() - beginn >= 0.3
+        gehalten = kurz.execute(
+            "select count(*) from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()"
+        ).fetchone()[0]
+        assert gehalten == 0
+        # der Backfill hält sie noch: ein neuer Versuch scheitert wie vorher
+        with pytest.raises(LaufGesperrt):
+            sperre.sperren(kurz, CODER_VERSION, teil)
+        lang.execute(sperre.SQL_FREIGEBEN)
+        assert sperre.warten(kurz, CODER_VERSION, teil, 0.3) == sperre.namen(CODER_VERSION, teil)
 
 
 def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
