@@ -6,11 +6,13 @@ Schlange des Servers, statt mit Exit 5 zu enden; der Backfill sieht ihn vor sein
 Seite (Keyset-Seite der Auswahl, Seite der Extraktion), schreibt, was unterwegs ist, gibt die
 Sperre frei und nimmt sie wieder, sobald der kurze Lauf fertig ist. Gezeigt an echten Läufen:
 
-* der Tick kodiert den frisch gepollten Slot (Exit 0), während der Backfill noch läuft – er steht
-  danach an einem zweiten Haltepunkt –, und der Backfill endet danach selbst mit Exit 0;
+* jeder Tick kodiert den frisch gepollten Slot (Exit 0), während der Backfill noch läuft – er
+  steht danach am nächsten Haltepunkt; zwei Ticks während eines Backfills –, und der Backfill
+  endet danach selbst mit Exit 0;
 * das Ergebnis ist das eines sauberen Neuaufbaus: ein weiterer Backfill ändert nichts, und was
   der Tick schrieb, schreibt der Backfill nicht noch einmal;
-* dasselbe mit ``--teil 1/2`` (die Teile halten die Sperre der Version geteilt) und mit der
+* dasselbe mit ``--teil 1/2`` (die Teile halten die Sperre der Version geteilt), mit einem Tick
+  desselben Teils (``--slot … --teil 1/2``: er wartet auf die Sperre des Teils) und mit der
   Extraktion.
 
 Die Haltepunkte (``AUSWAHL_HALT``) halten den Backfill an bestimmten Stellen, gleich wie schnell die
@@ -20,6 +22,7 @@ Maschine ist; ob der Tick wartet, zeigt ``pg_locks`` (eine nicht gewährte Sperr
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -81,68 +84,103 @@ def entschieden(url: str, von: int, bis: int) -> int:
 
 
 def weichen_lassen(
-    url: str, tmp_path, backfill: tuple[str, ...], halte: tuple[str, int, int], pollen, tick: tuple[str, ...]
-) -> tuple[str, str]:
+    url: str,
+    tmp_path,
+    backfill: tuple[str, ...],
+    halte: tuple[str, tuple[int, ...]],
+    pollen: Callable[[int], None],
+    tick: Callable[[int], tuple[str, ...]],
+    sperre_des_ticks: str,
+) -> tuple[list[str], str]:
     """Der Ablauf jedes Tests hier: der Backfill steht am ersten Haltepunkt, Ingest pollt
-    (``pollen()``), der Tick wartet auf die Sperre, der Backfill darf weiter und weicht. Der Tick
-    muss mit Exit 0 fertig sein, während der Backfill noch läuft (er wartet auf die Sperre oder
-    steht am zweiten Haltepunkt); dann endet auch der Backfill mit Exit 0. Gibt stdout beider."""
-    punkt, erster, zweiter = halte
-    halt, spaeter = Halt(tmp_path, punkt, erster), Halt(tmp_path, punkt, zweiter)
-    umgebung = {"AUSWAHL_HALT": f"{halt.umgebung['AUSWAHL_HALT']},{spaeter.umgebung['AUSWAHL_HALT']}"}
+    (``pollen(i)``), der Tick (``tick(i)``) wartet auf die Sperre ``sperre_des_ticks``, der Backfill
+    darf weiter und weicht. Der Tick muss mit Exit 0 fertig sein, während der Backfill noch läuft
+    (er wartet auf die Sperre oder steht am nächsten Haltepunkt) – so je Haltepunkt außer dem
+    letzten; danach endet auch der Backfill mit Exit 0. Gibt stdout der Ticks und des Backfills."""
+    punkt, nummern = halte
+    halts = [Halt(tmp_path, punkt, n) for n in nummern]
+    umgebung = {"AUSWAHL_HALT": ",".join(h.umgebung["AUSWAHL_HALT"] for h in halts)}
     lang = im_hintergrund(url, *backfill, "--prozesse", "2", cwd=tmp_path, env=umgebung)
+    ticks = []
     try:
-        halt.abwarten(lang)
-        pollen()
-        kurz = im_hintergrund(url, *tick, cwd=tmp_path)
-        tick_wartet(url, kurz, sperrname())
-        halt.weiter()
-        code, tick_out, err = ende(kurz, timeout=180)
-        assert (code, err) == (EXIT_OK, ""), f"exit {code}\n{tick_out}\n{err}"
-        assert "Hinweis: ein Backfill hält die Sperre; dieser Lauf wartet" in tick_out, tick_out
-        assert lang.poll() is None
-        spaeter.abwarten(lang)
+        for i, halt in enumerate(halts[:-1]):
+            halt.abwarten(lang)
+            pollen(i)
+            kurz = im_hintergrund(url, *tick(i), cwd=tmp_path)
+            tick_wartet(url, kurz, sperre_des_ticks)
+            halt.weiter()
+            code, tick_out, err = ende(kurz, timeout=180)
+            assert (code, err) == (EXIT_OK, ""), f"Tick {i + 1}: exit {code}\n{tick_out}\n{err}"
+            assert "Hinweis: ein Backfill hält die Sperre; dieser Lauf wartet" in tick_out, tick_out
+            assert lang.poll() is None, f"Tick {i + 1}: der Backfill lief nicht mehr"
+            ticks.append(tick_out)
+        halts[-1].abwarten(lang)
     finally:
-        halt.weiter()
-        spaeter.weiter()
+        for halt in halts:
+            halt.weiter()
     code, out, err = ende(lang)
     assert (code, err) == (EXIT_OK, ""), f"exit {code}\n{out}\n{err}"
-    assert "Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm" in out, out
+    assert out.count("Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm") == len(
+        ticks
+    ), out
     assert "Hinweis: weiter nach " in out, out
-    return tick_out, out
+    return ticks, out
+
+
+def frische_slots(n: int) -> list[datetime]:
+    """Die Slots von ``n`` Polls, einer je Tick, alle jünger als der Bestand."""
+    jetzt = frischer_slot()
+    return [jetzt - timedelta(minutes=i) for i in range(n)]
 
 
 @pytest.mark.parametrize(
-    ("teil", "zweiter_halt"), [((), 20), (("--teil", "1/2"), 10)], ids=["backfill", "teil 1/2"]
+    ("backfill", "tick", "halte", "je_tick"),
+    [
+        ((), lambda slot: ("--nachholen",), (1, 7, 20), FRISCH),
+        (("--teil", "1/2"), lambda slot: ("--nachholen",), (1, 10), FRISCH),
+        # Ein Tick desselben Teils wartet auf die Sperre des Teils (die der Version hält er geteilt).
+        (("--teil", "1/2"), lambda slot: ("--slot", slot, "--teil", "1/2"), (1, 7, 13), FRISCH // 2),
+    ],
+    ids=["backfill, zwei Ticks", "teil 1/2", "teil 1/2, Ticks desselben Teils"],
 )
 def test_der_tick_kodiert_den_frischen_slot_waehrend_der_backfill_laeuft(
-    db_url, tmp_path, teil, zweiter_halt
+    db_url, tmp_path, backfill, tick, halte, je_tick
 ):
-    bestand = 6000  # 30 Stapel, ein Teil 15
+    # 30 Stapel, ein Teil 15. Zwischen zwei Haltepunkten mehr als das Fenster der Worker
+    # (Prozesse × STAPEL_JE_PROZESS): was schon unterwegs war, schreibt der Backfill vor dem Weichen.
+    bestand = 6000
     anlegen(db_url, 1, bestand, SLOT)
     assert auswahl_starten("--backfill", url=db_url, cwd=tmp_path).code == EXIT_OK  # der Bestand ist kodiert
+    anzahl = len(halte) - 1
+    slots = frische_slots(anzahl)
+    von = [bestand + 1 + i * FRISCH for i in range(anzahl)]
+    teil = (1, 2) if "--slot" in tick("") else None
 
-    tick, out = weichen_lassen(
+    ticks, out = weichen_lassen(
         db_url,
         tmp_path,
-        ("--backfill", *teil),
-        ("stapel", 1, zweiter_halt),
-        lambda: anlegen(db_url, bestand + 1, bestand + FRISCH, frischer_slot()),  # Ingest pollt
-        ("--nachholen",),
+        ("--backfill", *backfill),
+        ("stapel", halte),
+        lambda i: anlegen(db_url, von[i], von[i] + FRISCH - 1, slots[i]),  # Ingest pollt
+        lambda i: tick(slots[i].isoformat()),
+        sperrname(teil),
     )
 
-    assert bilanzzeile(tick).startswith(f"neu {FRISCH}, geändert 0, "), tick
-    assert entschieden(db_url, bestand + 1, bestand + FRISCH) == FRISCH
-    # Was der Tick schrieb, schrieb der Backfill nicht noch einmal; am Bestand änderte er nichts.
+    for i, tick_out in enumerate(ticks):
+        assert bilanzzeile(tick_out).startswith(f"neu {je_tick}, geändert 0, "), tick_out
+        assert entschieden(db_url, von[i], von[i] + FRISCH - 1) == je_tick
+    # Was die Ticks schrieben, schrieb der Backfill nicht noch einmal; am Bestand änderte er nichts.
     assert bilanzzeile(out).startswith("neu 0, geändert 0, "), out
     nochmal = auswahl_starten("--backfill", url=db_url, cwd=tmp_path)
     assert nochmal.code == EXIT_OK, str(nochmal)
-    assert bilanzzeile(nochmal.out).startswith(f"neu 0, geändert 0, unverändert {bestand + FRISCH},"), str(
-        nochmal
-    )
+    gesamt = bestand + anzahl * FRISCH
+    assert bilanzzeile(nochmal.out).startswith(
+        f"neu {anzahl * (FRISCH - je_tick)}, geändert 0, unverändert {gesamt - anzahl * (FRISCH - je_tick)},"
+    ), str(nochmal)
     with psycopg.connect(db_url) as conn:
         laeufe = conn.execute("select modus, exit_code from auswahl_laeufe order by id").fetchall()
-    assert laeufe == [("backfill", 0), ("backfill", 0), ("nachholen", 0), ("slot", 0), ("backfill", 0)]
+    je = [("nachholen", 0), ("slot", 0)] if teil is None else [("slot", 0)]
+    assert laeufe == [("backfill", 0), ("backfill", 0), *je * anzahl, ("backfill", 0)]
 
 
 def test_die_extraktion_weicht_dem_tick_und_das_ergebnis_ist_das_eines_neuaufbaus(db_url, tmp_path):
@@ -155,13 +193,14 @@ def test_die_extraktion_weicht_dem_tick_und_das_ergebnis_ist_das_eines_neuaufbau
         auswahl_starten("--backfill", url=db_url, cwd=tmp_path).code == EXIT_OK
     )  # entschieden, alte Kandidaten
 
-    tick, out = weichen_lassen(
+    (tick,), out = weichen_lassen(
         db_url,
         tmp_path,
         ("--extrahieren", "--backfill"),
-        ("seite", 3, 40),
-        lambda: anlegen(db_url, 1001, 1003, frischer_slot(), kandidaten=False, seiten=True),
-        ("--extrahieren", "--nachholen"),
+        ("seite", (3, 40)),
+        lambda i: anlegen(db_url, 1001, 1003, frischer_slot(), kandidaten=False, seiten=True),
+        lambda i: ("--extrahieren", "--nachholen"),
+        sperrname(),
     )
 
     assert "Extraktion: 3 Seiten neu oder veraltet, 3 extrahiert" in tick, tick

@@ -60,6 +60,7 @@ class Laufkontext:
     lauf_id: int | None = None  # der Eintrag in auswahl_laeufe, für den gerade gearbeitet wird
     halt: Haltepunkte = field(default_factory=Haltepunkte)
     _geprueft: float = 0.0
+    _gewuenscht: list[tuple[str, bool]] = field(default_factory=list)  # worauf ein kurzer Lauf wartet
     _pools: dict[str, object] = field(default_factory=dict)
     _aufraeumen: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
@@ -111,24 +112,27 @@ class Laufkontext:
         return melden
 
     def weichen_noetig(self) -> bool:
-        """Wartet ein kurzer Lauf auf die Sperre dieses langen? Höchstens einmal je ``PRUEFABSTAND``
-        gefragt (eine Anfrage an pg_locks); dann schreibt der Lauf, was unterwegs ist, und weicht."""
+        """Wartet ein kurzer Lauf auf eine Sperre dieses langen – die der Version oder, bei
+        ``--teil``, die des Teils? Höchstens einmal je ``PRUEFABSTAND`` gefragt (je Sperre eine
+        Anfrage an pg_locks); dann schreibt der Lauf, was unterwegs ist, und weicht."""
         if not self.weicht or not self.sperren:
             return False
         jetzt = time.monotonic()
         if jetzt - self._geprueft < PRUEFABSTAND:
             return False
         self._geprueft = jetzt
-        return sperre.wartet_jemand(self.leser, self.sperren[0][0])
+        self._gewuenscht = [s for s in self.sperren if sperre.wartet_jemand(self.leser, s[0])]
+        return bool(self._gewuenscht)
 
     def weichen(self) -> None:
-        """Die Sperre freigeben, bis der wartende Lauf fertig ist, und wieder nehmen. Kommt vorher
+        """Die Sperren, auf die gewartet wird, freigeben, bis der wartende Lauf fertig ist, und
+        wieder nehmen. Kommt vorher
         ein Signal, endet dieser Lauf (``Abgebrochen``), ohne noch etwas zu schreiben."""
         log.info(
             "Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm und macht danach weiter."
         )
         with self.verbindung_der_sperre() as conn:
-            sekunden = sperre.weichen(conn, self.sperren[0], lambda: self.abbruch.gesetzt)
+            sekunden = sperre.weichen(conn, self._gewuenscht, lambda: self.abbruch.gesetzt)
         if sekunden is None:
             raise Abgebrochen(
                 f"Abgebrochen ({self.abbruch.name()}), während ein anderer Lauf die Sperre hatte; was "

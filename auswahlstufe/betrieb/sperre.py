@@ -11,9 +11,9 @@ Eine Ausnahme, damit frische Slots nie auf einen langen Lauf warten: hält ein
 ``--backfill`` die Sperre (er kann Stunden dauern, etwa eine neue Extraktion des
 ganzen Bestands), **wartet** ein kurzer Lauf (``--slot``, ``--nachholen``) in der
 Schlange des Servers (``warten``), und der Backfill **weicht**: zwischen zwei
-Stapeln sieht er den Wartenden (``wartet_jemand``), schreibt, was unterwegs ist,
-gibt die Sperre frei und nimmt sie wieder, sobald der kurze Lauf fertig ist
-(``weichen``). Dazwischen schreibt er nichts; was er danach liest, liest er neu. Gefunden wird er über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``;
+Stapeln sieht er den Wartenden (``wartet_jemand``, auf die Sperre der Version oder,
+bei ``--teil``, die seines Teils), schreibt, was unterwegs ist, gibt diese Sperre
+frei und nimmt sie wieder, sobald der kurze Lauf fertig ist (``weichen``). Dazwischen schreibt er nichts; was er danach liest, liest er neu. Gefunden wird er über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``;
 beides sieht jede Rolle (``pg_stat_activity`` verbirgt Startzeit und Anfrage
 fremder Rollen).
 
@@ -155,18 +155,20 @@ def wartet_jemand(conn: psycopg.Connection, name: str) -> bool:
 WIEDER_VERSUCHEN = 0.5
 
 
-def weichen(conn: psycopg.Connection, sperre: tuple[str, bool], abgebrochen) -> float | None:
-    """Die Sperre der Version kurz freigeben (die eines Teils bleibt), damit ein wartender kurzer
-    Lauf sie bekommt, und sie wieder nehmen, sobald er fertig ist. Gibt die Sekunden zurück, die
-    das dauerte – None, wenn ``abgebrochen()`` (ein Signal) vorher kam: dann hält der Lauf die
-    Sperre nicht mehr und darf nichts mehr schreiben."""
-    name, exklusiv = sperre
-    conn.execute(SQL_LOESEN if exklusiv else SQL_LOESEN_GETEILT, (name,))
+def weichen(conn: psycopg.Connection, sperren: list[tuple[str, bool]], abgebrochen) -> float | None:
+    """Die Sperren ``sperren`` (die der Version oder die eines Teils – worauf ein kurzer Lauf
+    wartet; die übrigen bleiben) kurz freigeben, damit der Wartende sie bekommt, und sie in ihrer
+    Reihenfolge wieder nehmen, sobald er fertig ist. Gibt die Sekunden zurück, die das dauerte –
+    None, wenn ``abgebrochen()`` (ein Signal) vorher kam: dann hält der Lauf sie nicht mehr alle
+    und darf nichts mehr schreiben."""
+    for name, exklusiv in sperren:
+        conn.execute(SQL_LOESEN if exklusiv else SQL_LOESEN_GETEILT, (name,))
     start = time.monotonic()
-    while not conn.execute(SQL_SPERRE if exklusiv else SQL_SPERRE_GETEILT, (name,)).fetchone()[0]:
-        if abgebrochen():
-            return None
-        time.sleep(WIEDER_VERSUCHEN)
+    for name, exklusiv in sperren:
+        while not conn.execute(SQL_SPERRE if exklusiv else SQL_SPERRE_GETEILT, (name,)).fetchone()[0]:
+            if abgebrochen():
+                return None
+            time.sleep(WIEDER_VERSUCHEN)
     return time.monotonic() - start
 
 
