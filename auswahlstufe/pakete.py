@@ -50,9 +50,12 @@ def veraltet() -> str | None:
     if fassung == VERSION:
         return None
     wie = f"installiert ist {fassung}" if fassung else "die Stufe ist in diesem Python nicht installiert"
+    # Mit dem Extra extraktion eingerichtet, mit ihm erneuert: sonst blieben die Extraktoren auf
+    # ihren alten Fassungen, auch wenn die neue Fassung der Stufe andere pinnt.
+    ziel = "'.[extraktion]'" if importlib.util.find_spec("trafilatura") is not None else "."
     return (
         f"Fehler: Die Installation passt nicht zum Code im Klon ({wie}, der Code ist {VERSION}) – nach "
-        f"git pull muss pip noch einmal laufen. Im Klon ({WURZEL}): .venv/bin/pip install -q -e . – dann "
+        f"git pull muss pip noch einmal laufen. Im Klon ({WURZEL}): .venv/bin/pip install -q -e {ziel} – dann "
         "denselben Aufruf wiederholen (docs/betrieb.md, Aktualisieren).\n"
     )
 

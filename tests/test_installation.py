@@ -175,7 +175,9 @@ ALTER_BEFEHL = "import sys; sys.path.insert(0, sys.argv.pop(1)); from cli import
 )
 def test_eine_veraltete_installation_sagt_welcher_befehl_sie_erneuert(aufruf, tmp_path):
     """Code gezogen, pip nicht gelaufen: jeder Einstieg endet mit Exit 4 und einem Satz mit dem
-    Befehl – vor jedem Import, der scheitern könnte, ohne Traceback, ohne etwas zu tun."""
+    Befehl – vor jedem Import, der scheitern könnte, ohne Traceback, ohne etwas zu tun. Sind die
+    Extraktoren installiert (wie hier), nennt der Befehl das Extra: ohne es bekäme das Update neue
+    Pins der Extraktoren nicht."""
     klon = _klon_nach_git_pull(tmp_path)
     aufruf = [str(klon) if a == "K" else a for a in aufruf]
     lauf = subprocess.run([sys.executable, *aufruf], cwd=klon, capture_output=True, text=True)
@@ -184,7 +186,7 @@ def test_eine_veraltete_installation_sagt_welcher_befehl_sie_erneuert(aufruf, tm
     assert lauf.returncode == EXIT_VORAUSSETZUNG and lauf.stdout == "", lauf.stdout + lauf.stderr
     assert lauf.stderr == (
         f"Fehler: Die Installation passt nicht zum Code im Klon (installiert ist 1.0.0, der Code ist {VERSION}) "
-        f"– nach git pull muss pip noch einmal laufen. Im Klon ({klon}): .venv/bin/pip install -q -e . – "
+        f"– nach git pull muss pip noch einmal laufen. Im Klon ({klon}): .venv/bin/pip install -q -e '.[extraktion]' – "
         "dann denselben Aufruf wiederholen (docs/betrieb.md, Aktualisieren).\n"
     )
 
