@@ -256,6 +256,69 @@ def test_stirbt_der_hauptprozess_gehen_seine_worker_mit(db_url, tmp_path):
                 os.kill(pid, signal.SIGKILL)
 
 
+# Ein Worker, der mitten in einem Auftrag rechnet und seine Leitung nie liest (ein Extraktor, der
+# sich an einer feindlichen Seite festläuft). Die Funktion steht in einem Modul, das auch ein
+# Worker des forkservers importieren kann.
+RECHNER = """
+import os
+
+def rechnen(datei):
+    with open(datei, "w") as f:
+        f.write(str(os.getpid()))
+    while True:
+        pass
+"""
+BESCHAEFTIGT = """
+import sys
+sys.path.insert(0, sys.argv[3])
+from rechner import rechnen
+from auswahlstufe.betrieb.pool import Auftrag, Pool
+
+with Pool(1, zeitlimit=300, start=sys.argv[2]) as pool:
+    list(pool.reihe([Auftrag(0, rechnen, (sys.argv[1],))], fenster=1))
+"""
+
+
+@pytest.mark.parametrize("start", ["fork", "forkserver"])
+def test_stirbt_der_hauptprozess_endet_auch_ein_rechnender_worker(start, tmp_path):
+    """SIGKILL auf den Hauptprozess, während sein Worker rechnet: der liest seine Leitung nicht
+    und sähe ihr Ende nie. Er endet trotzdem (der Kern schickt ihm SIGKILL, wenn sein Elternprozess
+    stirbt; bei forkserver endet der mit dem Hauptprozess) – sonst rechnete er weiter und hielte
+    die Ausgabe der cron-Zeile offen."""
+    datei = tmp_path / "worker"
+    (tmp_path / "rechner.py").write_text(RECHNER)
+    prozess = subprocess.Popen(
+        [sys.executable, "-c", BESCHAEFTIGT, str(datei), start, str(tmp_path)],
+        cwd=PROJEKT,
+        start_new_session=True,
+    )
+    worker = None
+    try:
+        frist = time.monotonic() + 120
+        while not (datei.exists() and datei.read_text()):
+            assert prozess.poll() is None and time.monotonic() < frist, "der Worker begann nicht"
+            time.sleep(0.02)
+        worker = int(datei.read_text())
+        os.kill(prozess.pid, signal.SIGKILL)
+        prozess.wait(timeout=60)
+        frist = time.monotonic() + 60
+        while lebt(worker):
+            assert time.monotonic() < frist, f"Worker {worker} rechnet nach dem Tod des Hauptprozesses weiter"
+            time.sleep(0.02)
+    finally:
+        for pid in [prozess.pid, *in_sitzung(prozess.pid), *([worker] if worker else [])]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def lebt(pid: int) -> bool:
+    """Läuft der Prozess noch (ein Zombie, den niemand abholt, läuft nicht)?"""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_ein_getoeteter_lauf_zaehlt_nicht_und_der_naechste_schliesst_ihn(db_url, tmp_path):
     """Der Lauf trägt sich beim Start ein, in eigener Transaktion: wer ihn mit SIGKILL trifft
     (OOM-Killer, kill -9), hinterlässt eine Zeile ohne beendet_am und Exit-Code – und der Slot

@@ -20,7 +20,9 @@ der Speicher bleibt flach. Dazu:
   ersten Workers); scheitert sie, sagt ``WorkerStartetNicht`` warum.
 * Jeder Worker steht in einer **eigenen Prozessgruppe** und überhört SIGINT/SIGTERM: Strg-C und ein
   ``kill`` an die Gruppe treffen nur den Hauptprozess, er entscheidet, wann Schluss ist. Stirbt
-  er, enden die Worker: ihre Leitungen sind dann zu.
+  er, enden die Worker: ein wartender sieht seine Leitung zu, einem rechnenden schickt der Kern
+  SIGKILL (``PR_SET_PDEATHSIG`` auf Linux; bei ``forkserver`` endet der forkserver mit dem
+  Hauptprozess).
 * ``Auftrag.schranke``: nach ihr zieht ``reihe`` keinen neuen Auftrag, bis sie zurück ist – alles
   davor ist dann fertig (ein langer Lauf gibt dort seine Sperre her).
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import ctypes
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -49,6 +52,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from multiprocessing import forkserver
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
@@ -97,6 +101,31 @@ class WorkerAusnahme(Exception):
 
 # --- im Worker ------------------------------------------------------------------------------
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _mit_den_eltern_enden() -> None:
+    """Stirbt der Elternprozess, schickt der Kern diesem Worker SIGKILL – auch mitten in einem
+    Auftrag, in dem er seine Leitung nicht liest. Ohne ``prctl`` (kein Linux) bleibt das Ende der
+    Leitung.
+
+    Der Elternprozess eines Workers des forkservers ist der forkserver; er endet, sobald niemand
+    mehr das Schreibende seiner Lebensleitung hält – das hält der Hauptprozess, aber multiprocessing
+    gibt es auch jedem Worker mit. Der Worker schließt es darum (er startet keine Prozesse)."""
+    ader = getattr(forkserver._forkserver, "_forkserver_alive_fd", None)
+    if ader is not None and multiprocessing.parent_process() is not None:
+        with contextlib.suppress(OSError):
+            os.close(ader)
+        forkserver._forkserver._forkserver_alive_fd = None
+    eltern = os.getppid()
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != eltern:  # starb er vor dem Aufruf, käme das Signal nie
+        os._exit(0)
+
 
 def _worker(
     verbindung, vorbereitung: Callable[..., None] | None, argumente: tuple, fremde: Sequence[int]
@@ -108,6 +137,7 @@ def _worker(
     for fd in fremde:
         with contextlib.suppress(OSError):
             os.close(fd)
+    _mit_den_eltern_enden()
     os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
