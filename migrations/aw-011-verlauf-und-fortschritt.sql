@@ -96,7 +96,10 @@ order by o.slot desc;
 -- kodiert (aktuelle coder_version), die erste Entscheidung und ihr Verzug nach dem Poll (der
 -- Slot ist der Zeitpunkt des Polls). Fehlt sie noch, zählt der Verzug bis jetzt. cron ruft fünf
 -- Minuten nach dem Poll; ein Verzug über 15 Minuten heißt: mindestens ein Tick kam nicht durch
--- (docs/betrieb.md, Abfragen). Ein Slot ohne Arbeit hat keinen Verzug.
+-- (docs/betrieb.md, Abfragen). Ein Slot ohne Arbeit hat keinen Verzug. Die erste Entscheidung
+-- ist die früheste in jeder coder_version – oder das Ende des ersten gelungenen Slot-Laufs:
+-- kodiert_am trägt die letzte Änderung einer Zeile, und ein späterer Backfill (einer neuen
+-- Fassung, nach einer neuen Extraktion) macht einen rechtzeitigen Tick nicht verspätet.
 create view auswahl_slots as
 with aktuell as (
     select a.coder_version from auswahl_laeufe a where a.variante is null order by a.id desc limit 1
@@ -106,17 +109,27 @@ with aktuell as (
                where exists (select 1 from extraktionen e where e.item_id = r.id)
                   or exists (select 1 from seiten p where p.item_id = r.id)
            ) as mit_arbeit,
-           count(s.item_id) as kodiert, min(s.kodiert_am) as erste_entscheidung
+           count(*) filter (
+               where exists (
+                   select 1 from selected_extractor s
+                   where s.item_id = r.id and s.coder_version = (select coder_version from aktuell)
+               )
+           ) as kodiert,
+           min((select min(s.kodiert_am) from selected_extractor s where s.item_id = r.id)) as erste_zeile
     from raw_items r
-    left join selected_extractor s
-        on s.item_id = r.id and s.coder_version = (select coder_version from aktuell)
     where r.slot > now() - interval '8 days'
     group by r.slot
+), slot_laeufe as (
+    select l.slot, min(l.beendet_am) as erster
+    from auswahl_laeufe l
+    where l.modus = 'slot' and l.exit_code = 0 and l.slot > now() - interval '8 days'
+    group by l.slot
 )
 select j.slot, (select coder_version from aktuell) as coder_version, j.items, j.mit_arbeit, j.kodiert,
-       j.erste_entscheidung,
-       case when j.mit_arbeit > 0 then coalesce(j.erste_entscheidung, now()) - j.slot end as verzug
+       least(j.erste_zeile, sl.erster) as erste_entscheidung,
+       case when j.mit_arbeit > 0 then coalesce(least(j.erste_zeile, sl.erster), now()) - j.slot end as verzug
 from je_slot j
+left join slot_laeufe sl on sl.slot = j.slot
 order by j.slot desc;
 
 comment on view auswahl_slots is
@@ -127,7 +140,9 @@ comment on view auswahl_slots is
 create view auswahl_fortschritt as
 select l.id, l.modus, l.slot, l.teil, l.coder_version, l.extrahieren, l.begonnen_am,
        f.phase, f.fertig, f.gesamt,
-       floor(100 * f.fertig / nullif(f.gesamt, 0)) as prozent,
+       -- gerundet wie die Zeile des Laufs (fortschritt.py): 100 erst, wenn alles fertig ist
+       case when f.fertig >= f.gesamt then 100 else least(round(100.0 * f.fertig / nullif(f.gesamt, 0)), 99) end
+           as prozent,
        round((f.fertig / nullif(extract(epoch from f.am - f.seit), 0))::numeric, 1) as je_sekunde,
        f.am as stand_am,
        case when f.fertig > 0 then f.am + (f.am - f.seit) * ((f.gesamt - f.fertig)::float8 / f.fertig) end

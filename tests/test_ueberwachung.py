@@ -19,6 +19,7 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_OK
+from auswahlstufe.fortschritt import ganze_prozent
 from tests.hilfen.haus import abfrage_der_doku
 from tests.hilfen.prozesse import Halt, auswahl_starten, check_db_starten, ende, im_hintergrund_ohne_abstand
 
@@ -81,6 +82,37 @@ def test_ein_tick_der_die_datenbank_nie_erreicht_steht_als_verspaeteter_slot(db_
     assert slots == [(eben, 10, False), (frueh, 10, True)]
 
 
+def test_ein_rechtzeitig_entschiedener_slot_bleibt_rechtzeitig_auch_wenn_spaeter_neu_entschieden_wird(
+    db_url, tmp_path
+):
+    """Der Verzug zählt bis zur ersten Entscheidung des Slots. Entscheidet ihn später ein Backfill
+    einer neuen coder_version (nach einem Update die aktuelle) oder ändert eine neue Extraktion jede
+    seiner Zeilen (kodiert_am neu), war der Tick trotzdem rechtzeitig – der Slot ist nicht verspätet."""
+    eben = vor(3)
+    pollen(db_url, 1, 10, eben)
+    assert auswahl_starten("--nachholen", url=db_url, cwd=tmp_path).code == EXIT_OK
+    spaeter = eben + timedelta(hours=5)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        # Die Nacht nach dem Update: der Backfill der neuen Fassung entscheidet den Slot neu.
+        conn.execute(
+            "insert into auswahl_laeufe (modus, coder_version, rechner, pid, begonnen_am, beendet_am, exit_code) "
+            "values ('backfill', 'auswahl-neu', 'hier', 1, %s, %s, 0)",
+            (spaeter, spaeter),
+        )
+        conn.execute(
+            "insert into selected_extractor (item_id, coder_version, extraktor, regel, konsens, metriken, "
+            "text, pruefsumme, ergebnissumme, kodiert_am) select item_id, 'auswahl-neu', extraktor, regel, "
+            "konsens, metriken, text, pruefsumme, ergebnissumme, %s from selected_extractor",
+            (spaeter,),
+        )
+        neu = conn.execute("select coder_version, kodiert, verzug > interval '15 minutes' from auswahl_slots")
+        assert neu.fetchall() == [("auswahl-neu", 10, False)]
+        # Eine neue Extraktion ändert jede Zeile des Slots, auch die der ersten Fassung.
+        conn.execute("update selected_extractor set kodiert_am = %s", (spaeter,))
+        neu = conn.execute("select coder_version, kodiert, verzug > interval '15 minutes' from auswahl_slots")
+        assert neu.fetchall() == [("auswahl-neu", 10, False)]
+
+
 def test_der_fortschritt_eines_laufs_steht_in_der_sicht(db_url, tmp_path):
     pollen(db_url, 1, 3000, vor(60 * 24 * 30))
     halt = Halt(tmp_path, "stapel", 3)
@@ -97,7 +129,9 @@ def test_der_fortschritt_eines_laufs_steht_in_der_sicht(db_url, tmp_path):
     finally:
         halt.weiter()
     assert zeile[:2] == ("backfill", "Kodieren") and zeile[3] == 3000, zeile
-    assert 200 <= zeile[2] < 3000 and zeile[4] == zeile[2] * 100 // 3000 and zeile[5:] == (True, True), zeile
+    assert (
+        200 <= zeile[2] < 3000 and zeile[4] == ganze_prozent(zeile[2], 3000) and zeile[5:] == (True, True)
+    ), zeile
     assert ende(lauf)[0] == EXIT_OK
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select count(*) from auswahl_fortschritt").fetchone()[0] == 0
