@@ -7,23 +7,30 @@
   beendet, die Verbindungen geschlossen – mit ihnen die Sperre – und der Prozess endet mit
   Exit 130. Halb geschrieben ist nichts: jeder Stapel ist eine Transaktion.
 
+Solange ein Lauf nur wartet (``wartend``: auf die Sperre, die ein Backfill gleich hergibt), ist
+nichts fertigzuschreiben: dort beendet schon das erste Signal ihn sofort.
+
 ``SofortAbbruch`` ist ein ``KeyboardInterrupt``: kein ``except Exception`` fängt es ab, und
 psycopg bricht bei ihm die laufende Anfrage am Server ab.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
+from collections.abc import Iterator
 
 SIGNALE = (signal.SIGINT, signal.SIGTERM)
+WARTEND = "beim Warten auf die Sperre"
 
 
 class SofortAbbruch(KeyboardInterrupt):
     """Das zweite SIGINT/SIGTERM: der Lauf endet jetzt (Exit 130)."""
 
-    def __init__(self, sig: int) -> None:
+    def __init__(self, sig: int, wann: str = "zweites Signal") -> None:
         super().__init__(sig)
         self.signal = sig
+        self.wann = wann
 
 
 class Abbruch:
@@ -32,6 +39,7 @@ class Abbruch:
     def __init__(self) -> None:
         self.signal: int | None = None
         self._vorher: dict[int, object] = {}
+        self._wartet = False
 
     def __enter__(self) -> Abbruch:
         for sig in SIGNALE:
@@ -49,8 +57,21 @@ class Abbruch:
     def name(self) -> str:
         return signal.Signals(self.signal).name if self.signal is not None else ""
 
+    @contextlib.contextmanager
+    def wartend(self) -> Iterator[None]:
+        """Darin beendet schon das erste Signal den Lauf (``SofortAbbruch``)."""
+        if self.signal is not None:
+            raise SofortAbbruch(self.signal, WARTEND)
+        self._wartet = True
+        try:
+            yield
+        finally:
+            self._wartet = False
+
     def _empfangen(self, sig: int, _frame) -> None:
-        if self.signal is None:
+        if self.signal is None and not self._wartet:
             self.signal = sig
             return
-        raise SofortAbbruch(sig)
+        wann = "zweites Signal" if self.signal is not None else WARTEND
+        self.signal = self.signal or sig
+        raise SofortAbbruch(sig, wann)

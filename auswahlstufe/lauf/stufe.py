@@ -150,7 +150,7 @@ def lauf(
 
 def _sofort(sofort: SofortAbbruch) -> Abgebrochen:
     return Abgebrochen(
-        f"Sofort abgebrochen (zweites Signal, {signal.Signals(sofort.signal).name}): "
+        f"Sofort abgebrochen ({sofort.wann}, {signal.Signals(sofort.signal).name}): "
         "die offene Transaktion ist zurückgerollt, die Worker sind beendet, die Sperre ist frei; "
         "jede Zeile ist alt oder neu, ein erneuter Lauf macht den Rest."
     )
@@ -233,7 +233,8 @@ def _sperren(s: _Sitzung, teil: tuple[int, int] | None, lauf_id: int | None, wei
                 "Hinweis: ein Backfill hält die Sperre; dieser Lauf wartet, bis er sie zwischen zwei "
                 f"Stapeln freigibt (höchstens {int(WARTEN)} s)."
             )
-            genommen = sperre.warten(conn, s.e.version, teil, WARTEN)
+            with s.k.abbruch.wartend():
+                genommen = sperre.warten(conn, s.e.version, teil, WARTEN)
             if genommen is None:
                 raise
             s.k.sperren = genommen
