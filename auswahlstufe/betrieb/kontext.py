@@ -126,8 +126,8 @@ class Laufkontext:
 
     def weichen(self) -> None:
         """Die Sperren, auf die gewartet wird, freigeben, bis der wartende Lauf fertig ist, und
-        wieder nehmen. Kommt vorher
-        ein Signal, endet dieser Lauf (``Abgebrochen``), ohne noch etwas zu schreiben."""
+        wieder nehmen. Kommt vorher ein Signal, endet dieser Lauf (``Abgebrochen``), ohne noch
+        etwas zu schreiben."""
         log.info(
             "Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm und macht danach weiter."
         )

@@ -113,7 +113,7 @@ def _mit_den_eltern_enden() -> None:
     mehr das Schreibende seiner Lebensleitung hält – das hält der Hauptprozess, aber multiprocessing
     gibt es auch jedem Worker mit. Der Worker schließt es darum (er startet keine Prozesse)."""
     ader = getattr(forkserver._forkserver, "_forkserver_alive_fd", None)
-    if ader is not None and multiprocessing.parent_process() is not None:
+    if ader is not None:
         with contextlib.suppress(OSError):
             os.close(ader)
         forkserver._forkserver._forkserver_alive_fd = None

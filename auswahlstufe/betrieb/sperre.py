@@ -13,8 +13,9 @@ ganzen Bestands), **wartet** ein kurzer Lauf (``--slot``, ``--nachholen``) in de
 Schlange des Servers (``warten``), und der Backfill **weicht**: zwischen zwei
 Stapeln sieht er den Wartenden (``wartet_jemand``, auf die Sperre der Version oder,
 bei ``--teil``, die seines Teils), schreibt, was unterwegs ist, gibt diese Sperre
-frei und nimmt sie wieder, sobald der kurze Lauf fertig ist (``weichen``). Dazwischen schreibt er nichts; was er danach liest, liest er neu. Gefunden wird er über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``;
-beides sieht jede Rolle (``pg_stat_activity`` verbirgt Startzeit und Anfrage
+frei und nimmt sie wieder, sobald der kurze Lauf fertig ist (``weichen``).
+Dazwischen schreibt er nichts; was er danach liest, liest er neu. Gefunden wird er
+über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``; beides sieht jede Rolle (``pg_stat_activity`` verbirgt Startzeit und Anfrage
 fremder Rollen).
 
 Eine Session-Sperre hält, solange ihre Verbindung lebt, und jeder Lauf schreibt alles über
