@@ -22,9 +22,10 @@ import pytest
 from psycopg import sql
 
 from auswahlstufe.betrieb import laeufe as protokoll
+from auswahlstufe.betrieb.pool import Fehlschlag
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
-from auswahlstufe.lauf.bilanz import Bilanz
-from auswahlstufe.lauf.stufe import STAPEL
+from auswahlstufe.lauf.bilanz import Bilanz, Stapel
+from auswahlstufe.lauf.stufe import STAPEL, Einstellungen, worker_fehler
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, SLOT_TEXT
 from tests.hilfen.prozesse import (
@@ -106,14 +107,15 @@ def test_toter_worker_beendet_den_lauf_mit_exit_8_und_der_naechste_macht_weiter(
 
     assert code == EXIT_WORKER, f"exit {code}\n{out}\n{err}"
     assert "Traceback" not in err
-    assert "Worker" in err and "gestorben" in err and "Stapel" in err and "Items " in err, err
+    assert "Worker" in err and "getötet (SIGKILL" in err and "Stapel" in err and "Items " in err, err
+    assert "Zeitlimit" not in err, err
     assert f"Bis zum Fehler geschrieben: neu {schon}," in err, err
     assert STAPEL <= schon < ITEMS and schon % STAPEL == 0
     assert dauer < 30, dauer  # binnen Sekunden, nicht nie
     # Der Lauf steht mit Exit-Code und Meldung im Protokoll.
     (eintrag,) = laeufe(db_url)
     assert eintrag[0] == "backfill" and eintrag[8] == EXIT_WORKER and eintrag[10], eintrag
-    assert "gestorben" in eintrag[9] and eintrag[4] == schon, eintrag
+    assert "getötet (SIGKILL" in eintrag[9] and eintrag[4] == schon, eintrag
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
 
 
@@ -137,8 +139,33 @@ def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
 
     assert code == EXIT_WORKER, f"exit {code}\n{out}\n{err}"
     assert "Zeitlimit" in err and "2 s" in err and "Stapel" in err and "Traceback" not in err, err
+    assert "getötet" not in err and "gestorben" not in err and "OOM" not in err, err
     # Die hängenden Worker sind beendet, nicht zurückgelassen.
     bis_beendet(worker_pids)
+    zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
+
+
+def test_haengt_einer_und_wird_einer_getoetet_nennt_der_lauf_den_getoeteten(db_url, tmp_path):
+    """Ein Worker hält an, der andere wird getötet: der Lauf endet binnen Sekunden (nicht erst
+    nach dem Zeitlimit des Hängenden) mit Exit 8 und nennt den getöteten – den hängenden beendet
+    der Pool selbst, das ist keine zweite Ursache."""
+    bestand(db_url)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(
+        db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "600", cwd=tmp_path, env=halt.umgebung
+    )
+    halt.abwarten(prozess)
+    haengt, stirbt = kinder(prozess.pid)
+    os.kill(haengt, signal.SIGSTOP)
+    os.kill(stirbt, signal.SIGKILL)
+    halt.weiter()
+    code, out, err = ende(prozess, timeout=120)
+    schon = geschrieben(db_url)
+
+    assert code == EXIT_WORKER, f"exit {code}\n{out}\n{err}"
+    assert "getötet (SIGKILL" in err and "Stapel" in err and "Traceback" not in err, err
+    assert "Zeitlimit" not in err, err
+    bis_beendet([haengt, stirbt])
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
 
 
@@ -457,3 +484,88 @@ def test_stirbt_ein_worker_mitten_im_senden_gehen_die_anderen_auftraege_nicht_ve
         lauf.stdout
     )
     assert float(zweite) < 60, zweite
+
+
+# --- Die Ursache, gleich in welcher Folge der Pool sie bemerkt --------------------------------
+
+# Zwei Worker, ohne Neustart (wie die Auswahl). Worker 0 rechnet Auftrag 0 (2 s), Worker 1 ist mit
+# Auftrag 1 sofort fertig; dahinter hängen Auftrag 2 (auf Worker 0) und 3 (auf Worker 1). Das
+# Zeitlimit von 3 beginnt zuerst – der Pool bemerkt es vor dem von 2, obwohl 2 früher an der Reihe
+# ist. Auftrag 2 wird mit den Workern beendet: seine Ursache ist das Zeitlimit von 3, kein Tod.
+URSACHE = r"""
+import os, signal, sys, time
+from auswahlstufe.betrieb.pool import Auftrag, Pool
+
+def rechnen(i, sekunden):
+    time.sleep(sekunden)
+    return i
+
+def haengen():
+    os.kill(os.getpid(), signal.SIGSTOP)  # wie eine Endlosschleife, nur ohne Prozessorzeit
+
+def sterben():
+    time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGKILL)  # wie der OOM-Killer
+
+faelle = {
+    "beide_haengen": (4, [Auftrag(0, rechnen, (0, 2)), Auftrag(1, rechnen, (1, 0)),
+                          Auftrag(2, haengen), Auftrag(3, haengen)]),
+    "einer_haengt_einer_stirbt": (600, [Auftrag(0, haengen), Auftrag(1, sterben)]),
+}
+zeitlimit, auftraege = faelle[sys.argv[1]]
+beginn = time.monotonic()
+with Pool(2, zeitlimit=zeitlimit, neustart=False) as pool:
+    print(list(pool.reihe(auftraege, fenster=4)))
+print(f"{time.monotonic() - beginn:.1f}")
+"""
+
+
+@pytest.mark.parametrize(
+    ("fall", "erwartet", "hoechstens_s"),
+    [
+        (
+            "beide_haengen",
+            "[(0, 0), (1, 1), (2, Fehlschlag(art='mitgerissen', exitcode=None, "
+            "ursache=(3, Fehlschlag(art='zeitlimit', exitcode=None, ursache=None)))), "
+            "(3, Fehlschlag(art='zeitlimit', exitcode=None, ursache=None))]",
+            60,
+        ),
+        (
+            "einer_haengt_einer_stirbt",
+            "[(0, Fehlschlag(art='mitgerissen', exitcode=None, "
+            "ursache=(1, Fehlschlag(art='tot', exitcode=-9, ursache=None)))), "
+            "(1, Fehlschlag(art='tot', exitcode=-9, ursache=None))]",
+            60,  # nicht erst nach dem Zeitlimit (600 s) des hängenden
+        ),
+    ],
+)
+def test_jeder_auftrag_traegt_seine_eigene_ursache(fall, erwartet, hoechstens_s):
+    lauf = subprocess.run(
+        [sys.executable, "-c", URSACHE, fall], cwd=PROJEKT, capture_output=True, text=True, timeout=300
+    )
+    assert lauf.returncode == 0 and "Traceback" not in lauf.stderr, lauf.stderr
+    ergebnisse, dauer = lauf.stdout.splitlines()
+    assert ergebnisse == erwartet
+    assert float(dauer) < hoechstens_s, dauer
+
+
+@pytest.mark.parametrize(
+    ("fehlschlag", "satz"),
+    [
+        (Fehlschlag("zeitlimit"), "Zeitlimit je Stapel (2 s, --stapel-zeitlimit) überschritten: Stapel 3"),
+        (Fehlschlag("tot", -9), "Ein Worker-Prozess wurde getötet (SIGKILL: der OOM-Killer"),
+        (Fehlschlag("tot", -11), "Ein Worker-Prozess ist abgestürzt (SIGSEGV), während Stapel 3"),
+        (Fehlschlag("tot", 75), "Ein Worker-Prozess endete unerwartet mit Exit-Code 75, während Stapel 3"),
+        # Nur mit den Workern beendet: die Meldung nennt die Ursache und deren Stapel.
+        (
+            Fehlschlag("mitgerissen", ursache=((Stapel(5, 801, 1000, 200), None), Fehlschlag("zeitlimit"))),
+            "Zeitlimit je Stapel (2 s, --stapel-zeitlimit) überschritten: Stapel 5 (Items 801–1000",
+        ),
+    ],
+)
+def test_die_meldung_nennt_die_ursache(fehlschlag, satz):
+    meldung = worker_fehler(
+        Einstellungen("v", stapel_zeitlimit=2), Stapel(3, 401, 600, 200), fehlschlag, 3
+    ).format_message()
+    assert satz in meldung, meldung
+    assert ("OOM" in meldung) == (fehlschlag.exitcode == -9), meldung

@@ -12,7 +12,10 @@ der Speicher bleibt flach. Dazu:
   Senden hinterlässt, stört keinen anderen, und wer starb, steht fest.
 * ``neustart`` (die Extraktion): ein getöteter oder toter Worker wird ersetzt, die anderen
   Aufträge laufen weiter; ein Kandidat bekommt seinen Fehler. Ohne ``neustart`` (die Auswahl)
-  ist danach jeder offene Auftrag ein Fehlschlag – der Lauf endet mit Exit 8.
+  beendet der Pool dann jeden Worker, und jeder offene Auftrag ist ein Fehlschlag – der Lauf
+  endet mit Exit 8. Jeder trägt dabei seine eigene Ursache: ``zeitlimit`` oder ``tot``, wenn es
+  für ihn selbst so ist (gleich, welchen Worker der Pool zuerst bemerkte), sonst
+  ``mitgerissen`` mit der ``ursache`` – dem Auftrag, an dem der Pool scheiterte.
 * ``auftraege_je_worker``: ein Worker geht nach so vielen Aufträgen, ein neuer kommt (was
   Bibliotheken liegen lassen, wächst nicht über einen Lauf).
 * ``vorbereitung(*argumente)`` am Anfang jedes Workers (Extraktion: Extraktoren laden, Netz
@@ -71,10 +74,14 @@ EXIT_SPEICHER = 75
 
 @dataclass(frozen=True)
 class Fehlschlag:
-    """Ein Auftrag ohne Ergebnis: ``zeitlimit`` überschritten, oder sein Worker ist ``tot``."""
+    """Ein Auftrag ohne Ergebnis: ``zeitlimit`` überschritten, sein Worker ist ``tot``
+    (``exitcode`` wie bei ``Process``: negativ das Signal), oder – ohne ``neustart`` – sein
+    Worker wurde beendet, weil ein anderer scheiterte: ``mitgerissen``, mit ``ursache``
+    (Schlüssel und Fehlschlag jenes Auftrags)."""
 
-    art: str  # "zeitlimit" oder "tot"
+    art: str  # "zeitlimit", "tot" oder "mitgerissen"
     exitcode: int | None = None
+    ursache: tuple[Any, Fehlschlag] | None = None
 
 
 @dataclass
@@ -264,7 +271,7 @@ class Pool:
         self._auftraege_je_worker = auftraege_je_worker
         self._plaetze: list[_Platz] = []
         self.vorbereitet: Any = None  # was die Vorbereitung des ersten Workers zurückgab
-        self._kaputt = False  # ohne neustart: ein Worker starb oder hing
+        self._kaputt: Fehlschlag | None = None  # ohne neustart: woran der Pool scheiterte
 
     def __enter__(self) -> Pool:
         try:
@@ -378,8 +385,8 @@ class Pool:
                 unterwegs.append(u)
                 if auftrag.funktion is None:
                     u.fertig, u.ergebnis = True, auftrag.ergebnis
-                elif self._kaputt:
-                    u.fertig, u.ergebnis = True, Fehlschlag("tot")
+                elif self._kaputt is not None:
+                    u.fertig, u.ergebnis = True, self._kaputt
                 else:
                     wartend.append(u)
             self._abgeben(wartend)
@@ -443,7 +450,8 @@ class Pool:
     ) -> None:
         """Der laufende Auftrag dieses Platzes scheiterte an seinem Worker. Mit ``neustart`` kommt ein
         neuer Worker, und was in der Leitung des alten lag, wartet wieder; ohne ist der Pool kaputt:
-        jeder offene Auftrag ist ein Fehlschlag."""
+        jeder Worker wird beendet, jeder offene Auftrag ist ein Fehlschlag mit seiner eigenen
+        Ursache (``_mitgerissen``)."""
         u = platz.auftraege.popleft()
         u.fertig, u.ergebnis = True, fehlschlag
         if self.neustart:
@@ -451,15 +459,29 @@ class Pool:
             platz.auftraege.clear()
             self._ersetzen(platz, hart=True)
             return
-        self._kaputt = True
+        self._kaputt = Fehlschlag("mitgerissen", ursache=(u.auftrag.schluessel, fehlschlag))
+        jetzt = time.monotonic()
         for anderer in self._plaetze:
+            if anderer.auftraege:
+                laufend = anderer.auftraege.popleft()
+                laufend.fertig, laufend.ergebnis = True, self._mitgerissen(anderer, jetzt)
             _toeten(anderer.prozess)
             for w in anderer.auftraege:
-                w.fertig, w.ergebnis = True, Fehlschlag("tot")
+                w.fertig, w.ergebnis = True, self._kaputt
             anderer.auftraege.clear()
         while wartend:
             w = wartend.popleft()
-            w.fertig, w.ergebnis = True, Fehlschlag("tot")
+            w.fertig, w.ergebnis = True, self._kaputt
+
+    def _mitgerissen(self, platz: _Platz, jetzt: float) -> Fehlschlag:
+        """Was dem laufenden Auftrag eines Workers geschah, den der Pool gleich beendet: war der
+        Worker schon tot oder über seinem Zeitlimit, ist das seine Ursache – nicht der Worker, den
+        der Pool zufällig zuerst bemerkte."""
+        if not platz.prozess.is_alive():
+            return Fehlschlag("tot", platz.prozess.exitcode)
+        if jetzt >= platz.frist:
+            return Fehlschlag("zeitlimit")
+        return self._kaputt
 
 
 def _ergebnis(wert: Any) -> Any:

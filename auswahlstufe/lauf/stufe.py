@@ -407,13 +407,17 @@ def _verarbeiten(s: _Sitzung, dieser: _Einheit, gesamt: int) -> None:
                 continue
             stapel, lokal = schluessel
             if isinstance(ergebnis, Fehlschlag):
-                raise _worker_fehler(s.e, stapel, ergebnis, fenster - 1)
+                raise worker_fehler(s.e, stapel, ergebnis, fenster - 1)
             _abschliessen(s, dieser, lokal.dazu(ergebnis))
             weiter(stapel.items)
             s.k.vorbei("stapel")
 
 
-def _worker_fehler(e: Einstellungen, stapel: Stapel, fehlschlag: Fehlschlag, unterwegs: int) -> WorkerFehler:
+def worker_fehler(e: Einstellungen, stapel: Stapel, fehlschlag: Fehlschlag, unterwegs: int) -> WorkerFehler:
+    """Die Meldung nennt die Ursache des Scheiterns und ihren Stapel – auch wenn der Stapel, der als
+    erster an der Reihe war, nur mit den Workern beendet wurde (``mitgerissen``)."""
+    if fehlschlag.ursache is not None:
+        (stapel, _), fehlschlag = fehlschlag.ursache
     weitere = f" (dazu bis zu {unterwegs} weitere Stapel unterwegs)" if unterwegs else ""
     if fehlschlag.art == "zeitlimit":
         return WorkerFehler(
@@ -422,10 +426,25 @@ def _worker_fehler(e: Einstellungen, stapel: Stapel, fehlschlag: Fehlschlag, unt
             "beendet; nichts von diesem Stapel ist geschrieben, ein erneuter Lauf setzt fort."
         )
     return WorkerFehler(
-        f"Ein Worker-Prozess ist gestorben (etwa vom OOM-Killer beendet; dmesg zeigt es), "
-        f"während {stapel} an der Reihe war{weitere}. Nichts von diesen Stapeln ist geschrieben; "
-        "ein erneuter Lauf setzt fort."
+        f"Ein Worker-Prozess {_todesart(fehlschlag.exitcode)}, während {stapel} an der Reihe war{weitere}. "
+        "Die anderen Worker werden beendet; nichts von diesen Stapeln ist geschrieben, ein erneuter Lauf "
+        "setzt fort."
     )
+
+
+def _todesart(exitcode: int | None) -> str:
+    """Wie ein Worker endete, so weit der Kern es sagt."""
+    if exitcode == -signal.SIGKILL:
+        return "wurde getötet (SIGKILL: der OOM-Killer – dmesg zeigt es – oder kill -9)"
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"Signal {-exitcode}"
+        return f"ist abgestürzt ({name})"
+    if exitcode is not None:
+        return f"endete unerwartet mit Exit-Code {exitcode}"
+    return "ist gestorben"
 
 
 def _abschliessen(s: _Sitzung, dieser: _Einheit, ergebnis: Stapelergebnis) -> None:
