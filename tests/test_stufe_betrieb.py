@@ -480,9 +480,9 @@ def test_stirbt_ein_worker_mitten_im_senden_gehen_die_anderen_auftraege_nicht_ve
     )
     assert lauf.returncode == 0 and "Traceback" not in lauf.stderr, lauf.stderr
     erste, zweite = lauf.stdout.splitlines()
-    assert erste == ("[(0, 0), (1, Fehlschlag(art='tot', exitcode=-9)), (2, 2), (3, 3), (4, 4), (5, 5)] 1"), (
-        lauf.stdout
-    )
+    assert erste == (
+        "[(0, 0), (1, Fehlschlag(art='tot', exitcode=-9, ursache=None)), (2, 2), (3, 3), (4, 4), (5, 5)] 1"
+    ), lauf.stdout
     assert float(zweite) < 60, zweite
 
 

@@ -99,7 +99,7 @@ def weichen_lassen(
     letzten; danach endet auch der Backfill mit Exit 0. Gibt stdout der Ticks und des Backfills."""
     punkt, nummern = halte
     halts = [Halt(tmp_path, punkt, n) for n in nummern]
-    umgebung = {"AUSWAHL_HALT": ",".join(h.umgebung["AUSWAHL_HALT"] for h in halts)}
+    umgebung = {**halts[0].umgebung, "AUSWAHL_HALT": ",".join(h.umgebung["AUSWAHL_HALT"] for h in halts)}
     lang = im_hintergrund(url, *backfill, "--prozesse", "2", cwd=tmp_path, env=umgebung)
     ticks = []
     try:

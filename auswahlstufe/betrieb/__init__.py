@@ -5,5 +5,5 @@ und über die er alles schreibt, die Leseverbindung, den Abbruch durch Signale u
 Zeilenkopf seines Protokolls. Dazu hier: die Sperren (``sperre``), das Protokoll der Läufe
 (``laeufe``), welche Items ein Lauf nimmt (``bereich``), das Lesen in Keyset-Seiten
 (``keyset``), Items, die Ingest mitten im Lauf löschte (``ingest``), die Worker-Prozesse
-(``pool``), die Ausgabe über ``logging`` (``protokoll``) und Haltepunkte für Tests (``halt``).
+(``pool``) und die Ausgabe über ``logging`` (``protokoll``).
 """

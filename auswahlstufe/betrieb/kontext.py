@@ -11,8 +11,7 @@ einer Modulvariablen. Er besitzt:
   ``sperre.verloren`` sagt, ob nur die Sperre oder der Server fehlt. ``--trocken`` hat keine;
 * den **Abbruch** (``abbruch.Abbruch``): erstes Signal nach dem laufenden Stapel, zweites sofort;
 * die **Worker**: den Pool der Auswahl (vor den Verbindungen gestartet, ``fork``) und jeden
-  weiteren, den ein Teil braucht (``pool``: einmal je Lauf, am Ende beendet);
-* die **Haltepunkte** für Tests (``halt``).
+  weiteren, den ein Teil braucht (``pool``: einmal je Lauf, am Ende beendet).
 
 Ein langer Lauf (``weicht``: ``--backfill``) gibt seine Sperre zwischen zwei Stapeln frei, wenn ein
 kurzer Lauf auf sie wartet (``weichen_noetig``, ``weichen``; ``sperre`` erklärt das Modell).
@@ -37,7 +36,6 @@ import db
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.betrieb import laeufe, sperre
 from auswahlstufe.betrieb.abbruch import Abbruch
-from auswahlstufe.betrieb.halt import Haltepunkte
 from auswahlstufe.betrieb.pool import Pool
 from auswahlstufe.betrieb.protokoll import log
 from auswahlstufe.fehler import Abgebrochen
@@ -58,7 +56,6 @@ class Laufkontext:
     weicht: bool = False  # ein langer Lauf: gibt die Sperre frei, wenn ein kurzer wartet
     sperren: list[tuple[str, bool]] = field(default_factory=list)  # die genommenen (Name, exklusiv)
     lauf_id: int | None = None  # der Eintrag in auswahl_laeufe, für den gerade gearbeitet wird
-    halt: Haltepunkte = field(default_factory=Haltepunkte)
     _geprueft: float = 0.0
     _gewuenscht: list[tuple[str, bool]] = field(default_factory=list)  # worauf ein kurzer Lauf wartet
     _pools: dict[str, object] = field(default_factory=dict)
@@ -139,10 +136,6 @@ class Laufkontext:
                 "geschrieben ist, bleibt, ein erneuter Lauf macht den Rest."
             )
         log.info(f"Hinweis: weiter nach {zahl(sekunden)} s.")
-
-    def vorbei(self, punkt: str) -> None:
-        """Ein Haltepunkt für Tests (``halt``); ein Signal beendet das Warten."""
-        self.halt.vorbei(punkt, lambda: self.abbruch.gesetzt)
 
 
 @contextlib.contextmanager

@@ -368,7 +368,6 @@ def _seiten_extrahieren(k: Laufkontext, eintraege: Iterator, arbeit: _Arbeit) ->
                 continue
             nr, kandidaten = eintrag
             item_id, sha, bisher = arbeit.summen.pop(nr)
-            k.vorbei("seite")
             if k.abgebrochen and any(_abgestuerzt(e["error"]) for e in kandidaten.values()):
                 # Starb ein Worker im Abbruch mit, ist das kein Befund über die Seite:
                 # nicht schreiben, der nächste Lauf extrahiert sie.
@@ -431,4 +430,3 @@ def _schreiben(k: Laufkontext, arbeit: _Arbeit) -> None:
     zaehlung["entfallen"] += len(weg)
     zeilen.clear()
     stempeln.clear()
-    k.vorbei("extraktion")

@@ -3,7 +3,7 @@
 Der Ablauf steht hier; die Teile je in ihrem Modul:
 
 * ``betrieb.kontext``: was der Lauf besitzt – Lese- und Schreibverbindung (diese hält die
-  Sperre, über sie geht alles Geschriebene), Abbruch, Worker, Haltepunkte;
+  Sperre, über sie geht alles Geschriebene), Abbruch, Worker;
   ``betrieb.bereich``: welche Items (alle, ein Slot, ein Teil);
 * ``lesen``: die Items in Keyset-Seiten; die Eingabe-Summe bildet der Server, die Texte kommen
   nur, wo sie sich änderte;
@@ -240,7 +240,6 @@ def _sperren(s: _Sitzung, teil: tuple[int, int] | None, lauf_id: int | None, wei
             s.k.sperren = genommen
         laeufe.verwaiste_schliessen(conn, SPERR_PRAEFIX, lauf_id)
         conn.execute(SQL_TEMP)
-    s.k.vorbei("gesperrt")
 
 
 def _protokolliert(s: _Sitzung, bereich: Bereich) -> Bilanz:
@@ -410,7 +409,6 @@ def _verarbeiten(s: _Sitzung, dieser: _Einheit, gesamt: int) -> None:
                 raise worker_fehler(s.e, stapel, ergebnis, fenster - 1)
             _abschliessen(s, dieser, lokal.dazu(ergebnis))
             weiter(stapel.items)
-            s.k.vorbei("stapel")
 
 
 def worker_fehler(e: Einstellungen, stapel: Stapel, fehlschlag: Fehlschlag, unterwegs: int) -> WorkerFehler:

@@ -370,7 +370,7 @@ def ruhen_lassen(url: str, namen: list[str], sekunden: float = 2.5) -> None:
             time.sleep(0.05)
 
 
-# --- Haltepunkte (auswahlstufe/betrieb/halt.py) ------------------------------------------------
+# --- Haltepunkte (tests/hilfen/haltepunkte.py) ------------------------------------------------
 
 
 @dataclass
@@ -391,7 +391,10 @@ class Halt:
 
     @property
     def umgebung(self) -> dict[str, str]:
-        return {"AUSWAHL_HALT": f"{self.punkt}:{self.n}:{self.datei}"}
+        """Der Haltepunkt und ``anlauf/`` (sein ``sitecustomize`` richtet ihn ein) samt Projekt auf
+        ``PYTHONPATH``."""
+        pfad = os.pathsep.join([str(PROJEKT / "tests" / "hilfen" / "anlauf"), str(PROJEKT)])
+        return {"AUSWAHL_HALT": f"{self.punkt}:{self.n}:{self.datei}", "PYTHONPATH": pfad}
 
     def abwarten(self, prozess: subprocess.Popen, frist: float = 300) -> None:
         """Bis der Lauf am Haltepunkt steht; endet er vorher, scheitert der Test."""
