@@ -69,7 +69,6 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 import click
 import psycopg
 
-import bewertung
 from auswahlstufe import kerne, server
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.betrieb import migrationen
@@ -77,6 +76,7 @@ from auswahlstufe.extraktion import aufrufe, zeichensatz
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.extraktion import stapel as extraktion_stapel
 from auswahlstufe.lauf import ingest
+from auswahlstufe.pruefung import bewertung
 from auswahlstufe.regeln import waehle
 from bench.messen import PROJEKT, auf_kern, entpackt, gemessen
 

@@ -33,6 +33,7 @@ import click
 
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.pruefung.bewertung import json_laden, messen, text_von
 from auswahlstufe.regeln import (
     EINZIGER,
     OHNE_KONSENS_GROESSTER,
@@ -42,7 +43,6 @@ from auswahlstufe.regeln import (
     waehle,
     zweifel,
 )
-from bewertung import json_laden, messen, text_von
 from version import PRIORITAET
 
 AEB = Path(__file__).resolve().parent / "aeb"

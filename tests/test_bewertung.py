@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-import bewertung
-from bewertung import (
+from auswahlstufe.pruefung import bewertung
+from auswahlstufe.pruefung.bewertung import (
     AUSWAHL,
     LAENGSTER,
     ORAKEL,

@@ -13,11 +13,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import bewertung
 import check_db
 from auswahlstufe.befehl import KLICK_MELDUNGEN, DeutscherBefehl
 from auswahlstufe.cli import cli
 from auswahlstufe.fehler import EXIT_AUFRUF
+from auswahlstufe.pruefung import bewertung
 from version import CODER_VERSION
 
 

@@ -10,6 +10,8 @@ import-linter nicht ausdrücken kann:
 * Tests importieren nie eine andere Testdatei und nie aus ``conftest``
   (Fixtures kommen über pytest, Helfer aus ``tests/hilfen/``).
 * ``check_db.py`` ist ein Skript, keine Bibliothek des Betriebs.
+* ``bewertung.py`` und ``vergleich.py`` sind dünne Skripte über ``auswahlstufe.pruefung``:
+  sie definieren nichts, niemand importiert sie (Tests und Benchmarks nehmen das Paketmodul).
 """
 
 from __future__ import annotations
@@ -67,6 +69,25 @@ def test_tests_importieren_keine_andere_testdatei(datei):
 def test_das_skript_check_db_ist_keine_bibliothek(datei):
     """Migrationen kommen aus migrationen.py; check_db.py ist nur ein Skript."""
     assert [m for m, _ in importe(datei) if m == "check_db"] == []
+
+
+DUENNE_SKRIPTE = ("bewertung", "vergleich")
+
+
+@pytest.mark.parametrize("datei", NICHT_TESTS + TESTS, ids=lambda p: p.relative_to(PROJEKT).as_posix())
+def test_niemand_importiert_die_duennen_skripte(datei):
+    """Wer das Maß oder den Vergleich braucht, nimmt ``auswahlstufe.pruefung.bewertung`` bzw.
+    ``…vergleich``; die Skripte an der Wurzel starten sie nur."""
+    assert [m for m, _ in importe(datei) if m in DUENNE_SKRIPTE] == []
+
+
+@pytest.mark.parametrize("name", DUENNE_SKRIPTE)
+def test_die_duennen_skripte_definieren_nichts(name):
+    """Nur Importe und der Aufruf des Befehls: keine Funktion, keine Klasse, kein ``sys.modules``."""
+    quelle = (PROJEKT / f"{name}.py").read_text(encoding="utf-8")
+    baum = ast.parse(quelle)
+    definiert = [k.name for k in baum.body if isinstance(k, ast.FunctionDef | ast.ClassDef)]
+    assert (definiert, "sys.modules" in quelle) == ([], False)
 
 
 def test_der_stapelbetrieb_laedt_die_pruefseite_erst_fuer_eine_stichprobe(tmp_path):

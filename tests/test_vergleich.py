@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import vergleich
 from auswahlstufe.anzeige import BERLIN
+from auswahlstufe.pruefung import vergleich
 from auswahlstufe.pruefung.vergleich_db import entscheidung_aus_zeile
 from auswahlstufe.regeln import waehle, zweifel
 from tests.hilfen import PROJEKT

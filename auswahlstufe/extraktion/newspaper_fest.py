@@ -45,11 +45,8 @@ Umschlag nicht; frische Prozesse mit verschiedener Vorgeschichte geben dieselben
 
 from __future__ import annotations
 
-import threading
-
 from auswahlstufe.extraktion import fassungen
 
-_SPERRE = threading.Lock()
 _eingespielt: list[bool] = []
 
 
@@ -95,12 +92,11 @@ def umschlag_compute_gravity_scores(stock):
 def einspielen() -> None:
     """Macht newspaper4k deterministisch. Einmal je Prozess, weitere Aufrufe tun nichts;
     scheitert laut (``FassungUngeprueft``) bei einer anderen Fassung oder anderem Quelltext."""
-    with _SPERRE:
-        if _eingespielt:
-            return
-        fassungen.newspaper_fest_pruefen()
-        from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor as abe
+    if _eingespielt:
+        return
+    fassungen.newspaper_fest_pruefen()
+    from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor as abe
 
-        abe.nodes_to_check = umschlag_nodes_to_check(abe.nodes_to_check)
-        abe.compute_gravity_scores = umschlag_compute_gravity_scores(abe.compute_gravity_scores)
-        _eingespielt.append(True)
+    abe.nodes_to_check = umschlag_nodes_to_check(abe.nodes_to_check)
+    abe.compute_gravity_scores = umschlag_compute_gravity_scores(abe.compute_gravity_scores)
+    _eingespielt.append(True)

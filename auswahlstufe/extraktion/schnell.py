@@ -35,12 +35,9 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-import threading
 
 from auswahlstufe.extraktion import fassungen
 from auswahlstufe.extraktion.fassungen import FassungUngeprueft
-
-_SPERRE = threading.Lock()
 
 # --- Beschleuniger (reine Zwischenspeicher und Lookups in C) ----------------------------
 
@@ -175,18 +172,17 @@ def beschleuniger_einspielen() -> None:
     """Tokenizer, Stoppwort-Speicher (newspaper4k) und Klassen-Lookup in C (alle drei); scheitert
     vor jeder Änderung mit ``FassungUngeprueft``, wenn etwas von der geprüften Fassung abweicht
     (ob sie laufen, entscheidet der Worker vorher: ``worker.anfang``)."""
-    with _SPERRE:
-        if _eingespielt:
-            return
-        fassungen.pruefen()
-        parser = _html_parser()  # prüft vor jeder Änderung
-        text = importlib.import_module("newspaper.text")
-        text.default_tokenizer = _tokenizer_mit_tabelle()
-        text.StopWords.__init__ = _stopwords_init_mit_speicher(text.StopWords.__init__)
-        lookup = _klassen_lookup_in_c()
-        for p in parser.values():
-            p.set_element_class_lookup(lookup)
-        _eingespielt.append(True)
+    if _eingespielt:
+        return
+    fassungen.pruefen()
+    parser = _html_parser()  # prüft vor jeder Änderung
+    text = importlib.import_module("newspaper.text")
+    text.default_tokenizer = _tokenizer_mit_tabelle()
+    text.StopWords.__init__ = _stopwords_init_mit_speicher(text.StopWords.__init__)
+    lookup = _klassen_lookup_in_c()
+    for p in parser.values():
+        p.set_element_class_lookup(lookup)
+    _eingespielt.append(True)
 
 
 # --- newspaper4k nur mit den Schritten, von denen der Text abhängt -----------------------
