@@ -8,6 +8,7 @@ der OOM-Killer, ``kill -STOP`` oder cron es täten.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import signal
@@ -33,6 +34,7 @@ from tests.hilfen.prozesse import (
     bilanzzeile,
     bis_beendet,
     ende,
+    haengen,
     im_hintergrund,
     in_sitzung,
     kinder,
@@ -122,42 +124,53 @@ def test_toter_worker_beendet_den_lauf_mit_exit_8_und_der_naechste_macht_weiter(
 # --- Ein Worker hängt -----------------------------------------------------------------------
 
 
+# Die Stapel 3 und 4 (Items 401–600, 601–800) hängen im Worker: Worker 0 rechnet Stapel 1 und 3,
+# Worker 1 Stapel 2 und 4 – danach hängen beide, beim Rechnen, wie in einer Endlosschleife.
+BEIDE_HAENGEN = haengen(401, 601)
+
+
 def test_haengende_worker_beendet_das_stapel_zeitlimit(db_url, tmp_path):
+    """Beide Worker hängen: der Lauf endet mit Exit 8 und dem Zeitlimit – nie mit „getötet“ für
+    einen Worker, den der Pool selbst beendete, gleich in welcher Folge er sie bemerkt."""
     bestand(db_url)
-    halt = Halt(tmp_path, "stapel", 1)
     prozess = im_hintergrund(
-        db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "2", cwd=tmp_path, env=halt.umgebung
+        db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "2", cwd=tmp_path, env=BEIDE_HAENGEN
     )
-    halt.abwarten(prozess)
-    worker_pids = kinder(prozess.pid)
-    assert len(worker_pids) == 2, worker_pids
-    for pid in worker_pids:  # beide Worker halten an – wie eine Endlosschleife, nur sicher
-        os.kill(pid, signal.SIGSTOP)
-    halt.weiter()
-    code, out, err = ende(prozess, timeout=60)
+    code, out, err = ende(prozess, timeout=120)
     schon = geschrieben(db_url)
 
     assert code == EXIT_WORKER, f"exit {code}\n{out}\n{err}"
-    assert "Zeitlimit" in err and "2 s" in err and "Stapel" in err and "Traceback" not in err, err
-    assert "getötet" not in err and "gestorben" not in err and "OOM" not in err, err
+    assert "Zeitlimit" in err and "2 s" in err, err
+    # der hängende Stapel, dessen Zeitlimit zuerst um war – welcher, hängt an der Maschine
+    assert "Stapel 3 (Items 401–600" in err or "Stapel 4 (Items 601–800" in err, err
+    assert "getötet" not in err and "gestorben" not in err and "OOM" not in err and "Traceback" not in err, (
+        err
+    )
+    assert schon == 2 * STAPEL
     # Die hängenden Worker sind beendet, nicht zurückgelassen.
-    bis_beendet(worker_pids)
+    bis_beendet(in_sitzung(prozess.pid))
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
 
 
 def test_haengt_einer_und_wird_einer_getoetet_nennt_der_lauf_den_getoeteten(db_url, tmp_path):
-    """Ein Worker hält an, der andere wird getötet: der Lauf endet binnen Sekunden (nicht erst
-    nach dem Zeitlimit des Hängenden) mit Exit 8 und nennt den getöteten – den hängenden beendet
-    der Pool selbst, das ist keine zweite Ursache."""
+    """Beide Worker hängen (Zeitlimit 600 s), einer wird getötet: der Lauf endet binnen Sekunden mit
+    Exit 8 und nennt den getöteten – den anderen beendet der Pool selbst, das ist keine zweite
+    Ursache."""
     bestand(db_url)
-    halt = Halt(tmp_path, "stapel", 1)
+    halt = Halt(tmp_path, "stapel", 2)
     prozess = im_hintergrund(
-        db_url, "--backfill", "--prozesse", "2", "--stapel-zeitlimit", "600", cwd=tmp_path, env=halt.umgebung
+        db_url,
+        "--backfill",
+        "--prozesse",
+        "2",
+        "--stapel-zeitlimit",
+        "600",
+        cwd=tmp_path,
+        env={**halt.umgebung, **BEIDE_HAENGEN},
     )
     halt.abwarten(prozess)
-    haengt, stirbt = kinder(prozess.pid)
-    os.kill(haengt, signal.SIGSTOP)
-    os.kill(stirbt, signal.SIGKILL)
+    worker = kinder(prozess.pid)
+    os.kill(worker[0], signal.SIGKILL)
     halt.weiter()
     code, out, err = ende(prozess, timeout=120)
     schon = geschrieben(db_url)
@@ -165,24 +178,23 @@ def test_haengt_einer_und_wird_einer_getoetet_nennt_der_lauf_den_getoeteten(db_u
     assert code == EXIT_WORKER, f"exit {code}\n{out}\n{err}"
     assert "getötet (SIGKILL" in err and "Stapel" in err and "Traceback" not in err, err
     assert "Zeitlimit" not in err, err
-    bis_beendet([haengt, stirbt])
+    bis_beendet(worker)
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_wirkt_auch_beim_warten_auf_worker(sig, db_url, tmp_path):
-    """Die Worker stehen; der Hauptprozess wartet auf ihren nächsten Stapel – ein Signal beendet
+    """Die Worker hängen; der Hauptprozess wartet auf ihren nächsten Stapel – ein Signal beendet
     das Warten (gleich, ob es vor oder während des Wartens kommt), Exit 130."""
     bestand(db_url)
-    halt = Halt(tmp_path, "stapel", 1)
-    prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
+    halt = Halt(tmp_path, "stapel", 2)
+    prozess = im_hintergrund(
+        db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env={**halt.umgebung, **BEIDE_HAENGEN}
+    )
     halt.abwarten(prozess)
-    worker_pids = kinder(prozess.pid)
-    for pid in worker_pids:
-        os.kill(pid, signal.SIGSTOP)
     halt.weiter()
     prozess.send_signal(sig)
-    code, out, err = ende(prozess, timeout=30)
+    code, out, err = ende(prozess, timeout=60)
     schon = geschrieben(db_url)
     assert code == EXIT_ABGEBROCHEN, f"exit {code}\n{out}\n{err}"
     assert "Abgebrochen" in err and "Traceback" not in err, err
@@ -480,24 +492,24 @@ def test_stirbt_ein_worker_mitten_im_senden_gehen_die_anderen_auftraege_nicht_ve
     )
     assert lauf.returncode == 0 and "Traceback" not in lauf.stderr, lauf.stderr
     erste, zweite = lauf.stdout.splitlines()
-    assert erste == (
-        "[(0, 0), (1, Fehlschlag(art='tot', exitcode=-9, ursache=None)), (2, 2), (3, 3), (4, 4), (5, 5)] 1"
-    ), lauf.stdout
+    assert erste == ("[(0, 0), (1, Fehlschlag(art='tot', exitcode=-9)), (2, 2), (3, 3), (4, 4), (5, 5)] 1"), (
+        lauf.stdout
+    )
     assert float(zweite) < 60, zweite
 
 
 # --- Die Ursache, gleich in welcher Folge der Pool sie bemerkt --------------------------------
 
-# Zwei Worker, ohne Neustart (wie die Auswahl). Worker 0 rechnet Auftrag 0 (2 s), Worker 1 ist mit
-# Auftrag 1 sofort fertig; dahinter hängen Auftrag 2 (auf Worker 0) und 3 (auf Worker 1). Das
-# Zeitlimit von 3 beginnt zuerst – der Pool bemerkt es vor dem von 2, obwohl 2 früher an der Reihe
-# ist. Auftrag 2 wird mit den Workern beendet: seine Ursache ist das Zeitlimit von 3, kein Tod.
+# Zwei Worker ohne Neustart (wie die Auswahl); Worker 0 bekommt die Aufträge 0 und 2, Worker 1 die
+# Aufträge 1 und 3 (der zweite liegt je in seiner Leitung). Wer Ergebnis 0 bekommt, schläft 6 s –
+# so lange sieht der Pool nach keinem Worker, und alles, was in der Zeit geschieht, bemerkt er
+# danach in einem Schritt, zuerst an Worker 0. Jeder Auftrag bekommt seine eigene Ursache:
+# („art“, Exit-Code, Schlüssel, Art und Exit-Code der Ursache) oder sein Ergebnis.
 URSACHE = r"""
 import os, signal, sys, time
-from auswahlstufe.betrieb.pool import Auftrag, Pool
+from auswahlstufe.betrieb.pool import Auftrag, Fehlschlag, Pool
 
-def rechnen(i, sekunden):
-    time.sleep(sekunden)
+def fertig(i):
     return i
 
 def haengen():
@@ -508,45 +520,76 @@ def sterben():
     os.kill(os.getpid(), signal.SIGKILL)  # wie der OOM-Killer
 
 faelle = {
-    "beide_haengen": (4, [Auftrag(0, rechnen, (0, 2)), Auftrag(1, rechnen, (1, 0)),
-                          Auftrag(2, haengen), Auftrag(3, haengen)]),
-    "einer_haengt_einer_stirbt": (600, [Auftrag(0, haengen), Auftrag(1, sterben)]),
+    # beide Zeitlimits sind um, wenn der Pool wieder hinsieht; er bemerkt zuerst das von Auftrag 2
+    "zwei_ueber_der_frist": (2, True, [fertig, haengen, haengen, haengen]),
+    # Worker 1 ist tot, wenn der Pool wieder hinsieht; er bemerkt zuerst das Zeitlimit von Auftrag 2
+    "tot_und_ueber_der_frist": (2, True, [fertig, sterben, haengen, fertig]),
+    # Worker 1 stirbt, Worker 0 hängt (das Zeitlimit ist noch lange nicht um)
+    "einer_haengt_einer_stirbt": (600, False, [haengen, sterben, fertig, fertig]),
 }
-zeitlimit, auftraege = faelle[sys.argv[1]]
+zeitlimit, schlafen, funktionen = faelle[sys.argv[1]]
+auftraege = [Auftrag(i, f, (i,) if f is fertig else ()) for i, f in enumerate(funktionen)]
+
+def zeigen(wert):
+    if not isinstance(wert, Fehlschlag):
+        return wert
+    if wert.ursache is None:
+        return (wert.art, wert.exitcode)
+    schluessel, ursache = wert.ursache
+    return (wert.art, wert.exitcode, schluessel, ursache.art, ursache.exitcode)
+
 beginn = time.monotonic()
+ergebnisse = []
 with Pool(2, zeitlimit=zeitlimit, neustart=False) as pool:
-    print(list(pool.reihe(auftraege, fenster=4)))
+    for schluessel, wert in pool.reihe(auftraege, fenster=4):
+        ergebnisse.append((schluessel, zeigen(wert)))
+        if schluessel == 0 and schlafen:
+            time.sleep(6)
+print(ergebnisse)
 print(f"{time.monotonic() - beginn:.1f}")
 """
 
 
 @pytest.mark.parametrize(
-    ("fall", "erwartet", "hoechstens_s"),
+    ("fall", "erwartet"),
     [
         (
-            "beide_haengen",
-            "[(0, 0), (1, 1), (2, Fehlschlag(art='mitgerissen', exitcode=None, "
-            "ursache=(3, Fehlschlag(art='zeitlimit', exitcode=None, ursache=None)))), "
-            "(3, Fehlschlag(art='zeitlimit', exitcode=None, ursache=None))]",
-            60,
+            "zwei_ueber_der_frist",
+            [
+                (0, 0),
+                (1, ("zeitlimit", None)),  # über seiner Frist: kein „tot“, auch wenn 2 zuerst bemerkt war
+                (2, ("zeitlimit", None)),
+                (3, ("mitgerissen", None, 2, "zeitlimit", None)),  # lag noch in der Leitung
+            ],
+        ),
+        (
+            "tot_und_ueber_der_frist",
+            [
+                (0, 0),
+                (1, ("tot", -9)),
+                (2, ("zeitlimit", None)),
+                (3, ("mitgerissen", None, 2, "zeitlimit", None)),
+            ],
         ),
         (
             "einer_haengt_einer_stirbt",
-            "[(0, Fehlschlag(art='mitgerissen', exitcode=None, "
-            "ursache=(1, Fehlschlag(art='tot', exitcode=-9, ursache=None)))), "
-            "(1, Fehlschlag(art='tot', exitcode=-9, ursache=None))]",
-            60,  # nicht erst nach dem Zeitlimit (600 s) des hängenden
+            [
+                (0, ("mitgerissen", None, 1, "tot", -9)),  # hängt, aber nicht über seiner Frist
+                (1, ("tot", -9)),
+                (2, ("mitgerissen", None, 1, "tot", -9)),
+                (3, ("mitgerissen", None, 1, "tot", -9)),  # lag in der Leitung des toten Workers
+            ],
         ),
     ],
 )
-def test_jeder_auftrag_traegt_seine_eigene_ursache(fall, erwartet, hoechstens_s):
+def test_jeder_auftrag_traegt_seine_eigene_ursache(fall, erwartet):
     lauf = subprocess.run(
         [sys.executable, "-c", URSACHE, fall], cwd=PROJEKT, capture_output=True, text=True, timeout=300
     )
     assert lauf.returncode == 0 and "Traceback" not in lauf.stderr, lauf.stderr
     ergebnisse, dauer = lauf.stdout.splitlines()
-    assert ergebnisse == erwartet
-    assert float(dauer) < hoechstens_s, dauer
+    assert ast.literal_eval(ergebnisse) == erwartet
+    assert float(dauer) < 120, dauer  # in Sekunden, nicht nach dem Zeitlimit (600 s) des hängenden
 
 
 @pytest.mark.parametrize(

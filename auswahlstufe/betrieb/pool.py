@@ -81,7 +81,7 @@ class Fehlschlag:
 
     art: str  # "zeitlimit", "tot" oder "mitgerissen"
     exitcode: int | None = None
-    ursache: tuple[Any, Fehlschlag] | None = None
+    ursache: tuple[Any, Fehlschlag] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -462,7 +462,7 @@ class Pool:
         self._kaputt = Fehlschlag("mitgerissen", ursache=(u.auftrag.schluessel, fehlschlag))
         jetzt = time.monotonic()
         for anderer in self._plaetze:
-            if anderer.auftraege:
+            if anderer is not platz and anderer.auftraege:  # sein laufender Auftrag
                 laufend = anderer.auftraege.popleft()
                 laufend.fertig, laufend.ergebnis = True, self._mitgerissen(anderer, jetzt)
             _toeten(anderer.prozess)

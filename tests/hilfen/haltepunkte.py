@@ -9,8 +9,13 @@ legt ``anlauf/`` auf ``PYTHONPATH``; dessen ``sitecustomize`` ruft beim Start de
 und wartet, bis es ``<datei>.weiter`` gibt. Ein Signal beendet das Warten wie jedes andere
 (erstes: der Lauf hört danach auf; zweites: sofort).
 
-Die Punkte: ``stapel`` (ein Stapel der Auswahl ist geschrieben) und ``seite`` (eine Seite der
-Extraktion ist extrahiert, noch nicht geschrieben).
+Die Punkte: ``stapel`` (ein Stapel der Auswahl ist geschrieben; der Fortschritt zählt ihn erst
+danach) und ``seite`` (eine Seite der Extraktion ist extrahiert, noch nicht geschrieben).
+
+Dazu ``AUSWAHL_HAENGEN=<item>,<item>…`` (``prozesse.haengen``): ein Stapel der Auswahl mit einem
+dieser Items wird im Worker nie fertig – wie ein Extraktor in einer Endlosschleife, nur ohne
+Prozessorzeit. Anders als ein angehaltener Worker (SIGSTOP) hängt er beim Rechnen, nie mitten im
+Senden eines Ergebnisses.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 VARIABLE = "AUSWAHL_HALT"
+HAENGEN = "AUSWAHL_HAENGEN"
 SCHRITT = 0.05
 
 
@@ -51,6 +57,7 @@ class Haltepunkte:
 
 def einrichten(wert: str) -> None:
     """Die Halte um die Funktionen der Stufe legen (im Hauptprozess des Laufs, vor seinem Start)."""
+    from auswahlstufe.extraktion import seiten as extraktion_seiten
     from auswahlstufe.extraktion import stufe as extraktion
     from auswahlstufe.lauf import stufe as auswahl
 
@@ -66,10 +73,29 @@ def einrichten(wert: str) -> None:
     def je_seite(k, eintraege: Iterator, arbeit) -> None:
         def seiten() -> Iterator:
             for eintrag in eintraege:
-                if eintrag is not extraktion.extraktion.SCHRANKE:
+                if eintrag is not extraktion_seiten.SCHRANKE:
                     halt.vorbei("seite", lambda: k.abbruch.gesetzt)
                 yield eintrag
 
         seiten_extrahieren(k, seiten(), arbeit)
 
     auswahl._abschliessen, extraktion._seiten_extrahieren = stapel, je_seite
+
+
+def haengen_einrichten(wert: str) -> None:
+    """Stapel mit einem der Items in ``wert`` hängen (vor dem Start der Worker: ``fork`` gibt ihnen
+    die ersetzte Funktion mit, und pickle findet sie unter ihrem Namen)."""
+    from auswahlstufe.lauf import kodierung
+    from auswahlstufe.lauf import stufe as auswahl
+
+    items = {int(i) for i in wert.split(",")}
+    stapel_kodieren = kodierung.stapel_kodieren
+
+    @functools.wraps(stapel_kodieren)
+    def haengend(auftrag, *args):
+        if any(zeile[0] in items for zeile in auftrag):
+            while True:
+                time.sleep(60)
+        return stapel_kodieren(auftrag, *args)
+
+    kodierung.stapel_kodieren = auswahl.stapel_kodieren = haengend

@@ -373,6 +373,18 @@ def ruhen_lassen(url: str, namen: list[str], sekunden: float = 2.5) -> None:
 # --- Haltepunkte (tests/hilfen/haltepunkte.py) ------------------------------------------------
 
 
+def _anlauf() -> str:
+    """``PYTHONPATH`` mit ``anlauf/`` (sein ``sitecustomize`` richtet Halte ein) und dem Projekt vorn."""
+    pfade = [str(PROJEKT / "tests" / "hilfen" / "anlauf"), str(PROJEKT), os.environ.get("PYTHONPATH", "")]
+    return os.pathsep.join(filter(None, pfade))
+
+
+def haengen(*items: int) -> dict[str, str]:
+    """Umgebung für einen Lauf, in dem jeder Stapel der Auswahl mit einem dieser Items im Worker
+    hängt (``haltepunkte.haengen_einrichten``)."""
+    return {"AUSWAHL_HAENGEN": ",".join(map(str, items)), "PYTHONPATH": _anlauf()}
+
+
 @dataclass
 class Halt:
     """Ein Lauf hält am ``n``-ten Vorbeikommen an ``punkt`` (``AUSWAHL_HALT``), bis ``weiter()``.
@@ -391,10 +403,7 @@ class Halt:
 
     @property
     def umgebung(self) -> dict[str, str]:
-        """Der Haltepunkt und ``anlauf/`` (sein ``sitecustomize`` richtet ihn ein) samt Projekt auf
-        ``PYTHONPATH``."""
-        pfad = os.pathsep.join([str(PROJEKT / "tests" / "hilfen" / "anlauf"), str(PROJEKT)])
-        return {"AUSWAHL_HALT": f"{self.punkt}:{self.n}:{self.datei}", "PYTHONPATH": pfad}
+        return {"AUSWAHL_HALT": f"{self.punkt}:{self.n}:{self.datei}", "PYTHONPATH": _anlauf()}
 
     def abwarten(self, prozess: subprocess.Popen, frist: float = 300) -> None:
         """Bis der Lauf am Haltepunkt steht; endet er vorher, scheitert der Test."""

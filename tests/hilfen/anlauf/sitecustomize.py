@@ -1,10 +1,22 @@
-"""Beim Start eines Laufs, den ein Test mit Haltepunkten startet (``prozesse.Halt.umgebung``):
-die Halte einrichten. Die Variable geht dabei aus der Umgebung – Worker und der forkserver
-erben sie nicht."""
+"""Beim Start eines Laufs, den ein Test mit Haltepunkten oder hängenden Stapeln startet
+(``prozesse.Halt.umgebung``, ``prozesse.haengen``): sie einrichten. Die Variablen gehen dabei aus der
+Umgebung – Worker und der forkserver erben sie nicht. Scheitert das, endet der Lauf sofort (Exit 97),
+statt ohne Halt weiterzulaufen."""
 
 import os
+import sys
+import traceback
 
-if wert := os.environ.pop("AUSWAHL_HALT", None):
-    from tests.hilfen.haltepunkte import einrichten
+halt, haengen = os.environ.pop("AUSWAHL_HALT", None), os.environ.pop("AUSWAHL_HAENGEN", None)
+if halt or haengen:
+    try:
+        from tests.hilfen import haltepunkte
 
-    einrichten(wert)
+        if halt:
+            haltepunkte.einrichten(halt)
+        if haengen:
+            haltepunkte.haengen_einrichten(haengen)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(97)
