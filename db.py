@@ -28,7 +28,6 @@ import logging
 import os
 import re
 import stat
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -118,15 +117,9 @@ MINDESTVERSION = 15
 # nennt sie von hier; die Tabelle in docs/betrieb.md („Unterstützte PostgreSQL-Versionen“) auch.
 GETESTET = (15, 18)
 
-# psycopg meldet beim Aufräumen nach einem Verbindungsverlust Dinge wie
-# „error ignored terminating <psycopg.Copy [BAD]>“ über sein Logging; ohne
-# eigenen Handler druckte Python sie auf stderr – englisch, neben unserer
-# eigenen Meldung, die dasselbe schon sagt.
-logging.getLogger("psycopg").addHandler(logging.NullHandler())
-
-# Warnungen an einen Menschen (stderr). Hängt ein Befehl Handler an diesen Logger – die Stufe
-# tut es in einem Datenbanklauf (auswahlstufe/betrieb/protokoll.py), damit die Zeile den
-# Zeilenkopf des cron-Logs trägt –, gehen sie dorthin; sonst druckt print sie.
+# Warnungen an einen Menschen. Wohin sie gehen, richtet der Einstieg ein (die Stufe:
+# auswahlstufe/betrieb/protokoll.py, nach stderr mit dem Zeilenkopf); ohne Einrichtung
+# schreibt Python sie auf stderr (logging.lastResort).
 WARNUNG = logging.getLogger("db")
 _gewarnt: set[str] = set()  # jede Warnung einmal je Prozess (ein Lauf, ein Aufruf von check_db.py)
 
@@ -138,14 +131,10 @@ PASSWORT_IN_URL = (
 
 
 def warnen(satz: str) -> None:
-    """„Warnung: …“ auf stderr (oder an die Handler von ``WARNUNG``), jeder Satz einmal je Prozess."""
-    if satz in _gewarnt:
-        return
-    _gewarnt.add(satz)
-    if WARNUNG.handlers:
+    """„Warnung: …“ an ``WARNUNG``, jeder Satz einmal je Prozess."""
+    if satz not in _gewarnt:
+        _gewarnt.add(satz)
         WARNUNG.warning(f"Warnung: {satz}")
-    else:
-        print(f"Warnung: {satz}", file=sys.stderr)
 
 
 class DatenbankUrl(str):
