@@ -24,8 +24,8 @@ import sys
 
 import click
 
-# Die Meldungen gehen über das Protokoll (``betrieb.protokoll.einrichten``, vom Einstieg gerufen):
-# stderr, im Lauf mit dem Zeilenkopf.
+# Die Meldungen gehen über logging: eingerichtet (``betrieb.protokoll.einrichten``, von der
+# Kommandozeile) nach stderr, im Lauf mit dem Zeilenkopf; sonst schreibt Python sie auf stderr.
 _MELDUNG = logging.getLogger("auswahlstufe")
 
 EXIT_OK = 0
