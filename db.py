@@ -13,8 +13,9 @@
 * ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten mit einem deutschen
   Satz – nie ein Traceback, nie ein Passwort. Hat der Fehler einen SQLSTATE, entscheidet seine
   Klasse (``_NACH_SQLSTATE``); ein fehlendes Recht wird ``RechtFehlt``, den nächsten Schritt
-  hängt der Befehl an. Ohne SQLSTATE – die Verbindung kam nicht zustande oder riss ab – bleibt
-  nur der Text von libpq und Server: den Satz dazu schreibt ``db_anmeldung``.
+  hängt der Befehl an. Ohne SQLSTATE kam die Verbindung nicht zustande – den Satz dazu schreibt
+  ``db_anmeldung`` (warum dort der Wortlaut zählt, steht da) – oder sie riss ab („Verbindung zur
+  Datenbank verloren“, mit dem Text von libpq).
 
 Die Fehlerklassen gehören diesem Modul: es steht als gemeinsame Datei des
 Hauses unter dem Paket der Stufe und importiert nichts aus ihm. Welchen
@@ -28,7 +29,6 @@ import logging
 import os
 import re
 import stat
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -37,10 +37,8 @@ import psycopg
 from psycopg import errors
 
 from db_anmeldung import (
-    lesefehler,
     maskieren,
     ohne_passwort,
-    optionsfehler,
     passwort_falsch,
     passwortdatei_offen,
     traegt_passwort,
@@ -118,15 +116,9 @@ MINDESTVERSION = 15
 # nennt sie von hier; die Tabelle in docs/betrieb.md („Unterstützte PostgreSQL-Versionen“) auch.
 GETESTET = (15, 18)
 
-# psycopg meldet beim Aufräumen nach einem Verbindungsverlust Dinge wie
-# „error ignored terminating <psycopg.Copy [BAD]>“ über sein Logging; ohne
-# eigenen Handler druckte Python sie auf stderr – englisch, neben unserer
-# eigenen Meldung, die dasselbe schon sagt.
-logging.getLogger("psycopg").addHandler(logging.NullHandler())
-
-# Warnungen an einen Menschen (stderr). Hängt ein Befehl Handler an diesen Logger – die Stufe
-# tut es in einem Datenbanklauf (auswahlstufe/betrieb/protokoll.py), damit die Zeile den
-# Zeilenkopf des cron-Logs trägt –, gehen sie dorthin; sonst druckt print sie.
+# Warnungen an einen Menschen. Wohin sie gehen, richtet der Einstieg ein (die Stufe:
+# auswahlstufe/betrieb/protokoll.py, nach stderr mit dem Zeilenkopf); ohne Einrichtung
+# schreibt Python sie auf stderr (logging.lastResort).
 WARNUNG = logging.getLogger("db")
 _gewarnt: set[str] = set()  # jede Warnung einmal je Prozess (ein Lauf, ein Aufruf von check_db.py)
 
@@ -138,14 +130,10 @@ PASSWORT_IN_URL = (
 
 
 def warnen(satz: str) -> None:
-    """„Warnung: …“ auf stderr (oder an die Handler von ``WARNUNG``), jeder Satz einmal je Prozess."""
-    if satz in _gewarnt:
-        return
-    _gewarnt.add(satz)
-    if WARNUNG.handlers:
+    """„Warnung: …“ an ``WARNUNG``, jeder Satz einmal je Prozess."""
+    if satz not in _gewarnt:
+        _gewarnt.add(satz)
         WARNUNG.warning(f"Warnung: {satz}")
-    else:
-        print(f"Warnung: {satz}", file=sys.stderr)
 
 
 class DatenbankUrl(str):
@@ -243,8 +231,10 @@ def url_pruefen(url: str) -> dict[str, str]:
     try:
         teile = psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.Error as fehler:
-        text = lesefehler(ohne_passwort(str(fehler), url).strip())
-        raise KonfigurationsFehler(f"DATABASE_URL ist nicht lesbar: {text} ({_BEISPIEL}).") from None
+        text = " ".join(ohne_passwort(str(fehler), url).split())
+        raise KonfigurationsFehler(
+            f"DATABASE_URL ist nicht lesbar: libpq meldet „{text}“ ({_BEISPIEL})."
+        ) from None
     for name, erlaubt in _AUSWAHL.items():
         wert = teile.get(name)
         if wert is not None and wert not in erlaubt:
@@ -347,7 +337,7 @@ def verbinden(
     if satz := passwortdatei_offen(teile):  # libpq läse sie nicht: vorher, deutsch, Exit 7
         raise KonfigurationsFehler(satz)
     grenzen = laufgrenzen() if grenzen is None else grenzen
-    with fehler_uebersetzen(url):
+    with fehler_uebersetzen(url, anmeldung=True):
         conn = psycopg.connect(
             url,
             autocommit=autocommit,
@@ -455,16 +445,17 @@ _NACH_SQLSTATE: tuple[
 
 
 @contextlib.contextmanager
-def fehler_uebersetzen(url: str | None) -> Iterator[None]:
-    """Übersetzt psycopg-Fehler in die Fehlerklassen dieses Moduls, ohne Passwort."""
+def fehler_uebersetzen(url: str | None, *, anmeldung: bool = False) -> Iterator[None]:
+    """Übersetzt psycopg-Fehler in die Fehlerklassen dieses Moduls, ohne Passwort. ``anmeldung``:
+    der Block baut die Verbindung erst auf (``verbinden``)."""
     ziel = maskieren(url) if url else "Datenbank"
     try:
         yield
     except psycopg.Error as fehler:
-        raise _uebersetzt(fehler, ohne_passwort(str(fehler), url), ziel, url) from None
+        raise _uebersetzt(fehler, ohne_passwort(str(fehler), url), ziel, url, anmeldung) from None
 
 
-def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str, url: str | None) -> Fehler:
+def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str, url: str | None, anmeldung: bool) -> Fehler:
     herkunft = getattr(url, "herkunft", "")
     haupt = (getattr(fehler.diag, "message_primary", None) or text).strip()
     lage = _Lage(haupt, ziel, url_teile(url).get("user"), f" {herkunft}" if herkunft else "", url)
@@ -472,8 +463,12 @@ def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str, url: str | None) ->
         if isinstance(fehler, klassen):
             return art(satz(lage) if callable(satz) else satz.format_map(lage._asdict()))
     if isinstance(fehler, psycopg.OperationalError) and not fehler.sqlstate:
-        # Ohne SQLSTATE: die Verbindung kam nicht zustande oder riss ab – nur der Text sagt, warum.
-        if satz := optionsfehler(text, ziel):
-            return KonfigurationsFehler(satz)
-        return DatenbankFehler(verbindungsfehler(text, ziel, herkunft, url))
+        # Ohne SQLSTATE kam die Verbindung nicht zustande (den Satz sucht db_anmeldung am Text) oder
+        # sie riss ab: libpq, nicht der Server, meldet es.
+        if anmeldung:
+            return DatenbankFehler(verbindungsfehler(text, ziel, herkunft, url))
+        return DatenbankFehler(
+            f"Verbindung zur Datenbank verloren ({ziel}): „{' '.join(text.split())}“. Geschriebene "
+            "Stapel bleiben; ein erneuter Lauf setzt fort."
+        )
     return DatenbankFehler(f"Datenbankfehler ({ziel}): {haupt}")

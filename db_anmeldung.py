@@ -1,29 +1,26 @@
 """Gescheiterte Anmeldung am Datenbankserver: ein deutscher Satz mit dem nächsten Schritt.
 
-``verbindungsfehler`` macht aus dem Text einer gescheiterten Verbindung einen Satz, der sagt,
-was geschah und wer was tut (pg_hba.conf, peer/ident, SSL, Passwort, zu viele Verbindungen,
-Server startet, nicht erreichbar, Verbindung verloren …); was keines der Muster trifft, bleibt
-„Datenbankfehler (…): <Text>“. ``passwort_falsch`` sagt dazu, woher URL und Passwort kamen.
-Ebenso nur als Text meldet libpq eine URL, die es nicht lesen kann (``lesefehler``), und einen
-ungültigen Wert einer Option (``optionsfehler``). Dazu: welche Passwortdatei libpq liest und ob
-es sie liest (``passwortdatei``, ``passwortdatei_offen``).
+**Warum hier der Wortlaut entscheidet und nicht der SQLSTATE.** Scheitert der Aufbau einer
+Verbindung, gibt libpq nur ``PQerrorMessage`` heraus; das Ergebnis mit den Feldern der Meldung
+(auch dem SQLSTATE) behält es für sich, und psycopg hebt ``OperationalError`` ohne ``sqlstate``
+und ohne ``diag`` – auch wenn der Server 28P01, 28000 oder 53300 schickte. Selbst mit Code
+hülfe er wenig: peer, ident, „keine Zeile in pg_hba.conf“ und „reject“ teilen sich 28000, nur der
+Wortlaut trennt sie, und er nennt, was der Satz braucht (Methode, Adresse des Clients). Was libpq
+selbst meldet (nicht erreichbar, SSL), hat nie einen Code.
 
-Warum Text und kein SQLSTATE: scheitert der Aufbau einer Verbindung, hat libpq nur
-PQerrorMessage – kein Ergebnis mit Feldern –, und psycopg hebt ``OperationalError`` ohne
-``sqlstate``, auch wenn der Server einen Code schickte (28P01, 28000, 53300, 57P03, 3D000 …).
-Ebenso ohne Code kommen die Meldungen von libpq selbst (SSL, Zertifikat, nicht erreichbar,
-Verbindung abgerissen). Die Fehler mit SQLSTATE ordnet ``db.py`` nach ihrer Klasse zu.
-
-Die Muster: was der Server schickt, kommt englisch oder in der Sprache seiner lc_messages
-(deutsch mit »…«), darum steht je Fall beides beisammen – englisch wie libpq 18 und die Server
-15 bis 18 schreiben, deutsch aus der de.po von PostgreSQL 15. Was libpq selbst meldet, kommt
-englisch: die libpq in psycopg-binary ist ohne Übersetzungen gebaut (nur für SSL steht auch ihr
-deutscher Satz da). Ändert eine neue Fassung von libpq oder Server den Wortlaut, trifft das
-Muster nicht mehr, und der Text erscheint unübersetzt hinter „Datenbankfehler (…)“
-(tests/test_db.py prüft die Sätze an den Texten und peer, reject und SSL an PostgreSQL 15).
+Darum eine kleine Tabelle (``_FAELLE``) nur für die Fälle, die ein Betreiber trifft: Passwort
+falsch oder keins, peer/ident, pg_hba.conf, zu viele Verbindungen, der Server spricht kein SSL,
+nicht erreichbar. Was der Server schickt, steht englisch und deutsch darin (lc_messages=de: »…«);
+was libpq meldet, englisch (die libpq in psycopg-binary ist ohne Übersetzungen gebaut). Alles
+andere – und ein Fall, dessen Wortlaut eine neue Fassung ändert – bekommt den Text von libpq
+unverändert in einem deutschen Rahmen („Die Verbindung zu … scheiterte: „…“. Weiter: …“); der
+Exit-Code (3) hängt an keinem Muster. Fehler auf einer bestehenden Verbindung ordnet ``db.py``
+nach ihrer Klasse (SQLSTATE). tests/test_db.py prüft die Sätze an echten Servern (Passwort,
+peer, reject, SSL an PostgreSQL 15) und an den Texten.
 
 Dazu, was jede Meldung braucht, die eine URL zitiert: ``maskieren`` und ``ohne_passwort`` nehmen
-das Passwort heraus, ``traegt_passwort`` sagt, ob die URL eins hat.
+das Passwort heraus, ``traegt_passwort`` sagt, ob die URL eins hat; und welche Passwortdatei
+libpq liest und ob es sie liest (``passwortdatei``, ``passwortdatei_offen``).
 
 Eine gemeinsame Datei des Hauses neben ``db.py``: sie importiert nichts aus dem Paket
 ``auswahlstufe`` und kein click.
@@ -34,7 +31,9 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote
 
 import psycopg
@@ -42,185 +41,13 @@ import psycopg
 _EINRICHTUNG = "docs/betrieb.md, Einrichtung, Schritt 1"
 
 
-def _muster(*texte: str) -> re.Pattern[str]:
-    """Ein Fall: trifft, wenn einer der Texte (reguläre Ausdrücke) vorkommt, gleich ob groß oder klein."""
-    return re.compile("|".join(texte), re.IGNORECASE)
+class _Lage(NamedTuple):
+    """Was ein Satz zu einer gescheiterten Verbindung einsetzt."""
 
-
-# --- Die Muster: englisch und deutsch je Fall beisammen ---------------------------------------------
-
-# Server, auth.c (28P01): password authentication failed for user "…"
-_PASSWORT_FALSCH = _muster("password authentication failed", "passwort-authentifizierung")
-# libpq, fe-auth.c: fe_sendauth: no password supplied
-_KEIN_PASSWORT = _muster("no password supplied")
-
-_NAME = r'["»](?P<{}>.*?)["«]'
-# Server, auth.c (28000): Peer/Ident authentication failed for user "…"
-_ANMELDEMETHODE = re.compile(
-    r"\b(?P<methode>peer|ident)(?: authentication failed for user|-authentifizierung für benutzer) "
-    + _NAME.format("rolle"),
-    re.IGNORECASE,
-)
-# Server, auth.c (28000): pg_hba.conf rejects connection for host "…", user "…", database "…", no encryption
-_HBA_ABGEWIESEN = _muster("rejects connection", "lehnt verbindung ab")
-# Server, auth.c (28000): no pg_hba.conf entry for host "…", user "…", database "…", SSL encryption
-_HBA_KEINE_ZEILE = _muster(r"no pg_hba\.conf entry", r"kein pg_hba\.conf-eintrag")
-_HBA_FELDER = re.compile(
-    r"(?:for host|für host) "
-    + _NAME.format("host")
-    + r", (?:user|benutzer) "
-    + _NAME.format("rolle")
-    + r", (?:database|datenbank) "
-    + _NAME.format("datenbank")
-    + r", (?P<verschluesselung>[^\n]*)",
-    re.IGNORECASE,
-)
-_VERSCHLUESSELUNG = {
-    "no encryption": "ohne Verschlüsselung",
-    "keine verschlüsselung": "ohne Verschlüsselung",
-    "ssl encryption": "mit SSL",
-    "ssl-verschlüsselung": "mit SSL",
-    "gss encryption": "mit GSS",
-    "gss-verschlüsselung": "mit GSS",
-}
-
-# libpq, fe-connect.c: warum sich DATABASE_URL nicht lesen lässt (conninfo_to_dict) – auf Deutsch.
-_LESEFEHLER = (
-    (re.compile(r'missing "=" after "(.*)" in connection info string'), "fehlendes „=“ nach „{}“"),
-    (re.compile(r'invalid URI query parameter: "(.*)"'), "unbekannter Parameter „{}“ in der URL"),
-    (re.compile(r'invalid connection option "(.*)"'), "unbekannte Verbindungsoption „{}“"),
-    (re.compile(r'invalid percent-encoded token: "(.*)"'), "ungültige %-Kodierung „{}“"),
-    (re.compile(r"unterminated quoted string"), "ein Anführungszeichen ist nicht geschlossen"),
-)
-# libpq, fe-connect.c: invalid sslmode value: "…" – eine Option mit fester Auswahl, erst beim Verbinden geprüft
-_OPTIONSWERT = re.compile(r'invalid (\w+) value: "(.*?)"')
-
-# Die übrigen Fälle nach Passwort, peer/ident und pg_hba.conf, in dieser Reihenfolge geprüft (die erste
-# passende Zeile gilt): Muster → Satz. Im Satz {ziel} die URL ohne Passwort, {woher} woher sie kam,
-# {rolle} die Rolle der URL, {0}, {1} die Gruppen des Musters.
-_FAELLE: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        # libpq, fe-connect.c: server does not support SSL, but SSL was required (deutsch: de.po von libpq 15)
-        _muster("does not support ssl", "unterstützt kein ssl"),
-        "Der Server spricht kein SSL, DATABASE_URL verlangt es ({ziel}; sslmode=require oder "
-        "strenger, auch aus PGSSLMODE). Entweder schaltet der Admin des Servers SSL ein (ssl = on "
-        "mit Zertifikat), oder – nur in einem vertrauten Netz, etwa auf demselben Rechner – "
-        "sslmode=prefer in DATABASE_URL.{woher}",
-    ),
-    (
-        # libpq, fe-secure-openssl.c: root certificate file "…" does not exist
-        _muster(r'root certificate file ["»](.*?)["«] does not exist'),
-        "sslmode=verify-ca oder verify-full prüft das Zertifikat des Servers ({ziel}) und braucht "
-        "dafür ein Stammzertifikat; {0} gibt es nicht. sslrootcert=PFAD in DATABASE_URL "
-        "(oder sslrootcert=system für die Stammzertifikate des Systems).{woher}",
-    ),
-    (
-        # libpq, fe-secure-common.c: server certificate for "…" does not match host name "…"
-        _muster(r'server certificate for ["»](.*?)["«].*? host name ["»](.*?)["«]'),
-        "Das Zertifikat des Servers gilt für {0}, DATABASE_URL nennt den Host {1} "
-        "({ziel}; sslmode=verify-full). Den Namen aus dem Zertifikat als Host nehmen.{woher}",
-    ),
-    (
-        # OpenSSL über libpq: SSL error: certificate verify failed
-        _muster("certificate verify failed"),
-        "Das Zertifikat des Servers ließ sich nicht prüfen ({ziel}): es ist nicht von dem "
-        "Stammzertifikat in sslrootcert unterschrieben (oder abgelaufen). sslrootcert in DATABASE_URL "
-        "prüfen.{woher}",
-    ),
-    (
-        # Server, auth.c (28000): connection requires a valid client certificate
-        _muster("requires a valid client certificate"),
-        "Der Server verlangt ein Client-Zertifikat ({ziel}; pg_hba.conf: cert oder clientcert): "
-        "sslcert=… und sslkey=… in DATABASE_URL.{woher}",
-    ),
-    (
-        # libpq, fe-auth.c: channel binding required, but …
-        _muster("channel binding"),
-        "channel_binding=require in DATABASE_URL, aber die Anmeldung am Server ({ziel}) bietet es "
-        "nicht (nur mit SSL und scram-sha-256). SSL einschalten oder channel_binding=prefer.{woher}",
-    ),
-    (
-        # libpq, fe-connect.c: GSSAPI encryption required but was impossible …
-        _muster(r"(?s:gssapi.*required)", r"(?s:required.*gssapi)"),
-        "gssencmode=require in DATABASE_URL, aber der Server ({ziel}) verschlüsselt nicht mit GSSAPI "
-        "(über einen Socket nie). gssencmode=prefer oder disable.{woher}",
-    ),
-    (
-        # Server, miscinit.c (28000): role "…" is not permitted to log in
-        _muster(
-            r'(?:role|rolle) ["»](.*?)["«] (?:is not permitted to log in|hat keine berechtigung zum einloggen)'
-        ),
-        "Die Rolle {0} darf sich nicht anmelden (NOLOGIN; {ziel}). Der Admin der Stufe gibt "
-        "es mit dem Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4) oder: alter role {0} login;",
-    ),
-    (
-        # Server, postinit.c (42501): DETAIL:  User does not have CONNECT privilege.
-        _muster("connect privilege", "connect-privileg"),
-        "Der Rolle {rolle} fehlt das Recht CONNECT auf die Datenbank ({ziel}). Der Eigentümer der "
-        "Datenbank gibt es (grant connect on database …), oder der Admin der Stufe mit dem "
-        "Rollenrezept (docs/betrieb.md, Einrichtung, Schritt 4).",
-    ),
-    (
-        # Server, proc.c, miscinit.c, postinit.c (53300): sorry, too many clients already; too many
-        # connections for role/database "…"; remaining connection slots are reserved for …
-        _muster(
-            "too many clients",
-            "too many connections",
-            "zu viele verbindungen",
-            "connection slots are reserved",
-        ),
-        "Der Datenbankserver nimmt keine Verbindung mehr an ({ziel}): zu viele Verbindungen "
-        "(max_connections oder die Grenze der Rolle). Später erneut; ein erneuter Lauf setzt fort.",
-    ),
-    (
-        # Server beim Start der Sitzung (57P03): the database system is starting up / is shutting
-        # down / is in recovery mode / is not yet accepting connections
-        _muster(
-            "is starting up",
-            "is shutting down",
-            "in recovery mode",
-            "not yet accepting connections",
-            "datenbanksystem startet",
-            "datenbanksystem fährt herunter",
-        ),
-        "Der Datenbankserver startet gerade oder fährt herunter ({ziel}). Später erneut; "
-        "ein erneuter Lauf setzt fort.",
-    ),
-    (
-        # Server, postinit.c (55000): database "…" is not currently accepting connections
-        _muster("not currently accepting connections"),
-        "Die Datenbank in {ziel} nimmt gerade keine Verbindungen an (ALLOW_CONNECTIONS false).{woher}",
-    ),
-    (
-        # Server, postinit.c (3D000): database "…" does not exist
-        _muster("database .* does not exist", "datenbank .* existiert nicht"),
-        "Die Datenbank in {ziel} gibt es nicht.{woher}",
-    ),
-    (
-        # Server, miscinit.c (28000): role "…" does not exist
-        _muster("role .* does not exist", "rolle .* existiert nicht"),
-        "Die Rolle in {ziel} gibt es nicht.{woher}",
-    ),
-    (
-        # libpq, fe-connect.c, mit dem Text des Systems: Connection refused, No such file or
-        # directory (kein Socket), timeout expired; „could not connect“ aus älteren libpq
-        _muster("connection refused", "no such file", "could not connect", "timeout expired"),
-        "Datenbankserver nicht erreichbar ({ziel}). Läuft er, stimmen Host und Port?{woher}",
-    ),
-    (
-        # libpq, fe-misc.c: server closed the connection unexpectedly; Server, postgres.c:
-        # terminating connection …; psycopg: the connection is lost, connection socket closed
-        # (der Server verschwindet mitten im Lesen)
-        _muster(
-            "server closed the connection",
-            "terminating connection",
-            "connection is lost",
-            "connection socket closed",
-        ),
-        "Verbindung zur Datenbank verloren ({ziel}). Geschriebene Stapel bleiben; "
-        "ein erneuter Lauf setzt fort.",
-    ),
-)
+    treffer: re.Match[str]
+    ziel: str  # die URL ohne Passwort
+    woher: str  # „ DATABASE_URL kommt aus …“ oder leer
+    url: str | None
 
 
 # --- Woher das Passwort kommt ------------------------------------------------------------------------
@@ -308,6 +135,9 @@ def passwort_falsch(ziel: str, woher: str, url: str | None) -> str:
 # --- peer, ident und pg_hba.conf --------------------------------------------------------------------
 
 
+# --- peer, ident und pg_hba.conf --------------------------------------------------------------------
+
+
 def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
     """Die Zeile in pg_hba.conf, die ``rolle`` von ``host`` mit Passwort an ``datenbank`` lässt."""
     if host in ("[local]", ""):
@@ -316,38 +146,27 @@ def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
     return f"host {datenbank} {rolle} {host}/{maske} scram-sha-256"
 
 
-def _hba_satz(text: str, ziel: str) -> str | None:
+def _hba_satz(lage: _Lage) -> str:
     """pg_hba.conf weist ab („reject“) oder hat keine Zeile – wer was in pg_hba.conf ändert."""
-    abgewiesen = bool(_HBA_ABGEWIESEN.search(text))
-    keine_zeile = bool(_HBA_KEINE_ZEILE.search(text))
-    if not (abgewiesen or keine_zeile):
-        return None
-    treffer = _HBA_FELDER.search(text)
-    if not treffer:
-        return (
-            f"Der Server lässt diese Anmeldung nicht zu ({ziel}): pg_hba.conf hat keine Zeile dafür oder "
-            f"weist sie ab. Der Admin des Servers ergänzt eine Zeile für die Rolle ({_EINRICHTUNG})."
-        )
-    host, rolle, datenbank = treffer["host"], treffer["rolle"], treffer["datenbank"]
-    verschluesselung = treffer["verschluesselung"].strip().rstrip(".").lower()
-    wie = _VERSCHLUESSELUNG.get(verschluesselung, verschluesselung)
+    host, rolle, datenbank = lage.treffer["host"], lage.treffer["rolle"], lage.treffer["datenbank"]
     von = "über den Socket" if host == "[local]" else f"von {host}"
     zeile = _hba_zeile(host, rolle, datenbank)
-    if abgewiesen:
+    if lage.treffer["reject"]:
         return (
-            f"Der Server weist die Anmeldung von {rolle} an {datenbank} {von} ab ({ziel}): in "
+            f"Der Server weist die Anmeldung von {rolle} an {datenbank} {von} ab ({lage.ziel}): in "
             f"pg_hba.conf passt zuerst eine Zeile „reject“. Der Admin des Servers setzt davor eine Zeile "
-            f"für die Rolle: {zeile} (dann select pg_reload_conf(); {_EINRICHTUNG})."
+            f"für die Rolle: {zeile} (dann select pg_reload_conf(); {_EINRICHTUNG}).{lage.woher}"
         )
+    sslmode = url_teile(lage.url).get("sslmode") or os.environ.get("PGSSLMODE", "")
     ssl = (
         " Erlaubt der Server sie nur mit SSL (hostssl), genügt sslmode=require in DATABASE_URL."
-        if wie == "ohne Verschlüsselung" and host != "[local]"
+        if host != "[local]" and not sslmode.startswith(("require", "verify"))
         else ""
     )
     return (
-        f"Der Server lässt {rolle} an {datenbank} {von} ({wie}) nicht zu ({ziel}): pg_hba.conf hat "
+        f"Der Server lässt {rolle} an {datenbank} {von} nicht zu ({lage.ziel}): pg_hba.conf hat "
         f"keine passende Zeile. Der Admin des Servers ergänzt eine: {zeile} (dann select "
-        f"pg_reload_conf(); {_EINRICHTUNG}).{ssl}"
+        f"pg_reload_conf(); {_EINRICHTUNG}).{ssl}{lage.woher}"
     )
 
 
@@ -368,13 +187,10 @@ def _passwortdatei_hat(datei: Path | None, datenbank: str, rolle: str) -> bool:
     return False
 
 
-def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
+def _anmeldemethode_satz(lage: _Lage) -> str:
     """peer oder ident: der Server prüft den Benutzer des Systems, nicht das Passwort."""
-    treffer = _ANMELDEMETHODE.search(text)
-    if not treffer:
-        return None
-    rolle, methode = treffer["rolle"], treffer["methode"].lower()
-    teile = url_teile(url)
+    rolle, methode, ziel = lage.treffer["rolle"], lage.treffer["methode"].lower(), lage.ziel
+    teile = url_teile(lage.url)
     datenbank = teile.get("dbname") or rolle
     wo = "local all all peer" if methode == "peer" else "host all all 127.0.0.1/32 ident"
     zeile = _hba_zeile("[local]" if methode == "peer" else "127.0.0.1", rolle, datenbank)
@@ -382,7 +198,7 @@ def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
         f"Anmeldung an {ziel} gescheitert: der Server prüft {rolle} mit {methode} (pg_hba.conf) – dafür "
         f"müsste der Benutzer des Systems {rolle} heißen; ein Passwort zählt dort nicht."
     )
-    ende = f"(dann select pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt auf Debian schon scram-sha-256."
+    ende = f"(dann select pg_reload_conf(); {_EINRICHTUNG}); über TCP (host=localhost in DATABASE_URL) gilt auf Debian schon scram-sha-256.{lage.woher}"
     datei = passwortdatei(teile)
     if passwort_ausdruecklich(teile) or _passwortdatei_hat(datei, datenbank, rolle):
         return (
@@ -400,47 +216,94 @@ def _anmeldemethode_satz(text: str, ziel: str, url: str | None) -> str | None:
     )
 
 
-# --- Was libpq beim Lesen der URL und ihrer Optionen meldet -----------------------------------------
-
-
-def lesefehler(text: str) -> str:
-    """Warum libpq DATABASE_URL nicht lesen kann, auf Deutsch; ein unbekannter Text bleibt, wie er ist."""
-    for muster, satz in _LESEFEHLER:
-        if treffer := muster.search(text):
-            return satz.format(*treffer.groups())
-    return text
-
-
-def optionsfehler(text: str, ziel: str) -> str | None:
-    """Eine Option der URL mit ungültigem Wert, die libpq erst beim Verbinden prüft; sonst None."""
-    if treffer := _OPTIONSWERT.search(text):
-        return f"DATABASE_URL: {treffer[1]}={treffer[2]!r:.40} ist kein gültiger Wert ({ziel})."
-    return None
-
-
 # --- Der Satz ---------------------------------------------------------------------------------------
+
+_NAME = r'["»](?P<{}>[^"«]*)["«]'
+
+# Die Fälle eines Betreibers: Muster → Satz; die erste passende Zeile gilt (siehe oben, warum Text).
+_FAELLE: tuple[tuple[re.Pattern[str], Callable[[_Lage], str]], ...] = (
+    (
+        # Server, auth.c (28P01): password authentication failed for user "…"
+        re.compile("password authentication failed|passwort-authentifizierung", re.IGNORECASE),
+        lambda lage: passwort_falsch(lage.ziel, lage.woher, lage.url),
+    ),
+    (
+        # libpq, fe-auth.c: fe_sendauth: no password supplied
+        re.compile("no password supplied"),
+        lambda lage: (
+            f"Anmeldung an {lage.ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins, "
+            f"und {passwortdatei(url_teile(lage.url)) or '~/.pgpass'} hat keine passende Zeile "
+            "(rechner:port:datenbank:rolle:passwort, * für beliebig; chmod 600; docs/betrieb.md, "
+            f"Einrichtung, Schritt 5).{lage.woher}"
+        ),
+    ),
+    (
+        # Server, auth.c (28000): Peer/Ident authentication failed for user "…"
+        re.compile(
+            r"\b(?P<methode>peer|ident)(?: authentication failed for user|-authentifizierung für benutzer) "
+            + _NAME.format("rolle"),
+            re.IGNORECASE,
+        ),
+        _anmeldemethode_satz,
+    ),
+    (
+        # Server, auth.c (28000): no pg_hba.conf entry for host "…", user "…", database "…", …;
+        # pg_hba.conf rejects connection for host "…", …
+        re.compile(
+            r"(?:no pg_hba\.conf entry|kein pg_hba\.conf-eintrag|(?P<reject>rejects connection|lehnt verbindung ab))"
+            rf" (?:for|für) host {_NAME.format('host')}, (?:user|benutzer) {_NAME.format('rolle')}, "
+            rf"(?:database|datenbank) {_NAME.format('datenbank')}",
+            re.IGNORECASE,
+        ),
+        _hba_satz,
+    ),
+    (
+        # Server (53300): sorry, too many clients already; too many connections for role "…";
+        # remaining connection slots are reserved for …
+        re.compile(
+            "too many (?:clients|connections)|zu viele verbindungen|slots are reserved", re.IGNORECASE
+        ),
+        lambda lage: (
+            f"Der Datenbankserver nimmt keine Verbindung mehr an ({lage.ziel}): zu viele Verbindungen "
+            "(max_connections oder die Grenze der Rolle). Später erneut; ein erneuter Lauf setzt fort."
+        ),
+    ),
+    (
+        # libpq, fe-connect.c: server does not support SSL, but SSL was required
+        re.compile("does not support ssl|unterstützt kein ssl", re.IGNORECASE),
+        lambda lage: (
+            f"Der Server spricht kein SSL, DATABASE_URL verlangt es ({lage.ziel}; sslmode=require oder "
+            "strenger, auch aus PGSSLMODE). Entweder schaltet der Admin des Servers SSL ein (ssl = on "
+            "mit Zertifikat), oder – nur in einem vertrauten Netz, etwa auf demselben Rechner – "
+            f"sslmode=prefer in DATABASE_URL.{lage.woher}"
+        ),
+    ),
+    (
+        # libpq, fe-connect.c, mit dem Text des Systems: Connection refused, No such file or directory
+        # (kein Socket), could not translate host name, timeout expired
+        re.compile(
+            "connection refused|no such file or directory|could not translate host name|timeout expired",
+            re.IGNORECASE,
+        ),
+        lambda lage: (
+            f"Datenbankserver nicht erreichbar ({lage.ziel}). Läuft er, stimmen Host und Port?{lage.woher}"
+        ),
+    ),
+)
 
 
 def verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None = None) -> str:
-    """Der deutsche Satz zu einer gescheiterten Verbindung (Text von libpq oder Server, ohne Passwort)."""
+    """Der deutsche Satz zu einer gescheiterten Verbindung (Text von libpq und Server, ohne
+    Passwort): einer der Fälle oben, sonst der Text von libpq im deutschen Rahmen."""
     woher = f" {herkunft}" if herkunft else ""
-    if _PASSWORT_FALSCH.search(text):
-        return passwort_falsch(ziel, woher, url)
-    if _KEIN_PASSWORT.search(text):
-        datei = passwortdatei(url_teile(url))
-        return (
-            f"Anmeldung an {ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins, "
-            f"und {datei or '~/.pgpass'} hat keine passende Zeile (rechner:port:datenbank:rolle:passwort, "
-            f"* für beliebig; chmod 600; docs/betrieb.md, Einrichtung, Schritt 5).{woher}"
-        )
-    for satz in (_anmeldemethode_satz(text, ziel, url), _hba_satz(text, ziel)):
-        if satz:
-            return satz + woher
-    rolle = url_teile(url).get("user") or "der Rolle"
     for muster, satz in _FAELLE:
         if treffer := muster.search(text):
-            return satz.format(*treffer.groups(), ziel=ziel, woher=woher, rolle=rolle)
-    return f"Datenbankfehler ({ziel}): {text.strip()}"
+            return satz(_Lage(treffer, ziel, woher, url))
+    libpq = " ".join(text.removeprefix("connection failed: ").split()).rstrip(".")
+    return (
+        f"Die Verbindung zu {ziel} scheiterte: „{libpq}“.{woher} Weiter: DATABASE_URL und Server "
+        "prüfen, etwa mit .venv/bin/python check_db.py (docs/betrieb.md, Einrichtung)."
+    )
 
 
 # --- Passwörter aus Meldungen ----------------------------------------------------------

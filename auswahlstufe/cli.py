@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
+from auswahlstufe.betrieb import protokoll
 from version import CODER_VERSION
 
 BEFEHL = "wurzelwerk-auswahl"  # [project.scripts] in pyproject.toml; auswahl.py startet denselben
@@ -264,6 +265,7 @@ def cli(
 
     Alle Optionen, das Stapelformat und die Warnungen: docs/kommandozeile.md.
     """
+    protokoll.einrichten()
     ctx = click.get_current_context()
     modi = [name for param, name in BETRIEBSARTEN.items() if ctx.params[param]]
     if len(modi) != 1:
@@ -312,7 +314,6 @@ def cli(
         einlesen_modul.einlesen(einlesen)
     else:
         from auswahlstufe import kerne
-        from auswahlstufe.betrieb import protokoll
         from auswahlstufe.lauf import nachholen as nachholen_modul
         from auswahlstufe.lauf import stufe
         from version import Variante

@@ -24,8 +24,8 @@ import sys
 
 import click
 
-# Der Logger eines Laufs (betrieb.protokoll richtet ihn ein): dort gehen die Meldungen hin, damit
-# sie seinen Zeilenkopf tragen; ohne ihn (Stapelbetrieb, check_db.py) schreibt click sie.
+# Die Meldungen gehen über logging: eingerichtet (``betrieb.protokoll.einrichten``, von der
+# Kommandozeile) nach stderr, im Lauf mit dem Zeilenkopf; sonst schreibt Python sie auf stderr.
 _MELDUNG = logging.getLogger("auswahlstufe")
 
 EXIT_OK = 0
@@ -49,10 +49,10 @@ class StufenFehler(click.ClickException):
         # Was auf stdout wartet (die Liste, auf die „Liste oben“ zeigt), zuerst: in einer Röhre
         # (``2>&1 | …``) ist stdout gepuffert, stderr nicht.
         sys.stdout.flush()
-        if file is None and _MELDUNG.handlers:  # im Lauf (betrieb.protokoll): mit Zeilenkopf
+        if file is None:
             _MELDUNG.error(f"Fehler: {self.format_message()}")
         else:
-            click.echo(f"Fehler: {self.format_message()}", file=file or sys.stderr)
+            click.echo(f"Fehler: {self.format_message()}", file=file)
 
 
 class EingabeFehler(StufenFehler):
@@ -80,10 +80,10 @@ class LaufGesperrtLeise(LaufGesperrt):
     Aufruf holt nach. Die Meldung geht als Hinweis ins Protokoll (stdout), nicht auf stderr."""
 
     def show(self, file=None) -> None:
-        if file is None and _MELDUNG.handlers:
+        if file is None:
             _MELDUNG.info(f"Hinweis: {self.format_message()}")
         else:
-            click.echo(f"Hinweis: {self.format_message()}", file=file or sys.stdout)
+            click.echo(f"Hinweis: {self.format_message()}", file=file)
 
 
 class Zeitlimit(StufenFehler):

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from psycopg import sql
 
-from auswahlstufe.betrieb import migrationen
+from auswahlstufe.betrieb import migrationen, protokoll
 from tests.hilfen.daten import Daten, raw_items_anlegen
 from tests.hilfen.haus import Haus, haus_abreissen, haus_vorbereiten, klon_anlegen
 from tests.hilfen.prozesse import auswahl_starten
@@ -87,6 +87,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "wurzelwerk"))
 # Zeile und schalten ihn darum für ihre Unterprozesse aus; was er tut, zeigen die Tests in
 # tests/test_stufe_cron.py, die ihn ausdrücklich setzen.
 os.environ.setdefault("AUSWAHL_ZEILENKOPF", "aus")
+# Die Tests rufen die Stufe auch ohne ihre Kommandozeile: sie richten das Protokoll ein wie sie.
+protokoll.einrichten()
 
 # Ein Skript, das die Tests mit „&“ ohne Job-Kontrolle startet (nohup, eine CI-Schleife),
 # vererbt SIGINT als ignoriert; Python lässt es dann ignoriert, und jeder Unterprozess

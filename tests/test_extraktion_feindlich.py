@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import pickle
 import signal
 import threading
 import time
@@ -178,13 +179,12 @@ def test_ein_getoeteter_forkserver_kommt_wieder():
 @pytest.mark.parametrize(
     ("fehler", "voruebergehend"),
     [
-        ("Zeitlimit 30 s überschritten", True),
-        (
-            "Worker abgestürzt (Signal SIGKILL; auch eine überschrittene Speichergrenze von 2048 MB kann so enden)",
-            True,
-        ),
-        ("Worker unerwartet beendet (Exit-Code 1)", True),
+        (extraktion.Umgebungsfehler("Zeitlimit 30 s überschritten", "zeitlimit"), True),
+        (extraktion.Umgebungsfehler("Worker unerwartet beendet (Exit-Code 1)", "tot"), True),
         (extraktion.speicher_fehler(2048), True),
+        (pickle.loads(pickle.dumps(extraktion.speicher_fehler(64))), True),  # vom Worker zum Hauptprozess
+        # derselbe Wortlaut als Text (etwa gespeichert): der Text entscheidet nichts
+        ("Zeitlimit 30 s überschritten", False),
         ("Extraktor scheiterte: ValueError: Document is empty", False),
         ("Seite zu tief verschachtelt (Rekursionsgrenze)", False),
         ("keine HTML-Seite: PDF", False),
@@ -192,7 +192,8 @@ def test_ein_getoeteter_forkserver_kommt_wieder():
     ],
 )
 def test_fehler_der_umgebung_und_urteile_des_extraktors(fehler, voruebergehend):
-    """Zeitlimit, Absturz und Speichergrenze sagen etwas über die Nacht (ein späterer Lauf
-    versucht es wieder, extraktion.stufe); eine Ausnahme der Bibliothek, die Rekursionsgrenze
-    und eine Seite, die kein HTML ist, sagen etwas über die Seite und bleiben."""
+    """Zeitlimit, Absturz und Speichergrenze (``Umgebungsfehler``: die Art daneben, nicht im
+    Wortlaut) sagen etwas über die Nacht (ein späterer Lauf versucht es wieder, extraktion.stufe);
+    eine Ausnahme der Bibliothek, die Rekursionsgrenze und eine Seite, die kein HTML ist, sagen
+    etwas über die Seite und bleiben."""
     assert extraktion.voruebergehend(fehler) is voruebergehend

@@ -12,6 +12,7 @@ import-linter nicht ausdrücken kann:
 * ``check_db.py`` ist ein Skript, keine Bibliothek des Betriebs.
 * ``bewertung.py`` und ``vergleich.py`` sind dünne Skripte über ``auswahlstufe.pruefung``:
   sie definieren nichts, niemand importiert sie (Tests und Benchmarks nehmen das Paketmodul).
+* Ein Import richtet kein Logging ein; das tut der Einstieg (``protokoll.einrichten``).
 """
 
 from __future__ import annotations
@@ -101,3 +102,18 @@ def test_der_stapelbetrieb_laedt_die_pruefseite_erst_fuer_eine_stichprobe(tmp_pa
     )
     lauf = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJEKT)
     assert lauf.stdout.strip() == "False", lauf.stdout + lauf.stderr
+
+
+def test_ein_import_richtet_kein_logging_ein():
+    """Jedes Modul des Pakets und db.py geladen: kein Logger hat einen Handler – die Handler setzt
+    erst der Einstieg (``betrieb.protokoll.einrichten``, die Kommandozeile und conftest)."""
+    code = (
+        "import importlib, logging, pkgutil, auswahlstufe, db\n"
+        "for m in pkgutil.walk_packages(auswahlstufe.__path__, 'auswahlstufe.'):\n"
+        "    if m.name not in ('auswahlstufe.paketbau', 'auswahlstufe.server'):\n"
+        "        importlib.import_module(m.name)\n"
+        "loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]\n"
+        "print(sorted(l.name for l in loggers if getattr(l, 'handlers', None)))"
+    )
+    lauf = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJEKT)
+    assert lauf.stdout.strip() == "[]", lauf.stdout + lauf.stderr

@@ -87,9 +87,13 @@ def anwenden(conn: psycopg.Connection, datei: Path) -> None:
     except psycopg.Error as fehler:
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             conn.execute("rollback")
-        if isinstance(fehler, errors.DuplicateObject) and "schon angewandt" in str(fehler):
+        # Was fehlt oder schon da ist, sagt die Datenbank selbst, nicht der Text des Fehlers.
+        if isinstance(fehler, errors.DuplicateObject) and datei.stem in angewandt(conn):
             raise EingabeFehler(f"{datei.name}: Migration ist schon angewandt; nichts geändert.") from None
-        if isinstance(fehler, errors.UndefinedTable) and "raw_items" in str(fehler):
+        if (
+            isinstance(fehler, errors.UndefinedTable)
+            and not conn.execute(SQL_GIBT_ES, ("raw_items",)).fetchone()[0]
+        ):
             raise VoraussetzungFehlt(
                 f"{datei.name}: raw_items fehlt – die Tabelle gehört Ingest und muss vorher da sein."
             ) from None

@@ -19,8 +19,9 @@ Kommandozeile setzt Modus und Version, ``--nachholen`` je Slot den Slot. ``AUSWA
 stellt es um: ``auto`` (Voreinstellung), ``an`` (auch am Terminal), ``aus`` (nie; etwa unter
 systemd, dessen Journal selbst Zeit und Dienst vermerkt).
 
-Die beiden Handler schreiben nach ``sys.stdout`` und ``sys.stderr``, wie sie beim Schreiben
-sind (click's CliRunner und pytest tauschen sie aus); ersetzt wird keiner der beiden Ströme.
+Eingerichtet wird das einmal, vom Einstieg (``einrichten``), nicht beim Import. Die beiden
+Handler schreiben nach ``sys.stdout`` und ``sys.stderr``, wie sie beim Schreiben sind (click's
+CliRunner und pytest tauschen sie aus).
 """
 
 from __future__ import annotations
@@ -108,59 +109,50 @@ def _terminal(strom) -> bool:
         return False
 
 
-class _Strom(logging.StreamHandler):
-    """Schreibt nach ``sys.<name>``, wie er beim Schreiben ist."""
+class _Strom(logging.Handler):
+    """Schreibt nach ``sys.stdout`` oder ``sys.stderr`` (``ziel``), wie er beim Schreiben ist –
+    jede Zeile der Meldung mit dem Zeilenkopf, wo er hingehört."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, ziel: str) -> None:
         super().__init__()
-        self.name = name
+        self.ziel = ziel
 
-    @property
-    def stream(self):
-        return getattr(sys, self.name)
-
-    @stream.setter
-    def stream(self, _wert) -> None:
-        pass  # StreamHandler.__init__ setzt ihn; gelesen wird er beim Schreiben
-
-
-class _Zeilen(logging.Formatter):
-    """Die Meldung, jede ihrer Zeilen mit dem Zeilenkopf, wo er hingehört."""
-
-    def __init__(self, handler: _Strom) -> None:
-        super().__init__()
-        self.handler = handler
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = record.getMessage()
-        kopf = KOPF.get()
-        if kopf is None or kopf.einstellung == "aus":
-            return text
-        if kopf.einstellung == "auto" and _terminal(self.handler.stream):
-            return text
-        vorne = kopf.text(datetime.fromtimestamp(record.created, BERLIN))
-        return "\n".join(vorne + zeile for zeile in text.split("\n"))
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            strom = getattr(sys, self.ziel)
+            text = record.getMessage()
+            kopf = KOPF.get()
+            if kopf is not None and (
+                kopf.einstellung == "an" or (kopf.einstellung == "auto" and not _terminal(strom))
+            ):
+                vorne = kopf.text(datetime.fromtimestamp(record.created, BERLIN))
+                text = "\n".join(vorne + zeile for zeile in text.split("\n"))
+            strom.write(text + "\n")
+            strom.flush()
+        except Exception:
+            self.handleError(record)
 
 
-def _einrichten() -> None:
-    """Je ein Handler für stdout (unter WARNING: das Protokoll) und stderr (ab WARNING).
+def einrichten() -> None:
+    """Richtet das Protokoll ein: die Kommandozeile (``cli``) ruft es zu Beginn, die Tests in
+    ``conftest``; beim Import geschieht nichts, ein zweiter Aufruf ersetzt die Handler. Die
+    übrigen Skripte (check_db.py, demo.py, …) schreiben selbst mit click und melden über logging
+    nur Fehler und Warnungen – die schreibt Python ohne Einrichtung auf stderr (``logging.lastResort``).
 
-    Die Warnungen von db.py (Logger ``db``: etwa ein Passwort in DATABASE_URL) gehen im Lauf
-    über denselben Handler auf stderr, mit dem Zeilenkopf."""
+    Logger ``auswahlstufe``: unter WARNING nach stdout (das Protokoll), ab WARNING nach stderr.
+    Logger ``db`` (die Warnungen von db.py, etwa ein Passwort in DATABASE_URL): nach stderr, mit
+    dem Zeilenkopf. Logger ``psycopg``: still – was es beim Aufräumen nach einem
+    Verbindungsverlust meldet („error ignored terminating …“), sagt unsere Meldung schon."""
     protokoll, mensch = _Strom("stdout"), _Strom("stderr")
     protokoll.addFilter(lambda r: r.levelno < logging.WARNING)
     mensch.setLevel(logging.WARNING)
-    for handler in (protokoll, mensch):
-        handler.setFormatter(_Zeilen(handler))
-        log.addHandler(handler)
+    log.handlers[:] = [protokoll, mensch]
     log.setLevel(logging.INFO)
     log.propagate = False
     db_warnung = logging.getLogger("db")  # db.WARNUNG; db.py kennt dieses Paket nicht
-    db_warnung.addHandler(mensch)
+    db_warnung.handlers[:] = [mensch]
     db_warnung.propagate = False
-
-
-_einrichten()
+    logging.getLogger("psycopg").disabled = True
 
 
 class _Fortschrittszeilen:

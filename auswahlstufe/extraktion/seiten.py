@@ -24,7 +24,7 @@ from auswahlstufe.betrieb.pool import Auftrag, Fehlschlag, Pool, WorkerStartetNi
 from auswahlstufe.betrieb.protokoll import log
 from auswahlstufe.extraktion import art, fassungen, worker
 from auswahlstufe.extraktion.aufrufe import EXTRAKTOREN
-from auswahlstufe.extraktion.worker import speicher_fehler
+from auswahlstufe.extraktion.worker import Umgebungsfehler, speicher_fehler
 from auswahlstufe.extraktion.zeichensatz import dekodieren_roh, lesbar
 from auswahlstufe.fehler import VoraussetzungFehlt
 
@@ -50,17 +50,13 @@ VORLADEN = [
 
 # Unter den Seiten: hier soll ein langer Lauf weichen (``Extraktion.seiten``).
 SCHRANKE = object()
-# So beginnt der Fehler eines Aufrufs, dessen Worker starb (``Extraktion._todesursache``).
-WORKER_TOT = ("Worker abgestürzt", "Worker unerwartet beendet")
-# So beginnen die Fehler, die nichts über die Seite sagen, sondern über die Nacht: Zeitlimit,
-# Absturz des Workers, Speichergrenze. Ein Fehler des Extraktors selbst („Extraktor scheiterte:
-# …“, Rekursionsgrenze) oder ein leerer Text ist sein Urteil über die Seite und bleibt.
-VORUEBERGEHEND = ("Zeitlimit ", *WORKER_TOT, "Speichergrenze ")
 
 
 def voruebergehend(fehler: str | None) -> bool:
-    """Ist ``fehler`` ein Fehler der Umgebung, den ein späterer Versuch vielleicht nicht hat?"""
-    return fehler is not None and fehler.startswith(VORUEBERGEHEND)
+    """Ist ``fehler`` ein Fehler der Umgebung (Zeitlimit, Absturz des Workers, Speichergrenze), den
+    ein späterer Versuch vielleicht nicht hat? Ein Fehler des Extraktors selbst („Extraktor
+    scheiterte: …“, Rekursionsgrenze) oder ein leerer Text ist sein Urteil über die Seite und bleibt."""
+    return isinstance(fehler, Umgebungsfehler)
 
 
 @dataclass
@@ -191,9 +187,10 @@ class Extraktion:
         if isinstance(ergebnis, Fehlschlag):
             if ergebnis.art == "zeitlimit":
                 self.statistik.zeitlimits += 1
-                return {"text": None, "error": f"Zeitlimit {kurz(self.zeitlimit_s)} s überschritten"}
+                fehler = Umgebungsfehler(f"Zeitlimit {kurz(self.zeitlimit_s)} s überschritten", "zeitlimit")
+                return {"text": None, "error": fehler}
             self.statistik.abstuerze += 1
-            return {"text": None, "error": self._todesursache(ergebnis.exitcode)}
+            return {"text": None, "error": Umgebungsfehler(self._todesursache(ergebnis.exitcode), "tot")}
         text, fehler = ergebnis
         return {"text": text, "error": fehler}
 
@@ -259,6 +256,7 @@ __all__ = [
     "Extraktion",
     "Seite",
     "Statistik",
+    "Umgebungsfehler",
     "kandidaten",
     "speicher_fehler",
     "voruebergehend",

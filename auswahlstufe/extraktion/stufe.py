@@ -385,7 +385,7 @@ def _seiten_extrahieren(k: Laufkontext, eintraege: Iterator, arbeit: _Arbeit) ->
 
 
 def _abgestuerzt(fehler: str | None) -> bool:
-    return fehler is not None and fehler.startswith(extraktion.WORKER_TOT)
+    return extraktion.voruebergehend(fehler) and fehler.art == "tot"
 
 
 def _versuch(fehler: str | None, bisher: int, zaehlung: dict[str, int]) -> tuple[str | None, int, bool]:

@@ -5,8 +5,9 @@
   nach –, und eine Speichergrenze setzen (``RLIMIT_AS``: der Adressraum nach dem Start plus
   ``speichergrenze_mb``).
 * ``aufrufen``: ein Extraktor auf einer Seite, als ``(text, fehler)`` – genau eins von beiden.
-  Ein Fehler der Bibliothek ist ihr Urteil über die Seite; Speicher und Rekursionsgrenze
-  werden zu eigenen Sätzen. Zeitlimit und ein gestorbener Worker kommen vom Pool.
+  Ein Fehler der Bibliothek ist ihr Urteil über die Seite; die Rekursionsgrenze wird ein eigener
+  Satz, die Speichergrenze ein ``Umgebungsfehler``. Zeitlimit und ein gestorbener Worker kommen
+  vom Pool (``seiten.Extraktion``), ebenfalls als ``Umgebungsfehler``.
 
 Dieses Modul lädt der forkserver vorab (``seiten.VORLADEN``): es kennt weder Datenbank noch Lauf.
 """
@@ -67,8 +68,25 @@ def anfang(speichergrenze_mb: int) -> str | None:
     return grund
 
 
-def speicher_fehler(grenze_mb: int) -> str:
-    return f"Speichergrenze {grenze_mb} MB überschritten"
+class Umgebungsfehler(str):
+    """Der Fehler eines Kandidaten, der nichts über die Seite sagt, sondern über die Umgebung – ein
+    späterer Versuch kann gelingen (``seiten.voruebergehend``). ``art``: ``zeitlimit``, ``tot``
+    (der Worker starb) oder ``speicher``.
+
+    Ein ``str``, weil der Fehler eines Kandidaten Text ist – im Stapelformat (``"error"``) und in
+    ``extraktionen.fehler`` –; die Art trägt er daneben, niemand liest sie aus dem Wortlaut."""
+
+    def __new__(cls, text: str, art: str) -> Umgebungsfehler:
+        selbst = super().__new__(cls, text)
+        selbst.art = art
+        return selbst
+
+    def __reduce__(self):  # bleibt auf dem Weg vom Worker zum Hauptprozess (pickle), was er ist
+        return (Umgebungsfehler, (str(self), self.art))
+
+
+def speicher_fehler(grenze_mb: int, wobei: str = "") -> Umgebungsfehler:
+    return Umgebungsfehler(f"Speichergrenze {grenze_mb} MB überschritten{wobei}", "speicher")
 
 
 def aufrufen(extraktor: str, html: str, url: str, speichergrenze_mb: int) -> tuple[str | None, str | None]:
@@ -82,7 +100,7 @@ def aufrufen(extraktor: str, html: str, url: str, speichergrenze_mb: int) -> tup
     except Exception as e:  # ein Extraktor darf an einer Seite scheitern
         beschreibung = f"{type(e).__name__}: {str(e)[:300]}"
         if _speichermangel(e):  # libxml2 meldet fehlenden Speicher als eigene Ausnahme
-            return None, f"{speicher_fehler(speichergrenze_mb)} ({extraktor}: {beschreibung})"
+            return None, speicher_fehler(speichergrenze_mb, f" ({extraktor}: {beschreibung})")
         return None, f"Extraktor scheiterte: {beschreibung}"
 
 
