@@ -137,7 +137,8 @@ def lauf(
                 weicht=nachholen_hoechstens is None and bereich.slot is None,  # ein Backfill
             ) as k,
         ):
-            migrationen.voraussetzungen(k.leser)
+            schreibt = "extrahieren" if vorlauf is not None else "stichprobe" if e.stichprobe else "lauf"
+            migrationen.voraussetzungen(k.leser, None if e.trocken else schreibt)
             s = _Sitzung(k, e, vorlauf)
             if nachholen_hoechstens is not None:
                 return _nachholen(s, nachholen_hoechstens)
