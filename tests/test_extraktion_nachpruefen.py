@@ -174,9 +174,8 @@ def test_vor_der_seitenart_extrahiert_nur_newspaper4k_neu(haus, tmp_path):
     # fand, heißt neu extrahiert mit gleichem Text (neu sind nur Fassung und extrahiert_am).
     anders = sum(z[:2] != vorher[k][:2] for k, z in nachher.items())
     gleich = sum(z[:2] == vorher[k][:2] and z[2] != vorher[k][2] for k, z in nachher.items())
-    assert gleich > 0 and (
-        f"{anders} Zeilen in extraktionen geändert, {gleich} neu extrahiert mit gleichem Text und Fehler"
-    ) in lauf.out, (anders, gleich, lauf.out)
+    bilanz = f"{anders} Zeilen in extraktionen geändert, {gleich} neu extrahiert mit gleichem Text und Fehler"
+    assert gleich > 0 and bilanz in lauf.out, (anders, gleich, lauf.out)
     for (item, extraktor), (text, fehler, am, fassung) in nachher.items():
         assert fassung == _heutige_fassung(extraktor)
         if extraktor != "newspaper4k" and (item, extraktor) != (ids["pdf"], "trafilatura"):

@@ -443,6 +443,15 @@ def test_eine_rolle_ohne_betriebsrechte_hoert_welche_rolle_laeuft(
         "fehlt.\n"
     ), str(e)
     assert "Rollenrezept" not in e.err
+    if rolle == "blick":  # auch trocken: aw_blick liest selected_extractor nicht
+        e = laufen(url, "--backfill", "--trocken", cwd=tmp_path)
+        assert e.code == EXIT_VORAUSSETZUNG, str(e)
+        assert (
+            nach_der_warnung(e.err).startswith(
+                f"Fehler: Die Rolle {name} darf keine Entscheidungen lesen (kein SELECT auf selected_extractor)"
+            )
+            and "--modus trocken, was ihr fehlt." in e.err
+        ), str(e)
 
 
 def test_ein_lauf_als_admin_bekommt_eine_warnung(pg, db_name, db_url, frische_rolle, tmp_path):

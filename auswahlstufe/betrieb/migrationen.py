@@ -41,10 +41,10 @@ SQL_GIBT_ES = "select to_regclass(%s) is not null"
 SPERRE = "wurzelwerk-auswahl migrationen"
 SQL_SPERRE_WARTEN = "select pg_advisory_lock(hashtextextended(%s, 0))"
 SQL_SPERRE_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
-# Wer einen Lauf startet: darf die Rolle Entscheidungen schreiben (die Betriebsrolle), ist sie der
-# Admin (Eigentümer der Tabellen, kein Superuser)? Keine Zeile vor aw-002.
+# Wer einen Lauf startet: darf die Rolle Entscheidungen schreiben (trocken: lesen) wie die
+# Betriebsrolle, ist sie der Admin (Eigentümer der Tabellen, kein Superuser)? Keine Zeile vor aw-002.
 SQL_ROLLE = """
-select current_user, has_table_privilege(c.oid, 'INSERT'),
+select current_user, has_table_privilege(c.oid, %s),
        pg_get_userbyid(c.relowner) = current_user and not r.rolsuper
 from pg_class c join pg_roles r on r.rolname = current_user
 where c.oid = to_regclass('selected_extractor')
@@ -174,9 +174,10 @@ def migrieren(url: str, *, ausgabe=print) -> list[str]:
 def voraussetzungen(conn: psycopg.Connection, modus: str | None = None) -> None:
     """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt.
 
-    ``modus``: ein schreibender Lauf (``lauf``, ``stichprobe``, ``extrahieren``). Darf die Rolle
-    keine Entscheidungen schreiben, ist sie nicht die Betriebsrolle (etwa aw_blick oder Ingest):
-    Exit 4 mit diesem Satz statt eines fehlenden Rechts; läuft er als Admin, eine Warnung."""
+    ``modus``: ein Lauf (``lauf``, ``stichprobe``, ``extrahieren``, ``trocken``). Darf die Rolle
+    keine Entscheidungen schreiben (trocken: lesen), ist sie nicht die Betriebsrolle (etwa aw_blick
+    oder Ingest): Exit 4 mit diesem Satz statt eines fehlenden Rechts; läuft er als Admin, eine
+    Warnung."""
     if modus is not None:
         _rolle(conn, modus)
     if not conn.execute(SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
@@ -195,13 +196,14 @@ def voraussetzungen(conn: psycopg.Connection, modus: str | None = None) -> None:
 
 
 def _rolle(conn: psycopg.Connection, modus: str) -> None:
-    zeile = conn.execute(SQL_ROLLE).fetchone()
+    recht, tun = ("SELECT", "lesen") if modus == "trocken" else ("INSERT", "schreiben")
+    zeile = conn.execute(SQL_ROLLE, (recht,)).fetchone()
     if zeile is None:
         return  # vor aw-002: das sagt die Prüfung der Migrationen
-    ich, schreibt, admin = zeile
-    if not schreibt:
+    ich, darf, admin = zeile
+    if not darf:
         raise VoraussetzungFehlt(
-            f"Die Rolle {ich} darf keine Entscheidungen schreiben (kein INSERT auf selected_extractor): "
+            f"Die Rolle {ich} darf keine Entscheidungen {tun} (kein {recht} auf selected_extractor): "
             "Läufe macht die Betriebsrolle der Stufe; eine Rolle nur zum Lesen (aw_blick) und Ingest "
             "bekommen dieses Recht nicht. DATABASE_URL in .env nennt die Betriebsrolle (docs/betrieb.md, "
             f"Einrichtung, Schritt 5); ist {ich} die Betriebsrolle, nennt {db.CHECK_DB} --modus {modus}, "
