@@ -45,8 +45,8 @@ SQL_SPERRE_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
 # Betriebsrolle, ist sie der Admin (Eigentümer der Tabellen, kein Superuser)? Keine Zeile vor aw-002.
 SQL_ROLLE = """
 select current_user, has_table_privilege(c.oid, %s),
-       pg_get_userbyid(c.relowner) = current_user and not r.rolsuper
-from pg_class c join pg_roles r on r.rolname = current_user
+       pg_get_userbyid(c.relowner) = current_user and not p.rolsuper
+from pg_class c join pg_roles p on p.rolname = current_user
 where c.oid = to_regclass('selected_extractor')
 """
 # Wer angemeldet ist, wo, und wem die Tabellen der Stufe gehören (dem Admin; None vor aw-002).
