@@ -7,7 +7,9 @@
   Fassung als der Code im Klon (``auswahlstufe.VERSION``), ihre Abhängigkeiten und der Befehl
   ``wurzelwerk-auswahl`` sind die alten. Ein Satz mit dem Befehl, der es behebt.
 
-Beides endet mit Exit 4 (Voraussetzung fehlt). Nur Standardbibliothek: das Modul muss gerade dort
+Beides endet mit Exit 4 (Voraussetzung fehlt); ohne Terminal (cron) trägt der Satz einen Zeilenkopf
+wie jede Zeile eines Laufs – Zeit und Aufruf –, damit er im cron-Log zu finden ist
+(``AUSWAHL_ZEILENKOPF`` wie in ``betrieb.protokoll``). Nur Standardbibliothek: das Modul muss gerade dort
 laufen, wo die Pakete fehlen. Dass es zuerst kommt, hält ruff (``[tool.ruff.lint.isort]``,
 Abschnitt ``pakete``); die Skripte an der Wurzel, ``auswahlstufe/cli.py`` (der installierte Befehl)
 und ``cli.py`` an der Wurzel (der Befehl von Installationen vor 2.0) importieren es.
@@ -17,9 +19,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import shlex
 import sys
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 # Import-Name → Paket, wie in pyproject.toml (dependencies).
 PAKETE = {"click": "click", "psycopg": "psycopg", "dotenv": "python-dotenv"}
@@ -60,20 +65,30 @@ def veraltet() -> str | None:
     )
 
 
+def melden(satz: str) -> None:
+    """``satz`` auf stderr; ohne Terminal (oder mit AUSWAHL_ZEILENKOPF=an) mit Zeit und Aufruf davor,
+    etwa ``2026-12-04T17:05:02+01:00 aufruf=auswahl.py --nachholen | Fehler: …``."""
+    einstellung = os.environ.get("AUSWAHL_ZEILENKOPF", "auto")
+    if einstellung == "an" or (einstellung != "aus" and not sys.stderr.isatty()):
+        zeit = datetime.now(ZoneInfo("Europe/Berlin")).isoformat(timespec="seconds")
+        satz = f"{zeit} aufruf={shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])} | {satz}"
+    sys.stderr.write(satz)
+
+
 def pruefen() -> None:
     """Fehlt ein Paket oder ist die Installation veraltet: ein Satz auf stderr und Exit 4, bevor
     irgendetwas anderes importiert wird."""
     fehlt = fehlende()
     if not fehlt:
         if satz := veraltet():
-            sys.stderr.write(satz)
+            melden(satz)
             raise SystemExit(EXIT_FALSCHES_PYTHON)
         return
     python = (
         ".venv/bin/python" if Path.cwd().resolve() == WURZEL else str(WURZEL / ".venv" / "bin" / "python")
     )
     aufruf = shlex.join([python, *sys.argv])
-    sys.stderr.write(
+    melden(
         f"Fehler: Diesem Python ({sys.executable}) {'fehlt' if len(fehlt) == 1 else 'fehlen'} "
         f"{', '.join(fehlt)}. Die Stufe läuft mit dem Python "
         f"ihrer Umgebung im Klon: {aufruf} – gibt es .venv noch nicht, vorher im Klon (README, "

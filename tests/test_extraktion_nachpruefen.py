@@ -170,6 +170,12 @@ def test_vor_der_seitenart_extrahiert_nur_newspaper4k_neu(haus, tmp_path):
     treffer = re.search(r"(\d+) Zeilen neu gestempelt", lauf.out)
     assert treffer and int(treffer[1]) == 2 * seiten - 1, lauf.out  # alle außer der PDF bei trafilatura
     nachher = zeilen(url)
+    # „geändert“ zählt nur Zeilen, deren Text oder Fehler sich änderte; was newspaper4k gleich wieder
+    # fand, heißt neu extrahiert mit gleichem Text (neu sind nur Fassung und extrahiert_am).
+    anders = sum(z[:2] != vorher[k][:2] for k, z in nachher.items())
+    gleich = sum(z[:2] == vorher[k][:2] and z[2] != vorher[k][2] for k, z in nachher.items())
+    bilanz = f"{anders} Zeilen in extraktionen geändert, {gleich} neu extrahiert mit gleichem Text und Fehler"
+    assert gleich > 0 and bilanz in lauf.out, (anders, gleich, lauf.out)
     for (item, extraktor), (text, fehler, am, fassung) in nachher.items():
         assert fassung == _heutige_fassung(extraktor)
         if extraktor != "newspaper4k" and (item, extraktor) != (ids["pdf"], "trafilatura"):

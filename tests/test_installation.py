@@ -9,6 +9,7 @@ site-packages noch eine Stufe ohne ihre Migrationen.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shutil
 import subprocess
@@ -189,6 +190,26 @@ def test_eine_veraltete_installation_sagt_welcher_befehl_sie_erneuert(aufruf, tm
         f"– nach git pull muss pip noch einmal laufen. Im Klon ({klon}): .venv/bin/pip install -q -e '.[extraktion]' – "
         "dann denselben Aufruf wiederholen (docs/betrieb.md, Aktualisieren).\n"
     )
+
+
+def test_im_cron_log_traegt_der_satz_zeit_und_aufruf(tmp_path):
+    """Ein Tick von cron nach git pull (stderr kein Terminal, AUSWAHL_ZEILENKOPF wie voreingestellt):
+    der Satz landet mit ``tee -a`` im Log – mit Zeit und Aufruf davor, wie jede Zeile eines Laufs."""
+    klon = _klon_nach_git_pull(tmp_path)
+    umgebung = {k: v for k, v in os.environ.items() if k != "AUSWAHL_ZEILENKOPF"}
+    lauf = subprocess.run(
+        [sys.executable, "auswahl.py", "--extrahieren", "--nachholen"],
+        cwd=klon,
+        capture_output=True,
+        text=True,
+        env=umgebung,
+    )
+    assert lauf.returncode == EXIT_VORAUSSETZUNG, lauf.stderr
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00 aufruf=auswahl.py --extrahieren --nachholen \| "
+        r"Fehler: Die Installation passt nicht zum Code im Klon .*\n",
+        lauf.stderr,
+    ), lauf.stderr
 
 
 def test_die_installierte_fassung_ist_die_des_codes():

@@ -71,6 +71,10 @@ def test_signal_stoppt_nach_dem_stapel_und_zweiter_lauf_vollendet(sig, db_url, t
     assert f"Abgebrochen ({sig.name}) nach 2 Stapeln" in err and "Traceback" not in err, err
     assert geschrieben(db_url) == 2 * stufe.STAPEL  # nur ganze Stapel: jede Zeile alt oder neu
     assert bilanzzeile(out).startswith(f"neu {2 * stufe.STAPEL}, geändert 0, "), out  # die Bilanz sagt es
+    with psycopg.connect(db_url, autocommit=True) as conn:  # im Protokoll kein Fehler, ein Abbruch
+        assert conn.execute("select exit_code, zustand from auswahl_laeufe").fetchall() == [
+            (EXIT_ABGEBROCHEN, "abgebrochen")
+        ]
     zweiter_lauf_macht_den_rest(db_url, tmp_path, 2 * stufe.STAPEL)
 
 

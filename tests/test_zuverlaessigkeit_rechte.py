@@ -421,6 +421,71 @@ def test_fehlende_migration_nennt_den_admin_und_seinen_aufruf(db_url, db_name, s
     ) in e.err, str(e)
 
 
+@pytest.mark.parametrize("rolle", ["blick", "ingest"])
+def test_eine_rolle_ohne_betriebsrechte_hoert_welche_rolle_laeuft(
+    rolle, pg, db_name, db_url, frische_rolle, tmp_path
+):
+    """DATABASE_URL nennt aw_blick (das Rezept mit -v nur_blick=1) oder Ingest (liest raw_items und das
+    Buch): ein Lauf endet mit Exit 4 und dem Satz, dass Läufe der Betriebsrolle gehören – kein Rat, ihr
+    mit dem Rezept Schreibrechte zu geben."""
+    name, url = frische_rolle
+    if rolle == "blick":
+        assert rezept_anwenden(db_url, f"rolle={name}", "nur_blick=1").returncode == 0
+    else:
+        rechte_geben(db_url, db_name, "trocken", name)
+    e = laufen(url, "--extrahieren", "--nachholen", cwd=tmp_path)
+    assert e.code == EXIT_VORAUSSETZUNG, str(e)
+    assert nach_der_warnung(e.err) == (
+        f"Fehler: Die Rolle {name} darf keine Entscheidungen schreiben (kein INSERT auf selected_extractor): Läufe "
+        "macht die Betriebsrolle der Stufe; eine Rolle nur zum Lesen (aw_blick) und Ingest bekommen dieses "
+        "Recht nicht. DATABASE_URL in .env nennt die Betriebsrolle (docs/betrieb.md, Einrichtung, Schritt "
+        f"5); ist {name} die Betriebsrolle, nennt .venv/bin/python check_db.py --modus extrahieren, was ihr "
+        "fehlt.\n"
+    ), str(e)
+    assert "Rollenrezept" not in e.err
+    if rolle == "blick":  # auch trocken: aw_blick liest selected_extractor nicht
+        e = laufen(url, "--backfill", "--trocken", cwd=tmp_path)
+        assert e.code == EXIT_VORAUSSETZUNG, str(e)
+        assert (
+            nach_der_warnung(e.err).startswith(
+                f"Fehler: Die Rolle {name} darf keine Entscheidungen lesen (kein SELECT auf selected_extractor)"
+            )
+            and "--modus trocken, was ihr fehlt." in e.err
+        ), str(e)
+
+
+def test_ein_lauf_als_admin_bekommt_eine_warnung(pg, db_name, db_url, frische_rolle, tmp_path):
+    """Der Admin (Eigentümer der Tabellen, kein Superuser) darf alles, was ein Lauf braucht; er läuft,
+    hört aber, dass Läufe der Betriebsrolle gehören."""
+    name, url = frische_rolle
+    bestand_anlegen(db_url, 3)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("grant connect, temporary on database {} to {}").format(
+                sql.Identifier(db_name), sql.Identifier(name)
+            )
+        )
+        conn.execute(
+            sql.SQL(
+                "grant usage on schema public to {0}; grant select on raw_items, schema_migrationen to {0}"
+            ).format(sql.Identifier(name))
+        )
+        for tabelle in rechte.TABELLEN:
+            conn.execute(
+                sql.SQL("alter table {} owner to {}").format(sql.Identifier(tabelle), sql.Identifier(name))
+            )
+    e = laufen(url, "--backfill", cwd=tmp_path)
+    with psycopg.connect(db_url, autocommit=True) as conn:  # zurück: die Rolle geht nach dem Test
+        for tabelle in rechte.TABELLEN:
+            conn.execute(sql.SQL("alter table {} owner to current_user").format(sql.Identifier(tabelle)))
+    assert e.code == EXIT_OK, str(e)
+    assert nach_der_warnung(e.err) == (
+        f"Warnung: Dieser Lauf läuft als {name}, dem Admin der Stufe (Eigentümer ihrer Tabellen): er darf "
+        "mehr, als ein Lauf braucht. Läufe und cron gehören der Betriebsrolle – DATABASE_URL in .env nennt "
+        "sie (docs/betrieb.md, Einrichtung, Schritt 5).\n"
+    ), str(e)
+
+
 def test_modus_alle_unter_der_betriebsrolle_nennt_nur_ihre_luecken(stufen_url, passwort_rolle, tmp_path):
     """Rezept ohne -v einlesen/extrahieren: --modus alle nennt genau das, mit dem Aufruf des
     Rezepts, der es gibt – keine Eigentümer-Zeilen fürs Migrieren."""

@@ -26,6 +26,7 @@ import psycopg
 from psycopg import errors
 
 import db
+from auswahlstufe.betrieb.protokoll import log
 from auswahlstufe.fehler import EingabeFehler, LaufGesperrt, VoraussetzungFehlt
 
 VERZEICHNIS = Path(__file__).resolve().parents[2] / "migrations"
@@ -40,6 +41,14 @@ SQL_GIBT_ES = "select to_regclass(%s) is not null"
 SPERRE = "wurzelwerk-auswahl migrationen"
 SQL_SPERRE_WARTEN = "select pg_advisory_lock(hashtextextended(%s, 0))"
 SQL_SPERRE_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
+# Wer einen Lauf startet: darf die Rolle Entscheidungen schreiben (trocken: lesen) wie die
+# Betriebsrolle, ist sie der Admin (Eigentümer der Tabellen, kein Superuser)? Keine Zeile vor aw-002.
+SQL_ROLLE = """
+select current_user, has_table_privilege(c.oid, %s),
+       pg_get_userbyid(c.relowner) = current_user and not p.rolsuper
+from pg_class c join pg_roles p on p.rolname = current_user
+where c.oid = to_regclass('selected_extractor')
+"""
 # Wer angemeldet ist, wo, und wem die Tabellen der Stufe gehören (dem Admin; None vor aw-002).
 SQL_WER = """
 select current_user, current_database(),
@@ -166,8 +175,15 @@ def migrieren(url: str, *, ausgabe=print) -> list[str]:
                 conn.execute(SQL_SPERRE_LOESEN, (SPERRE,))
 
 
-def voraussetzungen(conn: psycopg.Connection) -> None:
-    """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt."""
+def voraussetzungen(conn: psycopg.Connection, modus: str | None = None) -> None:
+    """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt.
+
+    ``modus``: ein Lauf (``lauf``, ``stichprobe``, ``extrahieren``, ``trocken``). Darf die Rolle
+    keine Entscheidungen schreiben (trocken: lesen), ist sie nicht die Betriebsrolle (etwa aw_blick
+    oder Ingest): Exit 4 mit diesem Satz statt eines fehlenden Rechts; läuft er als Admin, eine
+    Warnung."""
+    if modus is not None:
+        _rolle(conn, modus)
     if not conn.execute(SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
         raise VoraussetzungFehlt(
             f"Die Tabelle raw_items fehlt (sie gehört Ingest). Prüfen im Klon mit: {db.CHECK_DB} – es "
@@ -180,4 +196,26 @@ def voraussetzungen(conn: psycopg.Connection) -> None:
         raise VoraussetzungFehlt(
             f"Migration(en) fehlen: {', '.join(fehlt)}. Anzuwenden {als_admin_migrieren(admin, ich, datenbank)} "
             "(docs/betrieb.md, Einrichtung, Schritt 3; danach Schritt 4 für die Rechte der Betriebsrolle)."
+        )
+
+
+def _rolle(conn: psycopg.Connection, modus: str) -> None:
+    recht, tun = ("SELECT", "lesen") if modus == "trocken" else ("INSERT", "schreiben")
+    zeile = conn.execute(SQL_ROLLE, (recht,)).fetchone()
+    if zeile is None:
+        return  # vor aw-002: das sagt die Prüfung der Migrationen
+    ich, darf, admin = zeile
+    if not darf:
+        raise VoraussetzungFehlt(
+            f"Die Rolle {ich} darf keine Entscheidungen {tun} (kein {recht} auf selected_extractor): "
+            "Läufe macht die Betriebsrolle der Stufe; eine Rolle nur zum Lesen (aw_blick) und Ingest "
+            "bekommen dieses Recht nicht. DATABASE_URL in .env nennt die Betriebsrolle (docs/betrieb.md, "
+            f"Einrichtung, Schritt 5); ist {ich} die Betriebsrolle, nennt {db.CHECK_DB} --modus {modus}, "
+            "was ihr fehlt."
+        )
+    if admin:
+        log.warning(
+            f"Warnung: Dieser Lauf läuft als {ich}, dem Admin der Stufe (Eigentümer ihrer Tabellen): er "
+            "darf mehr, als ein Lauf braucht. Läufe und cron gehören der Betriebsrolle – DATABASE_URL in "
+            ".env nennt sie (docs/betrieb.md, Einrichtung, Schritt 5)."
         )

@@ -104,12 +104,19 @@ update extraktionen set extraktor_fassung = %s
 where item_id = %s and extraktor = %s and extraktor_fassung is distinct from %s
 """
 # Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
+# Fand ein Extraktor denselben Text wieder (neue Fassung), bleibt der gespeicherte Wert stehen: die
+# Zeile bekommt neue Stempel, der Text wird nicht noch einmal nach TOAST geschrieben. Zurück kommt je
+# geschriebener Zeile, ob Text und Fehler gleich blieben (NULL: eine neue Zeile).
 SQL_SCHREIBEN = """
+with alt as (
+    select text, fehler from extraktionen where item_id = %(item_id)s and extraktor = %(extraktor)s
+)
 insert into extraktionen (item_id, extraktor, text, fehler, extraktor_fassung, seite_sha256,
     versuche, vorlaeufig)
-values (%s, %s, %s, %s, %s, %s, %s, %s)
+values (%(item_id)s, %(extraktor)s, %(text)s, %(fehler)s, %(fassung)s, %(sha)s, %(versuche)s, %(vorlaeufig)s)
 on conflict (item_id, extraktor) do update set
-    text = excluded.text,
+    text = case when extraktionen.text is not distinct from excluded.text then extraktionen.text
+                else excluded.text end,
     fehler = excluded.fehler,
     extraktor_fassung = excluded.extraktor_fassung,
     seite_sha256 = excluded.seite_sha256,
@@ -120,6 +127,7 @@ where (extraktionen.text, extraktionen.fehler, extraktionen.extraktor_fassung, e
        extraktionen.versuche, extraktionen.vorlaeufig)
     is distinct from (excluded.text, excluded.fehler, excluded.extraktor_fassung, excluded.seite_sha256,
        excluded.versuche, excluded.vorlaeufig)
+returning (select (a.text, a.fehler) is not distinct from (extraktionen.text, extraktionen.fehler) from alt a)
 """
 
 
@@ -151,9 +159,10 @@ def _abfrage(bereich: Bereich) -> tuple[sql.Composed, dict]:
 # versucht es wieder) und aufgegeben (nach GRENZE Versuchen), Kandidaten wiederholt (ihr
 # letzter Versuch war vorläufig), Seiten, die keine HTML-Seiten sind, Items, die Ingest
 # während der Extraktion löschte (entfallen); von den veralteten die zu extrahierenden, die nur
-# nachgeprüften (Seitenart) und die Zeilen, die dabei nur neu gestempelt wurden.
+# nachgeprüften (Seitenart) und die Zeilen, die dabei nur neu gestempelt wurden; von den
+# geschriebenen die, deren Text und Fehler gleich blieben (gleich: neu extrahiert, dasselbe Ergebnis).
 ZAEHLUNG = (
-    *("veraltet", "extrahiert", "geschrieben", "fehler"),
+    *("veraltet", "extrahiert", "geschrieben", "gleich", "fehler"),
     *("vorlaeufig", "aufgegeben", "wiederholt", "keine_html", "entfallen"),
     *("zu_extrahieren", "nachgeprueft", "gestempelt"),
 )
@@ -237,10 +246,16 @@ def _bilanz(zaehlung: dict[str, int], start: float) -> str:
         if zaehlung.get("nachgeprueft")
         else ""
     )
+    gleich = (
+        f", {zaehlung['gleich']} neu extrahiert mit gleichem Text und Fehler (neu nur Fassung und extrahiert_am)"
+        if zaehlung.get("gleich")
+        else ""
+    )
     return (
         f"{zaehlung['veraltet']} Seiten neu oder veraltet, {zaehlung['extrahiert']} extrahiert{keine_html}"
         f"{nachgeprueft}, "
-        f"{zaehlung['geschrieben']} Zeilen in extraktionen geändert, {zaehlung['fehler']} Kandidaten "
+        f"{zaehlung['geschrieben'] - zaehlung.get('gleich', 0)} Zeilen in extraktionen geändert{gleich}, "
+        f"{zaehlung['fehler']} Kandidaten "
         f"mit Fehler{' (davon ' + ' und '.join(davon) + ')' if davon else ''}{wiederholt}{entfallen}, {dauer} s"
     )
 
@@ -269,11 +284,16 @@ class _Arbeit:
     fassung: dict[str, str]  # die Fassung, die jede Zeile jetzt trägt
     zaehlung: dict[str, int]
     summen: dict[int, tuple[int, bytes, dict[str, int]]] = field(default_factory=dict)
-    zeilen: list[tuple] = field(default_factory=list)  # (item_id, extraktor, text, fehler, …)
+    zeilen: list[dict] = field(default_factory=list)  # die Parameter von SQL_SCHREIBEN
     stempeln: list[tuple] = field(default_factory=list)  # (fassung, item_id, extraktor, fassung)
 
     def kandidat(self, item_id: int, name: str, text, fehler, sha: bytes, versuche: int, vorlaeufig: bool):
-        self.zeilen.append((item_id, name, text, fehler, self.fassung[name], sha, versuche, vorlaeufig))
+        self.zeilen.append(
+            {
+                **{"item_id": item_id, "extraktor": name, "text": text, "fehler": fehler},
+                **{"fassung": self.fassung[name], "sha": sha, "versuche": versuche, "vorlaeufig": vorlaeufig},
+            }
+        )
 
     def voll(self) -> bool:
         return len(self.zeilen) + len(self.stempeln) >= STAPEL * len(aufrufe.EXTRAKTOREN)
@@ -411,21 +431,26 @@ def _schreiben(k: Laufkontext, arbeit: _Arbeit) -> None:
     if not zeilen and not stempeln:
         return
 
-    def schreiben(weg: frozenset[int]) -> tuple[int, int]:
-        bleiben = [z for z in zeilen if z[0] not in weg]
-        geschrieben = gestempelt = 0
+    def schreiben(weg: frozenset[int]) -> tuple[list, int]:
+        bleiben = [z for z in zeilen if z["item_id"] not in weg]
+        geschrieben, gestempelt = [], 0
         with conn.cursor() as cur:
             if bleiben:
-                cur.executemany(SQL_SCHREIBEN, bleiben)
-                geschrieben = cur.rowcount
+                cur.executemany(SQL_SCHREIBEN, bleiben, returning=True)
+                geschrieben.extend(cur.fetchall())
+                while cur.nextset():
+                    geschrieben.extend(cur.fetchall())
             if stempeln:
                 cur.executemany(SQL_STEMPELN, stempeln)
                 gestempelt = cur.rowcount
         return geschrieben, gestempelt
 
     with k.schreiben() as conn:
-        (geschrieben, gestempelt), weg = ohne_geloeschte(conn, lambda: {z[0] for z in zeilen}, schreiben)
-    zaehlung["geschrieben"] += geschrieben
+        (geschrieben, gestempelt), weg = ohne_geloeschte(
+            conn, lambda: {z["item_id"] for z in zeilen}, schreiben
+        )
+    zaehlung["geschrieben"] += len(geschrieben)
+    zaehlung["gleich"] += sum(bool(gleich) for (gleich,) in geschrieben)
     zaehlung["gestempelt"] += gestempelt
     zaehlung["entfallen"] += len(weg)
     zeilen.clear()

@@ -137,7 +137,16 @@ def lauf(
                 weicht=nachholen_hoechstens is None and bereich.slot is None,  # ein Backfill
             ) as k,
         ):
-            migrationen.voraussetzungen(k.leser)
+            modus = (
+                "trocken"
+                if e.trocken
+                else "extrahieren"
+                if vorlauf
+                else "stichprobe"
+                if e.stichprobe
+                else "lauf"
+            )
+            migrationen.voraussetzungen(k.leser, modus)
             s = _Sitzung(k, e, vorlauf)
             if nachholen_hoechstens is not None:
                 return _nachholen(s, nachholen_hoechstens)

@@ -7,7 +7,7 @@ in dem die Tests laufen (so dauert es eine Sekunde statt einer Installation alle
 Betreiber dieses Stands hatte: die Metadaten seiner Fassung (1.0.0) und den Befehl
 ``wurzelwerk-auswahl`` mit seinem alten Einstieg.
 
-``auf_den_neuen_stand`` ist ``git pull`` im Klon: die Dateien des alten Baums gehen, die des
+``auf_den_neuen_stand`` ist ``git fetch origin && git checkout --detach origin/main`` im Klon (Schritt 3 in docs/betrieb.md): die Dateien des alten Baums gehen, die des
 Projekts (der Arbeitsbaum, den die Tests prüfen) kommen; ``.venv``, ``.env`` und ``log/`` bleiben.
 
 Fehlt die Geschichte (ein flacher Klon in CI), gibt es keinen alten Baum: ``alter_klon`` legt dann
@@ -115,7 +115,7 @@ def im_klon(klon: Path, befehl: str, *, timeout: float = 300) -> subprocess.Comp
 
 
 def auf_den_neuen_stand(klon: Path) -> None:
-    """``git pull``: was der alte Baum brachte, geht (außer ``NICHT_CODE``), der Baum des Projekts kommt."""
+    """Schritt 3, den Code holen: was der alte Baum brachte, geht (außer ``NICHT_CODE``), der Baum des Projekts kommt."""
     ignoriert = shutil.ignore_patterns(*NICHT_CODE)
     klon.mkdir(parents=True, exist_ok=True)
     for eintrag in klon.iterdir():
