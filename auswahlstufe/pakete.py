@@ -60,7 +60,7 @@ def veraltet() -> str | None:
     ziel = "'.[extraktion]'" if importlib.util.find_spec("trafilatura") is not None else "."
     return (
         f"Fehler: Die Installation passt nicht zum Code im Klon ({wie}, der Code ist {VERSION}) – nach "
-        f"git pull muss pip noch einmal laufen. Im Klon ({WURZEL}): .venv/bin/pip install -q -e {ziel} – dann "
+        f"dem Holen des Codes muss pip noch einmal laufen. Im Klon ({WURZEL}): .venv/bin/pip install -q -e {ziel} – dann "
         "denselben Aufruf wiederholen (docs/betrieb.md, Aktualisieren).\n"
     )
 

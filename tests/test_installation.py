@@ -187,7 +187,7 @@ def test_eine_veraltete_installation_sagt_welcher_befehl_sie_erneuert(aufruf, tm
     assert lauf.returncode == EXIT_VORAUSSETZUNG and lauf.stdout == "", lauf.stdout + lauf.stderr
     assert lauf.stderr == (
         f"Fehler: Die Installation passt nicht zum Code im Klon (installiert ist 1.0.0, der Code ist {VERSION}) "
-        f"– nach git pull muss pip noch einmal laufen. Im Klon ({klon}): .venv/bin/pip install -q -e '.[extraktion]' – "
+        f"– nach dem Holen des Codes muss pip noch einmal laufen. Im Klon ({klon}): .venv/bin/pip install -q -e '.[extraktion]' – "
         "dann denselben Aufruf wiederholen (docs/betrieb.md, Aktualisieren).\n"
     )
 
