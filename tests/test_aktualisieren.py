@@ -20,7 +20,8 @@ Superuser. Ein Update muss garantieren:
   stempelt sie nur neu. Die nächste Nacht schreibt gar nichts.
 * Die Überwachung sagt die Wahrheit, für ``aw_blick`` wie für die Betriebsrolle: der letzte Slot mit
   der aktuellen coder_version (nicht der Variante, die zuletzt lief), keine offenen Slots, die Läufe
-  von früher mit ihrer wirklichen Variante, der frische Slot ohne Verzug.
+  von früher mit ihrer wirklichen Variante, der frische Slot ohne Verzug; ein Lauf, den der alte Code
+  mit Exit 130 eintrug (Strg-C), heißt ``abgebrochen``, nicht ``fehler`` (aw-012).
 
 Fehlt die Geschichte (ein flacher Klon), entsteht der alte Stand aus den heutigen Migrationen bis zu
 seiner letzten und den Zeilen, die er geschrieben hätte (``alter_bestand_nachgebaut``); mit
@@ -40,6 +41,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from auswahlstufe import VERSION
 from auswahlstufe.betrieb import migrationen
 from auswahlstufe.extraktion import art, aufrufe
 from auswahlstufe.fehler import EXIT_OK, EXIT_VORAUSSETZUNG
@@ -81,6 +83,7 @@ STAENDE = [
         notiz="1.0.0, Stand 90cfb01",
         letzte_migration="aw-006-seiten",
         einstieg="cli:cli",
+        fassung="1.0.0",
         fassungen=(
             (art.FASSUNG_MUSTER, "", None),
             (r"; Kandidatenordnung fest \(newspaper_fest\); Fassung 2", "; Fassung 1", "newspaper4k"),
@@ -101,8 +104,19 @@ STAENDE = [
         notiz="1.0.0, Stand f2b5c16",
         letzte_migration="aw-010-zustand-gesperrt",
         einstieg="auswahlstufe.cli:cli",
+        fassung="1.0.0",
         fassungen=((art.FASSUNG_MUSTER, "; Seitenart (art.keine_html) Fassung 1", None),),
         anders=LEER_ALT,
+    ),
+    # 2.0.0 stempelte und extrahierte wie heute: nichts zu extrahieren, nichts nachzuprüfen, nichts neu gewählt
+    alt.Stand(
+        commit="f3ed43c",
+        notiz="2.0.0",
+        letzte_migration="aw-011-verlauf-und-fortschritt",
+        einstieg="auswahlstufe.cli:cli",
+        fassung="2.0.0",
+        fassungen=(),
+        anders={},
     ),
 ]
 
@@ -115,6 +129,14 @@ SQL_KANDIDATEN = (
 SQL_LAEUFE = "select coder_version, extrahieren, variante from auswahl_laeufe where id <= %s order by id"
 SQL_STEMPEL = "update extraktionen set extraktor_fassung = %s where extraktor = %s"
 SQL_ERGEBNIS = "update extraktionen set text = %s, fehler = %s where item_id = %s and extraktor = %s"
+# Ein Backfill der Variante, den der Betreiber mit Strg-C abbrach, wie der alte Code ihn eintrug: Exit 130 –
+# mit dem Namen der Variante, wo die Tabelle ihn hat (ab aw-007: {variante} ist dann ``, variante``).
+SQL_ABGEBROCHEN = """
+insert into auswahl_laeufe (modus, coder_version, rechner, pid, beendet_am, exit_code, meldung{variante})
+select 'backfill', %(version)s, 'alt', 4711, now(), 130, 'Abgebrochen (SIGINT) nach dem laufenden Stapel.'
+       {variante_wert}
+"""
+SQL_ZUSTAND_130 = "select to_jsonb(l) ->> 'zustand' from auswahl_laeufe l where exit_code = 130"
 
 
 def ohne_traceback(lauf):
@@ -196,14 +218,26 @@ def einrichten(haus: Haus, stand: alt.Stand, doku: str | None) -> None:
     haus.schritt("Als Admin, für den Abholer")
 
 
+def abbruch_eingetragen(conn: psycopg.Connection) -> None:
+    """Der Backfill der Variante, den der Betreiber abbrach (``SQL_ABGEBROCHEN``), bevor er ihn neu startete."""
+    mit_name = "variante" in {s for (s,) in conn.execute(alt.SQL_SPALTEN, ("auswahl_laeufe",))}
+    anweisung = SQL_ABGEBROCHEN.format(
+        variante=", variante" if mit_name else "", variante_wert=", %(name)s" if mit_name else ""
+    )
+    conn.execute(anweisung, {"version": variante_lesen(VARIANTE).coder_version, "name": VARIANTE})
+
+
 def alte_laeufe(haus: Haus, cron: dict[str, str], jetzt: datetime) -> None:
     """Betrieb mit dem alten Code: Ingest pollt, cron kodiert (ab f2b5c16 ein Tick je Poll und die
-    Nacht, davor ein Backfill mit Extraktion); zuletzt kodiert der Betreiber von Hand eine Variante."""
+    Nacht, davor ein Backfill mit Extraktion); zuletzt kodiert der Betreiber von Hand eine Variante –
+    im zweiten Anlauf, den ersten brach er ab."""
     for tage in (3, 2, 1):
         ingest_pollt(haus, {i: jetzt - timedelta(days=tage) for i, t in ALTE_ITEMS.items() if t == tage})
         if "nacht" in cron:
             assert ohne_traceback(haus.wie_cron(cron["tick"])).returncode == 0
     assert ohne_traceback(haus.wie_cron(cron.get("nacht", cron["tick"]))).returncode == 0
+    with psycopg.connect(haus.url("aw_stufe", haus.passwort("aw_stufe")), autocommit=True) as conn:
+        abbruch_eingetragen(conn)
     assert ohne_traceback(haus.stufe("auswahl.py", "--backfill", "--variante", VARIANTE)).code == EXIT_OK
 
 
@@ -232,6 +266,7 @@ def alter_bestand_nachgebaut(haus: Haus, stand: alt.Stand, jetzt: datetime, tmp_
         hier.cursor().executemany(SQL_STEMPEL, [(stand.stempel(x), x) for x in aufrufe.EXTRAKTOREN])
         hier.cursor().executemany(SQL_ERGEBNIS, [(*anders, *k) for k, anders in stand.anders.items()])
         stufe("--backfill")
+        abbruch_eingetragen(hier)
         stufe("--backfill", "--variante", VARIANTE)
         alt.zeilen_kopieren(
             hier, dort, ("extraktionen", "selected_extractor", "auswahl_laeufe"), ohne=("id",)
@@ -251,7 +286,7 @@ def test_update_von_einem_frueheren_stand(stand: alt.Stand, haus15: Haus, tmp_pa
     haus, jetzt = haus15, datetime.now(UTC).replace(second=0, microsecond=0)
 
     # --- Das alte Haus: sein Code, seine Installation, seine Einrichtung, sein Betrieb. -----------
-    doku = alt.alter_klon(stand.commit, haus.klon, stand.einstieg)
+    doku = alt.alter_klon(stand, haus.klon)
     alte_cron = stand.cron or cron_zeilen(doku)
     einrichten(haus, stand, doku)
     if doku:
@@ -265,6 +300,8 @@ def test_update_von_einem_frueheren_stand(stand: alt.Stand, haus15: Haus, tmp_pa
         if (item, extraktor) in stand.anders:
             assert (text, fehler) == stand.anders[(item, extraktor)], (item, extraktor)
     ((letzter_lauf,),) = haus.sehen("select max(id) from auswahl_laeufe")
+    # vor aw-007 ohne Zustand, danach hieß Exit 130 fehler
+    assert haus.sehen(SQL_ZUSTAND_130) == [(None if stand.letzte_migration < "aw-007" else "fehler",)]
 
     # --- Das Update, Schritt für Schritt nach docs/betrieb.md, ohne Superuser. --------------------
     schritte, neuere = aktualisieren(), list(notizen())
@@ -277,6 +314,8 @@ def test_update_von_einem_frueheren_stand(stand: alt.Stand, haus15: Haus, tmp_pa
     assert code_in(schritte[3])[0] == holen
     alt.auf_den_neuen_stand(haus.klon)  # 3. der Code
     satz = next(c for c in code_in(schritte[4]) if c.startswith("Fehler: ")).removesuffix(" …")
+    satz, ersetzt = re.subn(r"installiert ist [^,]+,", f"installiert ist {stand.fassung},", satz)
+    assert ersetzt == 1 and f"der Code ist {VERSION})" in satz, satz  # die Doku nennt ein Beispiel
     for befehl in (".venv/bin/python auswahl.py --version", ".venv/bin/python check_db.py",
                    ".venv/bin/wurzelwerk-auswahl --version"):  # fmt: skip
         lauf = ohne_traceback(haus.ausfuehren(befehl))
@@ -296,11 +335,18 @@ def test_update_von_einem_frueheren_stand(stand: alt.Stand, haus15: Haus, tmp_pa
     ohne_traceback(haus.schritt(4)[0]), ohne_traceback(haus.schritt(8)[0])
     pruefen = ohne_traceback(haus.ausfuehren(code_in(schritte[6])[0]))  # 6. als Betriebsrolle
     assert pruefen.returncode == EXIT_OK and "Alle Voraussetzungen erfüllt" in pruefen.stdout, pruefen.stdout
-    seiten = len(ALTE_ITEMS)  # Plan: an jede Seite ein Extraktor mit neuer Textfassung, sonst nur nachprüfen
+    # Plan: an jede Seite ein Extraktor mit neuer Textfassung, sonst jede nachprüfen, wenn der Stand anders
+    # stempelte, sonst nichts
+    seiten = len(ALTE_ITEMS)
+    zu_extrahieren = seiten if stand.neu_extrahiert else 0
+    nachzupruefen = seiten if stand.veraltet and not zu_extrahieren else 0
     je = ", ".join(f"{x} {seiten}" for x in sorted(stand.neu_extrahiert))
-    nur_nachpruefen = f"0 Seiten zu extrahieren, {seiten} nur nachzuprüfen"
-    plan = f"{seiten} Seiten zu extrahieren ({je})" if je else nur_nachpruefen
-    assert f"Extraktion über den Bestand (--extrahieren --backfill): {plan}" in pruefen.stdout, pruefen.stdout
+    plan = f"{zu_extrahieren} Seiten zu extrahieren" + (f" ({je})" if je else "")
+    plan += f", {nachzupruefen} nur nachzuprüfen (Seitenart, ohne Extraktor)" if nachzupruefen else ""
+    (zeile,) = [z for z in pruefen.stdout.splitlines() if "(--extrahieren --backfill): " in z]
+    gesagt = zeile.split("(--extrahieren --backfill): ", 1)[1]
+    mit_dauer = zu_extrahieren and gesagt.startswith(f"{plan}; ")  # nur wer extrahiert, hört eine Dauer
+    assert gesagt == plan or mit_dauer, pruefen.stdout
     supers = {r for (r,) in haus.sehen("select rolname from pg_roles where rolsuper")}
     assert not supers & {"ingest", "aw_admin", "aw_stufe", "aw_blick"}
 
@@ -330,14 +376,16 @@ def test_update_von_einem_frueheren_stand(stand: alt.Stand, haus15: Haus, tmp_pa
 
     assert ohne_traceback(haus.wie_cron(cron_zeilen()["nacht"])).returncode == 0
     nacht = neu_im_log()
-    extrahiert = seiten if stand.neu_extrahiert else 0
-    assert f"Extraktion: {seiten} Seiten neu oder veraltet, {extrahiert} extrahiert" in nacht, nacht
-    assert f"{seiten} nachgeprüft (Seitenart, ohne Extraktor;" in nacht and "neu 0, " in nacht, nacht
+    veraltet = seiten if stand.veraltet else 0
+    assert f"Extraktion: {veraltet} Seiten neu oder veraltet, {zu_extrahieren} extrahiert" in nacht, nacht
+    assert (f", {seiten} nachgeprüft (Seitenart, ohne Extraktor;" in nacht) == stand.veraltet, nacht
+    assert ("nachgeprüft" in nacht) == stand.veraltet and "neu 0, " in nacht, nacht
     nachher = schnappschuss(haus)
-    for (item, extraktor), (_, text, fehler, am, _) in vorher[1].items():
-        _, text_neu, fehler_neu, am_neu, fassung = nachher[1][(item, extraktor)]
+    for (item, extraktor), (xmin, text, fehler, am, fassung_alt) in vorher[1].items():
+        xmin_neu, text_neu, fehler_neu, am_neu, fassung = nachher[1][(item, extraktor)]
         ergebnis_anders = (item, extraktor) in stand.anders
         assert fassung == alt.stempel(extraktor), (item, extraktor)
+        assert (xmin_neu != xmin) == (ergebnis_anders or fassung != fassung_alt), (item, extraktor)
         assert ((text_neu, fehler_neu) != (text, fehler)) == ergebnis_anders, (item, extraktor)
         assert (am_neu != am) == (ergebnis_anders or extraktor in stand.neu_extrahiert), (item, extraktor)
     assert nachher[1][(LEER, "readability")][1:3] == ("", None)  # das Urteil über die leere Seite
@@ -361,6 +409,8 @@ def test_update_von_einem_frueheren_stand(stand: alt.Stand, haus15: Haus, tmp_pa
         for version, extrahieren, name in laeufe:  # vor aw-007: extrahieren unbekannt, Variante abgeleitet
             assert name == (VARIANTE if version == variante else None), laeufe
             assert (extrahieren is None) == (stand.letzte_migration < "aw-007"), laeufe
+        abgebrochen = haus.sql(rolle, "select zustand from auswahl_laeufe where exit_code = 130")
+        assert abgebrochen == [("abgebrochen",)], abgebrochen  # aw-012
         (verzug,) = haus.sql(rolle, "select verzug from auswahl_slots where slot = %s", (frisch,))
         assert verzug[0] < timedelta(minutes=15), verzug
         tage = haus.sql(rolle, abfrage_der_doku("Hat cron heute gelaufen?"))

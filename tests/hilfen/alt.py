@@ -4,7 +4,7 @@ Ein Klon eines Stands ist ein Verzeichnis mit dem Baum des Commits (``git archiv
 ``.venv``: ``python -m venv`` ohne pip, die Abhängigkeiten über eine ``.pth``-Datei aus dem venv,
 in dem die Tests laufen (so dauert es eine Sekunde statt einer Installation aller Pakete), und
 ``.venv/bin/pip`` als Aufruf des pip von dort. ``pip install -e .`` schreibt dann, was ein
-Betreiber dieses Stands hatte: die Metadaten seiner Fassung (1.0.0) und den Befehl
+Betreiber dieses Stands hatte: die Metadaten seiner Fassung (``Stand.fassung``) und den Befehl
 ``wurzelwerk-auswahl`` mit seinem alten Einstieg.
 
 ``auf_den_neuen_stand`` ist ``git fetch origin && git checkout --detach origin/main`` im Klon (Schritt 3 in docs/betrieb.md): die Dateien des alten Baums gehen, die des
@@ -56,10 +56,14 @@ class Stand:
     notiz: str  # Überschrift seines Abschnitts in docs/aenderungen.md
     letzte_migration: str
     einstieg: str  # was sein Befehl wurzelwerk-auswahl rief (pyproject.toml jenes Stands)
+    # was pip als seine Installation kennt (sein auswahlstufe.VERSION; vor 2.0.0 hieß jeder Stand 1.0.0)
+    fassung: str
     # Wie er extraktor_fassung schrieb: (Muster, Ersatz, nur für diesen Extraktor) auf den heutigen Stempel.
     fassungen: tuple[tuple[str, str, str | None], ...]
     anders: dict[tuple[int, str], tuple]  # (Item, Extraktor) → (Text, Fehler), wo er anderes schrieb
-    neu_extrahiert: frozenset[str] = frozenset()  # Extraktoren, deren Textfassung sich seitdem änderte
+    # Extraktoren, deren Textfassung sich seitdem änderte; Seiten, deren Fassung sich gar nicht änderte
+    # (fassungen leer), sind weder zu extrahieren noch nachzuprüfen.
+    neu_extrahiert: frozenset[str] = frozenset()
     # Seine Einrichtung waren die nummerierten Schritte seiner docs/betrieb.md (ab f2b5c16); davor fünf
     # Punkte: das Rezept als Superuser, .env mit Passwort wie .env.example, cron ohne Log.
     schritte: bool = True
@@ -71,6 +75,11 @@ class Stand:
         for muster, ersatz, nur in self.fassungen:
             ergebnis = re.sub(muster, ersatz, ergebnis) if nur in (None, extraktor) else ergebnis
         return ergebnis
+
+    @property
+    def veraltet(self) -> bool:
+        """Stempelte er einen Kandidaten anders als der heutige Code (dann prüft die Nacht jede Seite nach)?"""
+        return any(self.stempel(x) != stempel(x) for x in aufrufe.EXTRAKTOREN)
 
 
 def geschichte_da(commit: str) -> bool:
@@ -128,16 +137,16 @@ def auf_den_neuen_stand(klon: Path) -> None:
     shutil.copytree(PROJEKT, klon, ignore=ignoriert, dirs_exist_ok=True, symlinks=True)
 
 
-def alter_klon(commit: str, klon: Path, einstieg: str) -> str | None:
+def alter_klon(stand: Stand, klon: Path) -> str | None:
     """Der Klon eines früheren Stands mit seiner Installation (``pip install -e .``, die Abhängigkeiten
     liegen schon im venv der Tests); zurück kommt seine docs/betrieb.md. Ohne Geschichte ``None``:
     dann liegt der heutige Code im Klon, und die Installation des Stands ist vorgetäuscht."""
-    if not geschichte_da(commit):
+    if not geschichte_da(stand.commit):
         auf_den_neuen_stand(klon)
         venv_anlegen(klon)
-        installation_vortaeuschen(klon, "1.0.0", einstieg)
+        installation_vortaeuschen(klon, stand.fassung, stand.einstieg)
         return None
-    alter_baum(commit, klon)
+    alter_baum(stand.commit, klon)
     venv_anlegen(klon)
     lauf = im_klon(klon, ".venv/bin/pip install -q --no-deps -e .")
     assert lauf.returncode == 0, lauf.stdout + lauf.stderr
