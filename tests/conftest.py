@@ -64,11 +64,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.datenbank)
-        # Tests, die sich eine Fixture des Moduls teilen, laufen mit -n in einem Worker (--dist
-        # loadgroup in pyproject.toml); sonst baut sie jeder Worker, der einen von ihnen bekommt.
-        fixturen = getattr(item, "_fixtureinfo", None)
-        if fixturen and any(d[-1].scope == "module" for d in fixturen.name2fixturedefs.values()):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     if config.getoption("--langsam"):
         return
     lang = [item for item in items if item.get_closest_marker("langsam")]
