@@ -40,6 +40,7 @@ import pytest
 
 from auswahlstufe.extraktion import fassungen
 from tests.hilfen.abweichung import mit_abweichung
+from tests.hilfen.prozesse import einmal_fuer_alle_worker
 
 PROJEKT = Path(__file__).resolve().parents[1]
 AEB = PROJEKT / "bench" / "aeb"
@@ -210,8 +211,11 @@ STUFE_ZAHL = len(range(0, 181, 6)) + 6
 def frische_prozesse(tmp_path_factory) -> dict[str, dict]:
     """Alle Prozesse gleichzeitig: stock mit Fix und schnell (je alle Seiten, mit verschiedener
     Vorgeschichte) und zwei ganze Läufe der Stufe über einen Ordner mit den Seiten aus
-    ``STUFE_SEITEN``, mit einem und mit zwei Workern."""
-    tmp = tmp_path_factory.mktemp("schnell")
+    ``STUFE_SEITEN``, mit einem und mit zwei Workern; mit ``-n`` einmal für alle Worker."""
+    return einmal_fuer_alle_worker(tmp_path_factory, "frische_prozesse", _frische_prozesse)
+
+
+def _frische_prozesse(tmp: Path) -> dict[str, dict]:
     ordner = ordner_mit(tmp, STUFE_SEITEN)
     prozesse = {
         "stock": _starten({"art": "stock", "seiten": ["aeb", "zufall", "feindlich"]}, "0"),
