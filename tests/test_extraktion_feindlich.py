@@ -20,7 +20,7 @@ import pytest
 
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.referenz.feindlich import feindliche_seiten, grosse_seite
-from tests.hilfen.prozesse import cpu_sekunden
+from tests.hilfen.prozesse import cpu_sekunden, einmal_fuer_alle_worker
 
 AEB = Path(__file__).resolve().parents[1] / "bench" / "aeb"
 NORMAL = "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856"
@@ -44,8 +44,13 @@ def gueltig(ergebnis: dict) -> bool:
 
 
 @pytest.fixture(scope="module")
-def lauf():
-    """Alle feindlichen Seiten, dazwischen und danach eine normale, in einem Lauf."""
+def lauf(tmp_path_factory):
+    """Alle feindlichen Seiten, dazwischen und danach eine normale, in einem Lauf (mit ``-n``
+    einmal für alle Worker)."""
+    return einmal_fuer_alle_worker(tmp_path_factory, "feindlich", _lauf)
+
+
+def _lauf(_ordner):
     normal, erwartet = normale_seite()
     namen = []
     seiten = []

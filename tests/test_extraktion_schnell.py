@@ -40,6 +40,7 @@ import pytest
 
 from auswahlstufe.extraktion import fassungen
 from tests.hilfen.abweichung import mit_abweichung
+from tests.hilfen.prozesse import einmal_fuer_alle_worker
 
 PROJEKT = Path(__file__).resolve().parents[1]
 AEB = PROJEKT / "bench" / "aeb"
@@ -167,12 +168,12 @@ def _ende(prozess: subprocess.Popen) -> str:
     return stdout
 
 
-def ordner_mit(tmp: Path, *quellen: Path) -> Path:
-    """Ein Ordner mit den .html.gz-Dateien der Quellen (als Verweise), für ``--extrahieren``."""
+def ordner_mit(tmp: Path, quellen: dict[Path, int]) -> Path:
+    """Ein Ordner für ``--extrahieren`` mit jeder n-ten .html.gz-Datei je Quelle (als Verweise)."""
     ordner = tmp / "seiten"
     ordner.mkdir()
-    for quelle in quellen:
-        for datei in sorted((quelle / "html").glob("*.html.gz")):
+    for quelle, jede in quellen.items():
+        for datei in sorted((quelle / "html").glob("*.html.gz"))[::jede]:
             (ordner / datei.name).symlink_to(datei)
     return ordner
 
@@ -199,15 +200,23 @@ VORGESCHICHTE = {
     "speicher_mb": 40,
     "vorher": "zufall",
 }
+# Die beiden Läufe der Stufe: die sechs Zufallsseiten (ohne Fix je Prozess anders) und jede
+# sechste aeb-Seite. Alle Seiten rechnen der Stock- und der schnelle Prozess; alle Seiten in mehr
+# Prozessen: --langsam.
+STUFE_SEITEN = {AEB: 6, ZUFALL: 1}
+STUFE_ZAHL = len(range(0, 181, 6)) + 6
 
 
 @pytest.fixture(scope="module")
 def frische_prozesse(tmp_path_factory) -> dict[str, dict]:
     """Alle Prozesse gleichzeitig: stock mit Fix und schnell (je alle Seiten, mit verschiedener
-    Vorgeschichte) und zwei ganze Läufe der Stufe über einen Ordner mit den aeb- und den
-    Zufallsseiten, mit einem und mit zwei Workern."""
-    tmp = tmp_path_factory.mktemp("schnell")
-    ordner = ordner_mit(tmp, AEB, ZUFALL)
+    Vorgeschichte) und zwei ganze Läufe der Stufe über einen Ordner mit den Seiten aus
+    ``STUFE_SEITEN``, mit einem und mit zwei Workern; mit ``-n`` einmal für alle Worker."""
+    return einmal_fuer_alle_worker(tmp_path_factory, "frische_prozesse", _frische_prozesse)
+
+
+def _frische_prozesse(tmp: Path) -> dict[str, dict]:
+    ordner = ordner_mit(tmp, STUFE_SEITEN)
     prozesse = {
         "stock": _starten({"art": "stock", "seiten": ["aeb", "zufall", "feindlich"]}, "0"),
         SCHNELL: _starten({"art": "schnell", **VORGESCHICHTE}, "1"),
@@ -690,24 +699,27 @@ def test_die_feindlichen_seiten_pruefen_den_langsamen_weg(frische_prozesse):
 
 
 def test_deterministisch_in_frischen_prozessen(frische_prozesse):
-    """Die sechs Zufallsseiten (stock ohne Fix fast in jedem Prozess anders) und alle aeb-Seiten:
+    """Die sechs Zufallsseiten (stock ohne Fix fast in jedem Prozess anders) und die aeb-Seiten:
     dieselben Kandidaten in jedem Prozess, was er auch vorher tat, und dieselben wie stock – im
-    Stock-Prozess (der Reihe nach, PYTHONHASHSEED 0), im schnellen (gemischt, Speicher belegt,
-    andere Seiten vorher, PYTHONHASHSEED 1) und in den Workern zweier Läufe der Stufe."""
+    Stock-Prozess (der Reihe nach, PYTHONHASHSEED 0), im schnellen (alle Seiten, gemischt, Speicher
+    belegt, andere Seiten vorher, PYTHONHASHSEED 1) und in den Workern zweier Läufe der Stufe
+    (``STUFE_SEITEN``)."""
     stock = frische_prozesse["stock"]
     vergleiche = [name for name in frische_prozesse if name not in ("stock", "ausgaben")]
     assert vergleiche == [SCHNELL, "--prozesse 1", "--prozesse 2"]
-    for name in vergleiche:
+    zufall = {schluessel for schluessel, _, _ in zufall_seiten()}
+    for name, seiten in zip(vergleiche, (181 + 6, STUFE_ZAHL, STUFE_ZAHL), strict=True):
         ergebnisse = frische_prozesse[name]
-        assert len(ergebnisse) >= 3 * (181 + 6), name
+        assert len(ergebnisse) >= 3 * seiten, name
+        assert zufall <= {k.split("/")[0] for k in ergebnisse}, name
         assert unterschiede({k: stock[k] for k in ergebnisse}, ergebnisse) == [], name
 
 
 def test_prozesse_1_und_2_geben_dieselbe_ausgabe(frische_prozesse):
     """Ein ganzer Lauf ``auswahl.py --extrahieren ORDNER`` mit einem und mit zwei Workern:
-    Byte für Byte dieselbe Datei (Kandidaten und Wahl) über 187 Seiten."""
+    Byte für Byte dieselbe Datei (Kandidaten und Wahl) über die Seiten aus ``STUFE_SEITEN``."""
     eins, zwei = frische_prozesse["ausgaben"][1], frische_prozesse["ausgaben"][2]
-    assert len(json.loads(eins)) == 181 + 6
+    assert len(json.loads(eins)) == STUFE_ZAHL
     assert eins == zwei
 
 

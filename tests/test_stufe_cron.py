@@ -24,7 +24,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from datetime import timedelta
 
 import psycopg
@@ -58,6 +57,9 @@ select g, x, 'Meldung ' || g || '. ' || repeat(%(satz)s::text, (3 + g %% 5)::int
 from generate_series(%(von)s::bigint, %(bis)s::bigint) g, unnest(array['newspaper4k', 'readability', 'trafilatura']) x
 """
 SQL_LAEUFE = "select id, modus, slot, aufruf, items, neu, exit_code, zustand from auswahl_laeufe order by id"
+# Items eines Slots, auf dem ein Lauf nach seinem ersten Stapel anhält (Halt): mitten im Lauf, mit
+# mehreren Stapeln danach (stufe.STAPEL)
+MITTEN = 1000
 
 
 def slots(n: int) -> list:
@@ -269,7 +271,7 @@ def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arb
     Aufruf holt nach. Ist der Halter unbekannt oder läuft er schon länger als STILL_WARTEN, ist es
     eine Meldung auf stderr. Ein zweiter Lauf von Hand (--slot) nennt den nächsten Schritt: warten,
     dann wiederholen. (Einem Backfill wartet ein kurzer Lauf ab: tests/test_stufe_weichen.py.)"""
-    frueh, spaet = bestand(db_url, 2500, 2)
+    frueh, spaet = bestand(db_url, MITTEN, 2)
     halt = Halt(tmp_path, "stapel", 1)  # der Slot-Lauf hält die Sperre und bleibt mitten im Lauf
     halter = im_hintergrund(db_url, "--slot", slot_text(spaet), cwd=tmp_path, env=halt.umgebung)
     halt.abwarten(halter)
@@ -313,7 +315,7 @@ def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arb
     # Der nächste Aufruf holt den frühen Slot nach; danach ist nichts offen.
     nach = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
     code, out, err = ende(nach)
-    assert code == EXIT_OK and err == "" and bilanzzeile(out).startswith("neu 2500, "), out + err
+    assert code == EXIT_OK and err == "" and bilanzzeile(out).startswith(f"neu {MITTEN}, "), out + err
     still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
     assert ende(still) == (EXIT_OK, "", "")
 
@@ -421,16 +423,16 @@ def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_n
     lassen) und kodiert den Slot fertig."""
     if pg.pgdata is None:
         pytest.skip("Server anhalten geht nur mit dem eingebetteten Server")
-    (slot,) = bestand(db_url, 5000, 1)
-    prozess = im_hintergrund(db_url, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path)
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        frist = time.monotonic() + 60
-        while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
-            assert prozess.poll() is None and time.monotonic() < frist
-            time.sleep(0.02)
+    (slot,) = bestand(db_url, MITTEN, 1)
+    halt = Halt(tmp_path, "stapel", 1)
+    prozess = im_hintergrund(
+        db_url, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path, env=halt.umgebung
+    )
+    halt.abwarten(prozess)
     try:
         pg.stoppen("fast")
-        code, out, err = ende(prozess, timeout=60)
+        halt.weiter()
+        code, out, err = ende(prozess, timeout=120)
     finally:
         pg.starten()
     assert code == EXIT_DATENBANK, err
@@ -451,7 +453,7 @@ def test_ein_lauf_den_ein_serverhalt_abschnitt_schliesst_der_naechste_und_holt_n
         "verloren); jetzt als abgebrochen geschlossen."
     ), err
     assert "endete nie" not in err
-    assert bilanzzeile(out).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, "), out
+    assert bilanzzeile(out).startswith(f"neu {MITTEN - schon}, geändert 0, unverändert {schon}, "), out
     toter = abfrage(
         db_url, "select zustand, exit_code, meldung from auswahl_laeufe where id = %s", (lauf_id,)
     )[0]
@@ -467,7 +469,7 @@ def test_ein_getoeteter_aufruf_von_nachholen_ist_ein_hinweis_nicht_zwei(db_url, 
     """Stirbt ein Aufruf von --nachholen mitten in einem Slot, bleiben zwei Einträge offen: der
     Aufruf und sein Slot-Lauf. Der nächste Lauf meldet einen Hinweis für den toten Prozess, nicht
     zwei: den Slot-Lauf, in dem er starb, mit seinem Aufruf; geschlossen sind beide."""
-    (slot,) = bestand(db_url, 5000, 1)
+    (slot,) = bestand(db_url, MITTEN, 1)
     halt = Halt(tmp_path, "stapel", 1)
     prozess = im_hintergrund(db_url, "--nachholen", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
     halt.abwarten(prozess)
@@ -494,7 +496,7 @@ def test_ein_getoeteter_aufruf_von_nachholen_ist_ein_hinweis_nicht_zwei(db_url, 
 def test_ein_lebender_lauf_wird_nie_geschlossen(db_url, tmp_path):
     """Ein Lauf einer anderen coder_version (eigene Sperre) läuft daneben: er sieht den offenen
     Lauf, aber dessen Sitzung lebt – er lässt ihn in Ruhe."""
-    (slot,) = bestand(db_url, 3000, 1)
+    (slot,) = bestand(db_url, MITTEN, 1)
     halt = Halt(tmp_path, "stapel", 1)
     erster = im_hintergrund(
         db_url, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path, env=halt.umgebung
@@ -551,7 +553,7 @@ def test_sperrmeldung_nennt_den_lauf_auch_unter_einer_anderen_rolle(pg, db_name,
     """Die Sperrmeldung nennt den Lauf aus auswahl_laeufe (id, Prozess, Rechner, Beginn mit Datum),
     nicht die PID des Serverprozesses – auch wenn er einer anderen Rolle gehört, deren Sitzung
     pg_stat_activity nur mit PID zeigt."""
-    (slot,) = bestand(db_url, 3000, 1)
+    (slot,) = bestand(db_url, MITTEN, 1)
     rollen = [f"aw_sperre_{n}_{os.getpid()}" for n in ("a", "b")]
     with psycopg.connect(db_url, autocommit=True) as conn:
         for rolle in rollen:
@@ -560,18 +562,16 @@ def test_sperrmeldung_nennt_den_lauf_auch_unter_einer_anderen_rolle(pg, db_name,
                 conn.execute(anweisung)
     try:
         url_a, url_b = (pg.url(db_name, user=rolle) for rolle in rollen)
-        erster = im_hintergrund(url_a, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path)
-        with psycopg.connect(db_url, autocommit=True) as conn:
-            frist = time.monotonic() + 60
-            while not conn.execute("select count(*) from selected_extractor").fetchone()[0]:
-                assert erster.poll() is None and time.monotonic() < frist, str(ende(erster))
-                time.sleep(0.02)
-        os.killpg(erster.pid, signal.SIGSTOP)
+        halt = Halt(tmp_path, "stapel", 1)
+        erster = im_hintergrund(
+            url_a, "--slot", slot_text(slot), "--prozesse", "2", cwd=tmp_path, env=halt.umgebung
+        )
+        halt.abwarten(erster)
         try:
             zweiter = im_hintergrund(url_b, "--slot", slot_text(slot), cwd=tmp_path)
             code, out, err = ende(zweiter)
         finally:
-            os.killpg(erster.pid, signal.SIGCONT)
+            halt.weiter()
         assert ende(erster)[0] == EXIT_OK
         ((beginn, backend),) = abfrage(
             db_url, "select begonnen_am, backend_pid from auswahl_laeufe where id = 1"

@@ -48,6 +48,11 @@ from generate_series(%(von)s::bigint, %(bis)s::bigint) g, unnest(array['newspape
 """
 
 
+# Items, auf denen ein Lauf nach seinem ersten Stapel anhält (Halt): mitten im Lauf, mit mehreren
+# Stapeln danach (stufe.STAPEL)
+MITTEN = 1000
+
+
 def bestand(url: str, von: int, bis: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SQL_ITEMS, {"slot": SLOT, "von": von, "bis": bis})
@@ -203,7 +208,7 @@ def test_idle_session_timeout_trifft_keine_verbindung_des_laufs(pg, db_name, db_
     """Eine Verbindung, die länger als idle_session_timeout nichts tut, beendet der Server – mit
     der Schreibverbindung auch die Sperre. Der Lauf setzt es für seine Sitzungen auf 0: hier ruht
     er länger als die Grenze der Datenbank und endet doch mit 0."""
-    bestand(db_url, 1, 5000)
+    bestand(db_url, 1, MITTEN)
     idle_session_timeout(pg, db_name, "1s")
     halt = Halt(tmp_path, "stapel", 1)
     prozess = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
@@ -214,7 +219,7 @@ def test_idle_session_timeout_trifft_keine_verbindung_des_laufs(pg, db_name, db_
         halt.weiter()
     code, out, err = ende(prozess)
     assert code == EXIT_OK and err == "", f"exit {code}\n{out}\n{err}"
-    assert bilanzzeile(out).startswith("neu 5000, "), out
+    assert bilanzzeile(out).startswith(f"neu {MITTEN}, "), out
 
 
 def test_idle_session_timeout_waehrend_die_extraktoren_rechnen(pg, db_name, db_url, tmp_path):
@@ -242,7 +247,7 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
     ginge sie auch in einem vergesslichen NAT). Ein zweiter Lauf bekommt die Sperre und macht
     alles; der erste merkt es an seinem nächsten Stapel – er schreibt nur über die Verbindung, die
     die Sperre hielt – und endet mit Exit 5."""
-    bestand(db_url, 1, 5000)
+    bestand(db_url, 1, MITTEN)
     halt = Halt(tmp_path, "stapel", 1)
     erster = im_hintergrund(db_url, "--backfill", "--prozesse", "2", cwd=tmp_path, env=halt.umgebung)
     halt.abwarten(erster)
@@ -260,10 +265,10 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
             "seine Schreibverbindung weg ist",
         )
         schon = abfrage(db_url, "select count(*) from selected_extractor")[0][0]
-        assert 0 < schon < 5000  # genau der erste Stapel
+        assert 0 < schon < MITTEN  # genau der erste Stapel
         zweiter = ende(im_hintergrund(db_url, "--backfill", cwd=tmp_path))
         assert zweiter[0] == EXIT_OK, zweiter
-        assert bilanzzeile(zweiter[1]).startswith(f"neu {5000 - schon}, geändert 0, unverändert {schon}, ")
+        assert bilanzzeile(zweiter[1]).startswith(f"neu {MITTEN - schon}, geändert 0, unverändert {schon}, ")
     finally:
         halt.weiter()
     code, out, err = ende(erster)
@@ -284,6 +289,6 @@ def test_sperre_verloren_exit_5_ohne_halben_stapel_und_der_naechste_macht_den_re
     ]
     # Der zweite hatte den ersten als abgebrochen geschlossen (seine Sitzung war weg); der erste
     # trug danach sein wirkliches Ende ein.
-    assert abfrage(db_url, "select count(*) from selected_extractor") == [(5000,)]
+    assert abfrage(db_url, "select count(*) from selected_extractor") == [(MITTEN,)]
     dritter = ende(im_hintergrund(db_url, "--backfill", cwd=tmp_path))
-    assert bilanzzeile(dritter[1]).startswith("neu 0, geändert 0, unverändert 5000, "), dritter
+    assert bilanzzeile(dritter[1]).startswith(f"neu 0, geändert 0, unverändert {MITTEN}, "), dritter

@@ -256,7 +256,7 @@ def test_sigkill_hundert_mal_auf_groesserem_bestand(db_url):
     ids=["sigint", "sigterm", "sigint-gruppe", "sigterm-gruppe"],
 )
 def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
-    n = 3000
+    n = 1000  # fünf Stapel: der Haltepunkt nach dem ersten ist mitten im Lauf
     bestand_anlegen(db_url, n)
     zustand_setzen(db_url, n, "A")
     with psycopg.connect(db_url, autocommit=True) as beobachter:
@@ -295,13 +295,15 @@ def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
 # --- Zwei Läufe zugleich ---------------------------------------------------------------------
 
 
-# gerade; mit --prozesse 1 schreibt ein Backfill darüber rund zwei Sekunden, ein Teil die Hälfte
-LANGSAM_N = 5000
+# gerade, und auch ein Teil hat mehrere Stapel (stufe.STAPEL): wer nach dem ersten anhält (Halt),
+# steht mitten im Lauf
+LANGSAM_N = 1000
 
 
 @pytest.fixture
 def langsamer_bestand(db_url):
-    """Ein Bestand, dessen Backfill lange genug schreibt, um einen zweiten Lauf daneben zu starten."""
+    """Ein Bestand, auf dem ein Lauf nach seinem ersten Stapel anhalten kann, während ein zweiter
+    daneben startet."""
     bestand_anlegen(db_url, LANGSAM_N)
     zustand_setzen(db_url, LANGSAM_N, "A")
     return db_url
@@ -471,7 +473,7 @@ def eigene_db(eigener_pg):
 
 @pytest.mark.parametrize("modus", ["fast", "immediate"])
 def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus):
-    url, n = eigene_db, 3000
+    url, n = eigene_db, 1000
     bestand_anlegen(url, n)
     zustand_setzen(url, n, "A")
     halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", 1)  # mitten im Lauf

@@ -1,10 +1,12 @@
 """Die Stufe als Unterprozess: Skripte starten, Prozesse in /proc verfolgen, auf einen Lauf
-warten."""
+warten; ein teures Ergebnis einmal für alle Worker von pytest-xdist."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -418,3 +420,21 @@ class Halt:
 
     def weiter(self) -> None:
         Path(f"{self.datei}.weiter").touch()
+
+
+# --- Ein Ergebnis für alle Worker (pytest-xdist) ---------------------------------------------------
+
+
+def einmal_fuer_alle_worker(tmp_path_factory: pytest.TempPathFactory, name: str, rechnen):
+    """``rechnen(ordner)`` einmal je Testlauf. Mit ``-n`` hat jeder Worker seine eigenen Fixtures
+    des Moduls, und xdist verteilt die Tests eines Moduls auf beide: der erste rechnet, der andere
+    wartet an einer Dateisperre im gemeinsamen Ordner des Laufs und liest das Ergebnis (pickle)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return rechnen(tmp_path_factory.mktemp(name))
+    gemeinsam = tmp_path_factory.getbasetemp().parent  # pytest-N/, darin popen-gw0/, popen-gw1/
+    with (gemeinsam / f"{name}.sperre").open("w") as sperre:
+        fcntl.flock(sperre, fcntl.LOCK_EX)
+        datei = gemeinsam / f"{name}.pickle"
+        if not datei.exists():
+            datei.write_bytes(pickle.dumps(rechnen(tmp_path_factory.mktemp(name))))
+        return pickle.loads(datei.read_bytes())
