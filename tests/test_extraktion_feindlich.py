@@ -1,8 +1,8 @@
 """Feindliche Seiten: jede gibt je Extraktor einen Text oder einen Fehler, keine hängt
 den Lauf auf, und die Seite danach kommt heil heraus.
 
-Die großen Fälle laufen mit kleinem Zeitlimit, damit die Tests auch auf zwei
-belasteten Kernen in vertretbarer Zeit fertig werden.
+Die großen Fälle laufen mit einem Zeitlimit, das eine normale Seite auch auf zwei belasteten Kernen
+nie reißt und die 50-MB-Seite immer.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from tests.hilfen.prozesse import cpu_sekunden, einmal_fuer_alle_worker
 
 AEB = Path(__file__).resolve().parents[1] / "bench" / "aeb"
 NORMAL = "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856"
-ZEITLIMIT_S = 3.0
+# Eine normale Seite braucht je Extraktor Zehntelsekunden; 10 s halten sie auch auf zwei Kernen mit zwei
+# Endlosschleifen daneben (3 s rissen dort: docs/zuverlaessigkeit.md, „Die Suite unter Last“). Die
+# 50-MB-Seite bleibt darüber: newspaper4k allein rechnet gut 40 s an ihr (referenz.feindlich).
+ZEITLIMIT_S = 10.0
 
 
 def normale_seite() -> tuple[extraktion.Seite, dict]:
