@@ -86,7 +86,7 @@ def test_feindliche_seite_gibt_text_oder_fehler(lauf, name):
 def test_die_50_mb_seite_laeuft_ins_zeitlimit(lauf):
     namen, ergebnisse, _, statistik = lauf
     fehler = [e["error"] for e in ergebnisse[namen.index("50_mb")][1].values()]
-    assert "Zeitlimit 3 s überschritten" in fehler
+    assert f"Zeitlimit {ZEITLIMIT_S:g} s überschritten" in fehler
     assert statistik.zeitlimits >= 1
 
 
