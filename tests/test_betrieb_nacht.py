@@ -231,7 +231,7 @@ def test_eine_nacht_mit_ingest_nebenan_und_stoerungen(nacht: Nacht, haus: Haus):
     *bis_dahin, fehler = mail = texte(out + err)
     assert re.fullmatch(
         r"Fehler: (Verbindung zur Datenbank verloren|Der Datenbankserver wurde heruntergefahren) "
-        r"\(postgresql://aw_stufe@/wurzelwerk\?host=[^)]*\)\. Geschriebene Stapel bleiben; "
+        r"\(postgresql://aw_stufe@/wurzelwerk\?host=[^)]*\)(: „[^“]+“)?\. Geschriebene Stapel bleiben; "
         r"ein erneuter Lauf setzt fort\.",
         fehler,
     ), mail
