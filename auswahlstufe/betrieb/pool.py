@@ -83,6 +83,16 @@ class Fehlschlag:
     exitcode: int | None = None
     ursache: tuple[Any, Fehlschlag] | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def signalname(self) -> str | None:
+        """Das Signal, an dem der Worker starb (``SIGKILL``; ein unbekanntes als Nummer), sonst None."""
+        if self.exitcode is None or self.exitcode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.exitcode).name
+        except ValueError:
+            return str(-self.exitcode)
+
 
 @dataclass
 class Auftrag(Generic[K]):

@@ -14,7 +14,6 @@ nichts vom Speicher des Hauptprozesses.
 from __future__ import annotations
 
 import re
-import signal
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -190,7 +189,7 @@ class Extraktion:
                 fehler = Umgebungsfehler(f"Zeitlimit {kurz(self.zeitlimit_s)} s überschritten", "zeitlimit")
                 return {"text": None, "error": fehler}
             self.statistik.abstuerze += 1
-            return {"text": None, "error": Umgebungsfehler(self._todesursache(ergebnis.exitcode), "tot")}
+            return {"text": None, "error": Umgebungsfehler(self._todesursache(ergebnis), "tot")}
         text, fehler = ergebnis
         return {"text": text, "error": fehler}
 
@@ -201,17 +200,13 @@ class Extraktion:
         self.statistik.keine_html += urteil.grund is not None
         return html, urteil
 
-    def _todesursache(self, exitcode: int | None) -> str:
-        if exitcode is not None and exitcode < 0:
-            try:
-                name = signal.Signals(-exitcode).name
-            except ValueError:
-                name = str(-exitcode)
+    def _todesursache(self, tot: Fehlschlag) -> str:
+        if tot.signalname is not None:
             return (
-                f"Worker abgestürzt (Signal {name}; auch eine überschrittene Speichergrenze "
+                f"Worker abgestürzt (Signal {tot.signalname}; auch eine überschrittene Speichergrenze "
                 f"von {self.speichergrenze_mb} MB kann so enden)"
             )
-        return f"Worker unerwartet beendet (Exit-Code {exitcode})"
+        return f"Worker unerwartet beendet (Exit-Code {tot.exitcode})"
 
 
 def seitenart(seite: Seite) -> tuple[str, art.Urteil, str]:

@@ -433,24 +433,20 @@ def worker_fehler(e: Einstellungen, stapel: Stapel, fehlschlag: Fehlschlag, unte
             "beendet; nichts von diesem Stapel ist geschrieben, ein erneuter Lauf setzt fort."
         )
     return WorkerFehler(
-        f"Ein Worker-Prozess {_todesart(fehlschlag.exitcode)}, während {stapel} an der Reihe war{weitere}. "
+        f"Ein Worker-Prozess {_todesart(fehlschlag)}, während {stapel} an der Reihe war{weitere}. "
         "Die anderen Worker werden beendet; nichts von diesen Stapeln ist geschrieben, ein erneuter Lauf "
         "setzt fort."
     )
 
 
-def _todesart(exitcode: int | None) -> str:
+def _todesart(tot: Fehlschlag) -> str:
     """Wie ein Worker endete, so weit der Kern es sagt."""
-    if exitcode == -signal.SIGKILL:
+    if tot.signalname == "SIGKILL":
         return "wurde getötet (SIGKILL: der OOM-Killer – dmesg zeigt es – oder kill -9)"
-    if exitcode is not None and exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = f"Signal {-exitcode}"
-        return f"ist abgestürzt ({name})"
-    if exitcode is not None:
-        return f"endete unerwartet mit Exit-Code {exitcode}"
+    if tot.signalname is not None:
+        return f"ist abgestürzt ({tot.signalname if not tot.signalname.isdigit() else f'Signal {tot.signalname}'})"
+    if tot.exitcode is not None:
+        return f"endete unerwartet mit Exit-Code {tot.exitcode}"
     return "ist gestorben"
 
 
