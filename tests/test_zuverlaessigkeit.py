@@ -152,9 +152,10 @@ class Versuchsreihe:
     n: int
     sauber: dict[str, dict[int, tuple]]  # Stand -> Kodierungen eines Backfills ins Leere
     dauer: float  # Sekunden eines sauberen Backfills ins Leere
+    ort: Path  # für die Haltepunkte
 
     @classmethod
-    def anlegen(cls, url: str, n: int) -> Versuchsreihe:
+    def anlegen(cls, url: str, n: int, ort: Path) -> Versuchsreihe:
         bestand_anlegen(url, n)
         sauber, dauer = {}, 0.0
         for zustand in ("A", "B"):
@@ -171,7 +172,7 @@ class Versuchsreihe:
         assert len(sauber["B"]) < len(sauber["A"])
         assert any(sauber["A"][i] != z for i, z in sauber["B"].items())
         assert any(sauber["A"][i] == z for i, z in sauber["B"].items())
-        return cls(url, n, sauber, dauer)
+        return cls(url, n, sauber, dauer, ort)
 
     def versuch(self, zufall: random.Random) -> tuple[int, int]:
         """Ein Abbruch mit SIGKILL und ein zweiter Lauf.
@@ -194,7 +195,7 @@ class Versuchsreihe:
             time.sleep(zufall.uniform(0, self.dauer))
         else:
             # an einer Stelle des Laufs: nach einem zufälligen Stapel, vor dem letzten
-            halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", zufall.randrange(1, stapel))
+            halt = Halt(self.ort, "stapel", zufall.randrange(1, stapel))
             prozess = starten(self.url, "--backfill", **halt.umgebung)
             halt.abwarten(prozess)
         if prozess.poll() is None:
@@ -236,14 +237,14 @@ def abbrueche(reihe: Versuchsreihe, versuche: int, saat: int) -> list[int]:
     return geschrieben
 
 
-def test_sigkill_zu_zufaelligen_zeitpunkten(db_url):
-    reihe = Versuchsreihe.anlegen(db_url, 1000)
+def test_sigkill_zu_zufaelligen_zeitpunkten(db_url, tmp_path):
+    reihe = Versuchsreihe.anlegen(db_url, 1000, tmp_path)
     abbrueche(reihe, 20, saat=6)
 
 
 @pytest.mark.langsam
-def test_sigkill_hundert_mal_auf_groesserem_bestand(db_url):
-    reihe = Versuchsreihe.anlegen(db_url, 4000)
+def test_sigkill_hundert_mal_auf_groesserem_bestand(db_url, tmp_path):
+    reihe = Versuchsreihe.anlegen(db_url, 4000, tmp_path)
     abbrueche(reihe, 100, saat=66)
 
 
@@ -255,12 +256,12 @@ def test_sigkill_hundert_mal_auf_groesserem_bestand(db_url):
     [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True), (signal.SIGTERM, True)],
     ids=["sigint", "sigterm", "sigint-gruppe", "sigterm-gruppe"],
 )
-def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe):
+def test_sigint_sigterm_nach_dem_laufenden_stapel(db_url, signal_, gruppe, tmp_path):
     n = 1000  # fünf Stapel: der Haltepunkt nach dem ersten ist mitten im Lauf
     bestand_anlegen(db_url, n)
     zustand_setzen(db_url, n, "A")
     with psycopg.connect(db_url, autocommit=True) as beobachter:
-        halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", 1)  # mitten im Lauf
+        halt = Halt(tmp_path, "stapel", 1)  # mitten im Lauf
         prozess = starten(db_url, "--backfill", **halt.umgebung)
         halt.abwarten(prozess)
         gesendet = time.monotonic()
@@ -309,9 +310,9 @@ def langsamer_bestand(db_url):
     return db_url
 
 
-def gestartet_mit_sperre(url: str, *args: str, name: str) -> tuple[subprocess.Popen, Halt]:
+def gestartet_mit_sperre(url: str, *args: str, name: str, ort: Path) -> tuple[subprocess.Popen, Halt]:
     """Ein Lauf, der nach seinem ersten Stapel anhält (``Halt``): er hält die Sperre und schreibt."""
-    halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", 1)
+    halt = Halt(ort, "stapel", 1)
     prozess = starten(url, *args, **halt.umgebung)
     halt.abwarten(prozess)
     with psycopg.connect(url, autocommit=True) as conn:
@@ -337,10 +338,12 @@ def gestartet_mit_sperre(url: str, *args: str, name: str) -> tuple[subprocess.Po
         "teil+backfill",
     ],
 )
-def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(langsamer_bestand, erster, zweiter, sperre):
+def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(
+    langsamer_bestand, erster, zweiter, sperre, tmp_path
+):
     url = langsamer_bestand
     name = sperrname() if "--teil" not in erster else sperrname((1, 2))
-    prozess, halt = gestartet_mit_sperre(url, *erster, "--prozesse", "1", name=name)
+    prozess, halt = gestartet_mit_sperre(url, *erster, "--prozesse", "1", name=name, ort=tmp_path)
     try:
         abgewiesen = laufen(url, *zweiter)
     finally:
@@ -390,10 +393,10 @@ def test_wer_vergeblich_auf_einen_backfill_wartet_gibt_nach_der_frist_auf_und_ha
         assert sperre.warten(kurz, CODER_VERSION, teil, 0.3) == sperre.namen(CODER_VERSION, teil)
 
 
-def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand):
+def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand, tmp_path):
     url = langsamer_bestand
     erster, halt = gestartet_mit_sperre(
-        url, "--backfill", "--teil", "1/2", "--prozesse", "1", name=sperrname((1, 2))
+        url, "--backfill", "--teil", "1/2", "--prozesse", "1", name=sperrname((1, 2)), ort=tmp_path
     )
     try:
         with psycopg.connect(url, autocommit=True) as conn:
@@ -472,11 +475,11 @@ def eigene_db(eigener_pg):
 
 
 @pytest.mark.parametrize("modus", ["fast", "immediate"])
-def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus):
+def test_server_geht_mitten_im_lauf_weg(eigener_pg, eigene_db, modus, tmp_path):
     url, n = eigene_db, 1000
     bestand_anlegen(url, n)
     zustand_setzen(url, n, "A")
-    halt = Halt(Path(tempfile.mkdtemp(prefix="aw-halt-")), "stapel", 1)  # mitten im Lauf
+    halt = Halt(tmp_path, "stapel", 1)  # mitten im Lauf
     prozess = starten(url, "--backfill", **halt.umgebung)
     halt.abwarten(prozess)
     eigener_pg.stoppen(modus)  # fast: Server beendet Sitzungen; immediate: wie ein Absturz
