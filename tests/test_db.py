@@ -176,6 +176,35 @@ def test_kaputte_grenze_aus_der_umgebung_ist_ein_konfigurationsfehler(variable, 
     assert f"{variable}=" in e.err and "ist keine Dauer" in e.err, str(e)
 
 
+@pytest.mark.parametrize(
+    ("variable", "wert", "satz"),
+    [
+        ("PGSSLMODE", "bogus", "PGSSLMODE='bogus' aus der Umgebung ist kein gültiger Wert für sslmode"),
+        ("PGSSLMODE", "", "PGSSLMODE='' aus der Umgebung ist kein gültiger Wert für sslmode"),
+        ("PGTARGETSESSIONATTRS", "egal", "PGTARGETSESSIONATTRS='egal' aus der Umgebung"),
+        ("PGPORT", "abc", "PGPORT (aus der Umgebung): Port 'abc' ist keine Zahl von 1 bis 65535"),
+    ],
+)
+@pytest.mark.parametrize("befehl", ["auswahl.py", "check_db.py"])
+def test_kaputte_verbindungsoption_aus_der_umgebung_ist_ein_konfigurationsfehler(
+    variable, wert, satz, befehl, tmp_path
+):
+    # libpq liest sie, wenn DATABASE_URL die Option nicht setzt – und meldete sie erst beim Verbinden.
+    args = ["--backfill"] if befehl == "auswahl.py" else []
+    e = starten(befehl, *args, url="postgresql://rolle@127.0.0.1/db", cwd=tmp_path, env={variable: wert})
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert satz in e.err and e.err.startswith("Fehler: ") and "Traceback" not in e.err, str(e)
+
+
+def test_verbindungsoption_der_url_geht_der_umgebung_vor(monkeypatch):
+    monkeypatch.setenv("PGSSLMODE", "bogus")
+    monkeypatch.setenv("PGPORT", "abc")
+    assert db.url_pruefen("postgresql://rolle@host:5432/db?sslmode=require")["sslmode"] == "require"
+    monkeypatch.setenv("PGSSLMODE", "require")
+    with pytest.raises(db.KonfigurationsFehler, match="DATABASE_URL: sslmode='bogus'"):
+        db.url_pruefen("postgresql://rolle@host:5432/db?sslmode=bogus")
+
+
 def test_optionen_werden_maskiert_und_behalten_die_der_url():
     assert db.optionen({"lock_timeout": "10s"}) == "-c lock_timeout=10s"
     # Leerraum und Backslash trennen in libpq sonst Argumente
