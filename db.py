@@ -227,7 +227,9 @@ _BEISPIEL = "erwartet z. B. postgresql://rolle@host:5432/datenbank oder host=…
 
 
 def url_pruefen(url: str) -> dict[str, str]:
-    """Liest DATABASE_URL wie libpq; kaputt → KonfigurationsFehler (Exit 7), ohne Passwort."""
+    """Liest DATABASE_URL wie libpq; kaputt → KonfigurationsFehler (Exit 7), ohne Passwort. Eine
+    Option, die die URL nicht setzt, nimmt libpq aus der Umgebung (PGSSLMODE, PGPORT, …): auch sie
+    wird hier geprüft, sonst meldete libpq sie erst beim Verbinden, englisch, wie einen Serverfehler."""
     try:
         teile = psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.Error as fehler:
@@ -236,19 +238,48 @@ def url_pruefen(url: str) -> dict[str, str]:
             f"DATABASE_URL ist nicht lesbar: libpq meldet „{text}“ ({_BEISPIEL})."
         ) from None
     for name, erlaubt in _AUSWAHL.items():
-        wert = teile.get(name)
-        if wert is not None and wert not in erlaubt:
+        wert, variable = _wert(teile, name)
+        if wert is None or wert in erlaubt:
+            continue
+        erlaubt_text = f"(erlaubt: {', '.join(erlaubt)})"
+        if variable:
             raise KonfigurationsFehler(
-                f"DATABASE_URL: {name}={wert!r:.40} ist kein gültiger Wert (erlaubt: {', '.join(erlaubt)})."
+                f"{variable}={wert!r:.40} aus der Umgebung ist kein gültiger Wert für {name} {erlaubt_text}; "
+                f"libpq nimmt ihn, weil DATABASE_URL {name} nicht setzt."
             )
+        raise KonfigurationsFehler(
+            f"DATABASE_URL: {name}={wert!r:.40} ist kein gültiger Wert {erlaubt_text}."
+        )
     for name in _GANZZAHL:
         wert = teile.get(name)
         if wert is not None and not re.fullmatch(r"-?\d+", str(wert).strip()):
             raise KonfigurationsFehler(f"DATABASE_URL: {name}={wert!r:.40} ist keine ganze Zahl.")
-    for port in str(teile.get("port", "")).split(",") if teile.get("port") else ():
+    ports, variable = _wert(teile, "port")
+    for port in ports.split(",") if ports else ():
         if port and not (port.isdigit() and 1 <= int(port) <= 65535):
-            raise KonfigurationsFehler(f"DATABASE_URL: Port {port!r:.20} ist keine Zahl von 1 bis 65535.")
+            wo = f"{variable} (aus der Umgebung)" if variable else "DATABASE_URL"
+            raise KonfigurationsFehler(f"{wo}: Port {port!r:.20} ist keine Zahl von 1 bis 65535.")
     return teile
+
+
+# Woher libpq eine Option nimmt, die die URL nicht setzt (connect_timeout setzt verbinden selbst).
+_UMGEBUNG_LIBPQ = {
+    "sslmode": "PGSSLMODE",
+    "gssencmode": "PGGSSENCMODE",
+    "channel_binding": "PGCHANNELBINDING",
+    "target_session_attrs": "PGTARGETSESSIONATTRS",
+    "load_balance_hosts": "PGLOADBALANCEHOSTS",
+    "sslnegotiation": "PGSSLNEGOTIATION",
+    "port": "PGPORT",
+}
+
+
+def _wert(teile: dict[str, str], name: str) -> tuple[str | None, str | None]:
+    """Der Wert einer Option, wie libpq ihn nimmt: aus der URL (Variable None), sonst aus der Umgebung."""
+    if name in teile:
+        return teile[name], None
+    variable = _UMGEBUNG_LIBPQ.get(name)
+    return (os.environ.get(variable), variable) if variable else (None, None)
 
 
 def grenzen_aus_umgebung(voreinstellung: dict[str, str], umgebung: dict[str, str]) -> dict[str, str]:

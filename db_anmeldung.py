@@ -308,7 +308,10 @@ def verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None 
 
 # --- Passwörter aus Meldungen ----------------------------------------------------------
 
-_PASSWORT_URL = re.compile(r"(?P<anfang>[a-z][a-z0-9+.-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)(?=@)", re.IGNORECASE)
+# Das Passwort reicht bis zum letzten @ der URL (bis Leerraum): ein rohes @, /, ? oder # darin
+# bleibt so mit geschwärzt. Ein @ weiter hinten (etwa in der Abfrage) schwärzt auch den Host – lieber
+# zu viel als ein Stück des Passworts.
+_PASSWORT_URL = re.compile(r"(?P<anfang>[a-z][a-z0-9+.-]*://[^:/@\s]*:)(?P<pw>\S*)(?=@)", re.IGNORECASE)
 _PASSWORT_KV = re.compile(r"(?P<anfang>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 
 
@@ -349,9 +352,13 @@ def ohne_passwort(text: str, url: str | None) -> str:
 
 
 def traegt_passwort(url: str) -> bool:
-    """Trägt die URL ein Passwort? Lässt sie sich nicht lesen (Exit 7 folgt), nach dem Muster."""
+    """Trägt die URL ein Passwort – wie libpq sie liest oder dem Muster nach (``rolle:…@``)? Das
+    Muster zählt auch, wenn libpq die URL nicht lesen kann (Exit 7 folgt) oder anders liest: ein
+    rohes / im Passwort nimmt libpq als Ende des Rechners, im Text steht das Passwort trotzdem."""
+    treffer = _PASSWORT_URL.search(url)
+    if treffer and treffer["pw"]:
+        return True
     try:
         return bool(psycopg.conninfo.conninfo_to_dict(url).get("password"))
     except psycopg.Error:
-        treffer = _PASSWORT_URL.search(url)
-        return bool(treffer and treffer["pw"]) or bool(_PASSWORT_KV.search(url))
+        return bool(_PASSWORT_KV.search(url))

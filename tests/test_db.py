@@ -16,6 +16,8 @@ import click
 import psycopg
 import pytest
 from click.testing import CliRunner
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from psycopg import errors, sql
 
 import db
@@ -68,6 +70,12 @@ def _warnungen_frisch(monkeypatch):
         ),
         ("postgresql://rolle@host/db", "postgresql://rolle@host/db"),
         ("postgresql://rolle:@/db?host=/tmp/x", "postgresql://rolle:@/db?host=/tmp/x"),
+        # ein rohes @ im Passwort: geschwärzt bis zum letzten @ vor dem Host
+        ("postgresql://u:p@ss@host/db", "postgresql://u:***@host/db"),
+        (
+            "postgresql://u:a@b/c@d@host:5432/db?sslmode=require",
+            "postgresql://u:***@host:5432/db?sslmode=require",
+        ),
         ("host=h user=u password=geheim dbname=d", "host=h user=u password=*** dbname=d"),
         ("host=h password='ge heim' dbname=d", "host=h password=*** dbname=d"),
         ("", ""),
@@ -81,6 +89,26 @@ def test_ohne_passwort_auch_im_freien_text():
     url = "postgresql://rolle:Xy-Geheim-9@host/db"
     text = "FATAL: irgendwas mit Xy-Geheim-9 drin, URL postgresql://rolle:Xy-Geheim-9@host/db"
     assert "Xy-Geheim-9" not in db.ohne_passwort(text, url)
+
+
+# Passwörter, wie sie ein Mensch in eine URL schreibt: druckbar, auch @ : / % ? #, ohne Leerraum.
+_ROHE_PASSWOERTER = st.text(
+    st.characters(min_codepoint=0x21, max_codepoint=0x7E) | st.sampled_from("@:/%äß€"),
+    min_size=3,
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pw=_ROHE_PASSWOERTER)
+def test_kein_rohes_passwort_bleibt_in_url_und_meldung(pw):
+    ohne = "postgresql://aw_betrieb:***@db.example/wurzel"
+    assume(pw not in ohne)  # nicht zufällig ein Stück von Rolle, Host oder Maske
+    url = f"postgresql://aw_betrieb:{pw}@db.example/wurzel"
+    assert db.maskieren(url) == ohne
+    meldung = db.ohne_passwort(f'connection to "{url}" failed: FATAL: „{pw}“ abgelehnt', url)
+    assert pw not in meldung and "@db.example/wurzel" in meldung
+    assert db.traegt_passwort(url)
 
 
 @pytest.mark.parametrize(
@@ -146,6 +174,35 @@ def test_kaputte_grenze_aus_der_umgebung_ist_ein_konfigurationsfehler(variable, 
     e = starten("check_db.py", *args, url=db_url, cwd=tmp_path, env={variable: wert})
     assert e.code == EXIT_KONFIGURATION, str(e)
     assert f"{variable}=" in e.err and "ist keine Dauer" in e.err, str(e)
+
+
+@pytest.mark.parametrize(
+    ("variable", "wert", "satz"),
+    [
+        ("PGSSLMODE", "bogus", "PGSSLMODE='bogus' aus der Umgebung ist kein gültiger Wert für sslmode"),
+        ("PGSSLMODE", "", "PGSSLMODE='' aus der Umgebung ist kein gültiger Wert für sslmode"),
+        ("PGTARGETSESSIONATTRS", "egal", "PGTARGETSESSIONATTRS='egal' aus der Umgebung"),
+        ("PGPORT", "abc", "PGPORT (aus der Umgebung): Port 'abc' ist keine Zahl von 1 bis 65535"),
+    ],
+)
+@pytest.mark.parametrize("befehl", ["auswahl.py", "check_db.py"])
+def test_kaputte_verbindungsoption_aus_der_umgebung_ist_ein_konfigurationsfehler(
+    variable, wert, satz, befehl, tmp_path
+):
+    # libpq liest sie, wenn DATABASE_URL die Option nicht setzt – und meldete sie erst beim Verbinden.
+    args = ["--backfill"] if befehl == "auswahl.py" else []
+    e = starten(befehl, *args, url="postgresql://rolle@127.0.0.1/db", cwd=tmp_path, env={variable: wert})
+    assert e.code == EXIT_KONFIGURATION, str(e)
+    assert satz in e.err and e.err.startswith("Fehler: ") and "Traceback" not in e.err, str(e)
+
+
+def test_verbindungsoption_der_url_geht_der_umgebung_vor(monkeypatch):
+    monkeypatch.setenv("PGSSLMODE", "bogus")
+    monkeypatch.setenv("PGPORT", "abc")
+    assert db.url_pruefen("postgresql://rolle@host:5432/db?sslmode=require")["sslmode"] == "require"
+    monkeypatch.setenv("PGSSLMODE", "require")
+    with pytest.raises(db.KonfigurationsFehler, match="DATABASE_URL: sslmode='bogus'"):
+        db.url_pruefen("postgresql://rolle@host:5432/db?sslmode=bogus")
 
 
 def test_optionen_werden_maskiert_und_behalten_die_der_url():
