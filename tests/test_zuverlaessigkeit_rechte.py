@@ -378,6 +378,52 @@ def test_frische_rolle_mit_genau_den_rechten_des_modus_faehrt_ihn(
         assert "Items: 40" in check.out, str(check)
 
 
+def test_spaltenrechte_auf_raw_items_genuegen_wo_die_stufe_nur_diese_spalten_liest(
+    pg, db_name, db_url, frische_rolle, tmp_path
+):
+    """Ein Haus gibt der Betriebsrolle SELECT nicht auf die ganze raw_items, nur auf einzelne
+    Spalten. Die Prüfung zählt das, wenn es die Spalten sind, die der Modus liest (lauf: id und
+    slot, einlesen: id und url); fehlt eine, nennt sie das Recht auf raw_items wie bisher."""
+    rolle, url = frische_rolle
+    bestand_anlegen(db_url, 40)
+    zustand_setzen(db_url, 40, "A")
+    for modus in ("lauf", "einlesen"):
+        rechte_geben(db_url, db_name, modus, rolle)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("revoke select on raw_items from {}").format(sql.Identifier(rolle)))
+
+    def spalten_geben(*spalten: str) -> None:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("grant select ({}) on raw_items to {}").format(
+                    sql.SQL(", ").join(map(sql.Identifier, spalten)), sql.Identifier(rolle)
+                )
+            )
+
+    spalten_geben("id", "haus")  # ohne slot und url: zu wenig
+    check = check_db_starten("--modus", "lauf", "--modus", "einlesen", url=url, cwd=tmp_path)
+    assert check.code == EXIT_VORAUSSETZUNG, str(check)
+    assert "  - Recht SELECT auf Tabelle raw_items (für lauf, einlesen)\n" in check.out, str(check)
+
+    spalten_geben("slot")  # dazu: id, haus, slot – was ein Lauf liest, nicht url
+    check = check_db_starten("--modus", "lauf", "--modus", "einlesen", url=url, cwd=tmp_path)
+    assert check.code == EXIT_VORAUSSETZUNG, str(check)
+    assert "  - Recht SELECT auf Tabelle raw_items (für einlesen)\n" in check.out, str(check)
+    assert "für lauf" not in check.out, str(check)
+    for args in LAEUFE["lauf"]:
+        e = laufen(url, *args, cwd=tmp_path)
+        assert e.code == EXIT_OK, f"{args}: {e}"
+
+    spalten_geben("url")
+    check = check_db_starten("--modus", "lauf", "--modus", "einlesen", url=url, cwd=tmp_path)
+    assert check.code == EXIT_OK and "Alle Voraussetzungen erfüllt (lauf, einlesen)" in check.out, str(check)
+    e = laufen(url, "--einlesen", str(kandidatendatei(tmp_path / "a.json")), cwd=tmp_path)
+    assert e.code == EXIT_OK and "6 Kandidaten" in e.out, str(e)
+    with psycopg.connect(db_url) as conn:  # die Rolle hat nie ein Recht auf die ganze Tabelle
+        ganz = conn.execute("select has_table_privilege(%s, 'raw_items', 'SELECT')", (rolle,))
+        assert not ganz.fetchone()[0]
+
+
 def test_frische_rolle_mit_den_rechten_fuers_migrieren_migriert(pg, leere_db_url, tmp_path):
     raw_items_anlegen(leere_db_url)
     db_name = psycopg.conninfo.conninfo_to_dict(leere_db_url)["dbname"]

@@ -25,7 +25,9 @@ class Recht:
     """Rechte auf ein Objekt. ``art``: datenbank, schema, tabelle, sicht, sequenz oder eigentuemer.
 
     ``weitergeben``: diese der ``rechte`` mit WITH GRANT OPTION – der Admin gibt SELECT auf
-    raw_items (von Ingest) an die Betriebsrolle weiter.
+    raw_items (von Ingest) an die Betriebsrolle weiter. ``spalten``: die Spalten, die der Modus
+    liest – ein Recht auf jede von ihnen genügt dann statt eines auf die ganze Tabelle (ein Haus
+    gibt etwa ``grant select (id, slot, …) on raw_items``); vergeben wird die ganze Tabelle.
     """
 
     art: str
@@ -34,6 +36,7 @@ class Recht:
     wozu: str = ""
     wenn_vorhanden: bool = False
     weitergeben: tuple[str, ...] = ()
+    spalten: tuple[str, ...] = ()
 
     def text(self) -> str:
         if self.art == "datenbank":
@@ -59,7 +62,8 @@ VERBINDEN = Recht("datenbank", "", ("CONNECT",))
 SCHEMA = Recht("schema", "public", ("USAGE",))
 # Jeder Modus prüft vor dem Start, ob alle Migrationen angewandt sind.
 BUCH = Recht("tabelle", "schema_migrationen", ("SELECT",), "Stand der Migrationen")
-ITEMS = Recht("tabelle", "raw_items", ("SELECT",))
+# raw_items gehört Ingest; die Stufe liest von dort nur id und slot (mit --einlesen id und url).
+ITEMS = Recht("tabelle", "raw_items", ("SELECT",), spalten=("id", "slot"))
 KANDIDATEN = Recht("tabelle", "extraktionen", ("SELECT",))
 TEMP = Recht("datenbank", "", ("TEMPORARY",), "jeder Stapel geht per COPY durch eine temporäre Tabelle")
 KODIERUNG_SCHREIBEN = Recht("tabelle", "selected_extractor", ("SELECT", "INSERT", "UPDATE", "DELETE"))
@@ -108,7 +112,7 @@ MODI: dict[str, Modus] = {
             "auswahl.py --einlesen DATEI.json|ORDNER",
             (
                 *GRUND,
-                ITEMS,
+                Recht("tabelle", "raw_items", ("SELECT",), spalten=("id", "url")),
                 Recht(
                     "tabelle",
                     "extraktionen",

@@ -77,6 +77,7 @@ def tabelle() -> str:
         rechte = "; ".join(
             ("Recht " if r.art != "eigentuemer" else "")
             + r.text()
+            + (f" (oder auf die Spalten {', '.join(r.spalten)})" if r.spalten else "")
             + (" (falls vorhanden)" if r.wenn_vorhanden else "")
             for r in modus.rechte
         )

@@ -32,6 +32,15 @@ SQL_PRUEFUNG = {
     "sequenz": "select has_sequence_privilege(%(objekt)s, %(recht)s)",
     "eigentuemer": "select pg_has_role(c.relowner, 'USAGE') from pg_class c where c.oid = to_regclass(%(objekt)s)",
 }
+# Dasselbe für ein Recht mit ``spalten``: auf die ganze Tabelle oder auf jede der Spalten
+# (has_column_privilege zählt beides). Eine Spalte, die es nicht gibt, zählt hier nicht mit –
+# fehlende Spalten von raw_items nennt check_db.py für sich.
+SQL_PRUEFUNG_SPALTEN = """
+select has_table_privilege(%(objekt)s, %(recht)s)
+       or coalesce(bool_and(has_column_privilege(a.attrelid, a.attnum, %(recht)s)), false)
+from pg_attribute a
+where a.attrelid = to_regclass(%(objekt)s) and a.attname = any(%(spalten)s) and not a.attisdropped
+"""
 SQL_PRUEFUNG_FUER = {
     "datenbank": "select has_database_privilege(%(rolle)s, current_database(), %(recht)s)",
     "schema": "select has_schema_privilege(%(rolle)s, %(objekt)s, %(recht)s)",
@@ -65,12 +74,22 @@ class Luecke:
         return ("Recht " if self.recht.art != "eigentuemer" else "") + self.recht.text()
 
 
-def _hat(conn: psycopg.Connection, art: str, objekt: str, recht: str, rolle: str | None = None) -> bool:
-    if rolle is None:
-        return conn.execute(SQL_PRUEFUNG[art], {"objekt": objekt, "recht": recht}).fetchone()[0]
-    return conn.execute(
-        SQL_PRUEFUNG_FUER[art], {"rolle": rolle, "objekt": objekt, "recht": recht}
-    ).fetchone()[0]
+def _hat(
+    conn: psycopg.Connection,
+    art: str,
+    objekt: str,
+    recht: str,
+    rolle: str | None = None,
+    spalten: tuple[str, ...] = (),
+) -> bool:
+    """Hat die aktuelle Rolle (bzw. ``rolle``) das Recht? Mit ``spalten`` genügt es auf jede davon."""
+    if rolle is not None:
+        werte = {"rolle": rolle, "objekt": objekt, "recht": recht}
+        return conn.execute(SQL_PRUEFUNG_FUER[art], werte).fetchone()[0]
+    if spalten:
+        werte = {"objekt": objekt, "recht": recht, "spalten": list(spalten)}
+        return conn.execute(SQL_PRUEFUNG_SPALTEN, werte).fetchone()[0]
+    return conn.execute(SQL_PRUEFUNG[art], {"objekt": objekt, "recht": recht}).fetchone()[0]
 
 
 def _geprueft(recht: Recht, einzeln: str) -> str:
@@ -91,7 +110,11 @@ def luecken(conn: psycopg.Connection, modus: str) -> list[Luecke]:
             if not _hat(conn, "eigentuemer", recht.objekt, ""):
                 gefunden.append(Luecke(modus, recht))
             continue
-        ohne = tuple(r for r in recht.rechte if not _hat(conn, recht.art, recht.objekt, _geprueft(recht, r)))
+        ohne = tuple(
+            r
+            for r in recht.rechte
+            if not _hat(conn, recht.art, recht.objekt, _geprueft(recht, r), spalten=recht.spalten)
+        )
         if ohne:
             weiter = tuple(r for r in recht.weitergeben if r in ohne)
             gefunden.append(
