@@ -8,9 +8,10 @@
 * **Fix:** newspaper4k gibt für jede Reihenfolge, die ``set()`` in 0.9.6 liefern könnte,
   denselben Text; ohne den Fix nicht (auf allen sechs Seiten aus ``bench/newspaper4k-zufall``).
 * **Gleichheit:** die schnellen Aufrufe (``aufrufe.AUFRUFE``) geben Byte für Byte dieselben
-  Texte und dieselben Fehler wie die Stock-Aufrufe mit Fix (``aufrufe.STOCK_AUFRUFE``) – auf den
-  181 aeb-Seiten, den sechs Zufallsseiten und den feindlichen Seiten
-  (``auswahlstufe/referenz/feindlich.py``). Stock und schnell laufen je in einem frischen Prozess.
+  Texte und dieselben Fehler wie die Stock-Aufrufe mit Fix (``aufrufe.STOCK_AUFRUFE``) – auf jeder
+  dritten der 181 aeb-Seiten (mit ``--langsam`` allen), den sechs Zufallsseiten und den feindlichen
+  Seiten (``auswahlstufe/referenz/feindlich.py``). Stock und schnell laufen je in einem frischen
+  Prozess.
 * **Determinismus:** frische Prozesse mit verschiedener Vorgeschichte (PYTHONHASHSEED, andere
   Seiten vorher, andere Reihenfolge, vorher belegter Speicher) und ganze Läufe
   ``auswahl.py --extrahieren ORDNER`` mit ``--prozesse 1`` und ``--prozesse 2`` geben dieselben
@@ -126,7 +127,8 @@ def im_frischen_prozess(auftrag: dict) -> dict:
         ergebnis(je_name["newspaper4k"], zeichensatz.dekodieren(roh)[0], url)  # andere Seiten vorher
     if auftrag.get("mit_50_mb"):
         SEITEN["feindlich"] = lambda: feindliche_seiten(mit_50_mb=True)
-    liste = [seite for art in auftrag["seiten"] for seite in SEITEN[art]()]
+    jede = {"aeb": auftrag.get("aeb_jede", 1)}
+    liste = [seite for art in auftrag["seiten"] for seite in SEITEN[art]()[:: jede.get(art, 1)]]
     if auftrag.get("mischen") is not None:
         random.Random(auftrag["mischen"]).shuffle(liste)
     aus = {}
@@ -195,7 +197,6 @@ def unterschiede(a: dict, b: dict) -> list[str]:
 # (der Reihe nach, PYTHONHASHSEED 0) und als die beiden Läufe der Stufe (Worker im forkserver).
 SCHNELL = "gemischt, Speicher vorher belegt, andere Seiten vorher"
 VORGESCHICHTE = {
-    "seiten": ["aeb", "zufall", "feindlich"],
     "mischen": 5,
     "speicher_mb": 40,
     "vorher": "zufall",
@@ -205,21 +206,29 @@ VORGESCHICHTE = {
 # Prozessen: --langsam.
 STUFE_SEITEN = {AEB: 6, ZUFALL: 1}
 STUFE_ZAHL = len(range(0, 181, 6)) + 6
+# Stock und schnell über jede dritte aeb-Seite (darin jede sechste der Stufe), alle sechs Zufalls-
+# und alle feindlichen Seiten; über alle 181: --langsam (hier und in der langen Fassung unten).
+AEB_JEDE = 3
 
 
 @pytest.fixture(scope="module")
-def frische_prozesse(tmp_path_factory) -> dict[str, dict]:
-    """Alle Prozesse gleichzeitig: stock mit Fix und schnell (je alle Seiten, mit verschiedener
-    Vorgeschichte) und zwei ganze Läufe der Stufe über einen Ordner mit den Seiten aus
-    ``STUFE_SEITEN``, mit einem und mit zwei Workern; mit ``-n`` einmal für alle Worker."""
-    return einmal_fuer_alle_worker(tmp_path_factory, "frische_prozesse", _frische_prozesse)
+def frische_prozesse(tmp_path_factory, request) -> dict[str, dict]:
+    """Alle Prozesse gleichzeitig: stock mit Fix und schnell (je dieselben Seiten, jede
+    ``AEB_JEDE``-te aeb-Seite, mit ``--langsam`` alle; mit verschiedener Vorgeschichte) und zwei
+    ganze Läufe der Stufe über einen Ordner mit den Seiten aus ``STUFE_SEITEN``, mit einem und mit
+    zwei Workern; mit ``-n`` einmal für alle Worker."""
+    jede = 1 if request.config.getoption("--langsam") else AEB_JEDE
+    return einmal_fuer_alle_worker(
+        tmp_path_factory, "frische_prozesse", lambda tmp: _frische_prozesse(tmp, jede)
+    )
 
 
-def _frische_prozesse(tmp: Path) -> dict[str, dict]:
+def _frische_prozesse(tmp: Path, jede: int) -> dict[str, dict]:
     ordner = ordner_mit(tmp, STUFE_SEITEN)
+    seiten = {"seiten": ["aeb", "zufall", "feindlich"], "aeb_jede": jede}
     prozesse = {
-        "stock": _starten({"art": "stock", "seiten": ["aeb", "zufall", "feindlich"]}, "0"),
-        SCHNELL: _starten({"art": "schnell", **VORGESCHICHTE}, "1"),
+        "stock": _starten({"art": "stock", **seiten}, "0"),
+        SCHNELL: _starten({"art": "schnell", **VORGESCHICHTE, **seiten}, "1"),
     }
     laeufe = {zahl: _stufe_starten(ordner, tmp / f"prozesse_{zahl}.json", zahl) for zahl in (1, 2)}
     try:
@@ -235,6 +244,7 @@ def _frische_prozesse(tmp: Path) -> dict[str, dict]:
                 prozess.kill()
                 prozess.wait()
     ergebnisse["ausgaben"] = {zahl: (tmp / f"prozesse_{zahl}.json").read_bytes() for zahl in (1, 2)}
+    ergebnisse["aeb_seiten"] = len(range(0, 181, jede))
     return ergebnisse
 
 
@@ -672,7 +682,7 @@ def test_der_fix_gibt_fuer_jede_mengenordnung_denselben_text(monkeypatch, ohne_l
 
 def test_schnell_gibt_dieselben_texte_und_fehler_wie_stock(frische_prozesse):
     stock = frische_prozesse["stock"]
-    assert len(stock) == 3 * (181 + 6 + len(feindliche_seiten()))
+    assert len(stock) == 3 * (frische_prozesse["aeb_seiten"] + 6 + len(feindliche_seiten()))
     assert unterschiede(stock, frische_prozesse[SCHNELL]) == []
 
 
@@ -705,10 +715,11 @@ def test_deterministisch_in_frischen_prozessen(frische_prozesse):
     belegt, andere Seiten vorher, PYTHONHASHSEED 1) und in den Workern zweier Läufe der Stufe
     (``STUFE_SEITEN``)."""
     stock = frische_prozesse["stock"]
-    vergleiche = [name for name in frische_prozesse if name not in ("stock", "ausgaben")]
+    vergleiche = [name for name in frische_prozesse if name not in ("stock", "ausgaben", "aeb_seiten")]
     assert vergleiche == [SCHNELL, "--prozesse 1", "--prozesse 2"]
     zufall = {schluessel for schluessel, _, _ in zufall_seiten()}
-    for name, seiten in zip(vergleiche, (181 + 6, STUFE_ZAHL, STUFE_ZAHL), strict=True):
+    schnell = frische_prozesse["aeb_seiten"] + 6
+    for name, seiten in zip(vergleiche, (schnell, STUFE_ZAHL, STUFE_ZAHL), strict=True):
         ergebnisse = frische_prozesse[name]
         assert len(ergebnisse) >= 3 * seiten, name
         assert zufall <= {k.split("/")[0] for k in ergebnisse}, name
