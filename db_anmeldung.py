@@ -259,9 +259,11 @@ _FAELLE: tuple[tuple[re.Pattern[str], Callable[[_Lage], str]], ...] = (
     ),
     (
         # Server (53300): sorry, too many clients already; too many connections for role "…";
-        # remaining connection slots are reserved for …
+        # remaining connection slots are reserved for … (deutsch: die verbleibenden Verbindungen sind … reserviert)
         re.compile(
-            "too many (?:clients|connections)|zu viele verbindungen|slots are reserved", re.IGNORECASE
+            "too many (?:clients|connections)|zu viele verbindungen|slots are reserved"
+            "|verbleibenden verbindungen sind",
+            re.IGNORECASE,
         ),
         lambda lage: (
             f"Der Datenbankserver nimmt keine Verbindung mehr an ({lage.ziel}): zu viele Verbindungen "

@@ -558,6 +558,17 @@ def test_ssl_verlangt_aber_der_server_hat_keins(pg15_anmeldung, tmp_path):
         ),
         ("connection failed: FATAL:  sorry, too many clients already", "zu viele Verbindungen"),
         ('connection failed: FATAL:  too many connections for role "aw_stufe"', "zu viele Verbindungen"),
+        (
+            "connection failed: FATAL:  remaining connection slots are reserved for non-replication "
+            "superuser connections",
+            "zu viele Verbindungen",
+        ),
+        (
+            "connection failed: FATAL:  die verbleibenden Verbindungen sind für Superuser auf "
+            "Nicht-Replikationsverbindungen reserviert",
+            "zu viele Verbindungen",
+        ),
+        ("connection failed: FATAL:  tut mir leid, schon zu viele Verbindungen", "zu viele Verbindungen"),
     ],
 )
 def test_gescheiterte_anmeldung_ist_ein_deutscher_satz_mit_dem_naechsten_schritt(text, satz):
