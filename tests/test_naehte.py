@@ -12,12 +12,15 @@ import-linter nicht ausdrücken kann:
 * ``check_db.py`` ist ein Skript, keine Bibliothek des Betriebs.
 * ``bewertung.py`` und ``vergleich.py`` sind dünne Skripte über ``auswahlstufe.pruefung``:
   sie definieren nichts, niemand importiert sie (Tests und Benchmarks nehmen das Paketmodul).
-* Ein Import richtet kein Logging ein; das tut der Einstieg (``protokoll.einrichten``).
+* Ein Import richtet kein Logging ein; das tut der Einstieg (``protokoll.einrichten``). Die
+  übrigen Einstiege (Skripte an der Wurzel, ``python -m …``) richten nichts ein: ihre Fehler und
+  Warnungen stehen trotzdem so auf stderr wie die der Kommandozeile.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 
@@ -117,3 +120,54 @@ def test_ein_import_richtet_kein_logging_ein():
     )
     lauf = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJEKT)
     assert lauf.stdout.strip() == "[]", lauf.stdout + lauf.stderr
+
+
+KAPUTTE_URL = "postgresql://ich:geheim@h:keinport/db"
+WARNUNG_PASSWORT = (
+    'Warnung: DATABASE_URL enthält ein Passwort – es steht so in der Umgebung, in .env und bei psql "$DATABASE_URL" '
+    "in `ps`; besser in ~/.pgpass (docs/betrieb.md, Einrichtung, Schritt 5)."
+)
+FEHLER_PORT = "Fehler: DATABASE_URL: Port 'keinport' ist keine Zahl von 1 bis 65535."
+
+
+@pytest.mark.parametrize(
+    ("aufruf", "code", "stderr"),
+    [
+        (["auswahl.py", "--backfill"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
+        (["check_db.py"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
+        (["-m", "auswahlstufe.lauf.ingest"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
+        (["vergleich.py", "--datenbank", "auswahl-1", "auswahl-2"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
+        (
+            ["bewertung.py", "fehlt-a.json", "fehlt-b.json"],
+            1,
+            ["Fehler: fehlt-a.json: nicht lesbar (gibt es nicht)."],
+        ),
+        (
+            ["demo.py", "--lokal-stoppen", "--daten", "kein-server"],
+            4,
+            [
+                "Fehler: In {ort}/kein-server liegt kein lokaler Server ({python} demo.py --lokal legt ihn an)."
+            ],
+        ),
+    ],
+    ids=["auswahl.py", "check_db.py", "ingest", "vergleich.py", "bewertung.py", "demo.py"],
+)
+def test_jeder_einstieg_meldet_fehler_und_warnung_auf_stderr_wie_die_kommandozeile(
+    tmp_path, aufruf, code, stderr
+):
+    """Ohne ``protokoll.einrichten`` (nur die Kommandozeile ruft es) stehen Fehler und Warnungen,
+    die über logging gehen, als deutscher Satz auf stderr – ohne Präfix von logging, nicht auf
+    stdout, nicht verloren."""
+    umgebung = {
+        **os.environ,
+        "DATABASE_URL": KAPUTTE_URL,
+        "AUSWAHL_ZEILENKOPF": "aus",
+        "PYTHONPATH": str(PROJEKT),
+    }
+    if aufruf[0].endswith(".py"):
+        aufruf = [str(PROJEKT / aufruf[0]), *aufruf[1:]]
+    lauf = subprocess.run(
+        [sys.executable, *aufruf], capture_output=True, text=True, cwd=tmp_path, env=umgebung, timeout=120
+    )
+    erwartet = [z.format(ort=tmp_path.resolve(), python=sys.executable) for z in stderr]
+    assert (lauf.returncode, lauf.stderr.splitlines(), lauf.stdout) == (code, erwartet, "")

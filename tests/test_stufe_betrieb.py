@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -612,3 +613,48 @@ def test_die_meldung_nennt_die_ursache(fehlschlag, satz):
     ).format_message()
     assert satz in meldung, meldung
     assert ("OOM" in meldung) == (fehlschlag.exitcode == -9), meldung
+
+
+# --- Ein Worker startet nicht ---------------------------------------------------------------
+
+
+def test_scheitert_die_vorbereitung_traegt_der_fehler_ihre_ursache():
+    """``WorkerStartetNicht`` sagt, woran die Vorbereitung im Worker scheiterte – als Daten
+    (``ursache``: Klasse, Text, ein fehlendes Modul), nicht nur als Satz."""
+    from auswahlstufe.betrieb.pool import Pool, Ursache, WorkerStartetNicht
+
+    vorbereitung = functools.partial(
+        exec, "raise ModuleNotFoundError('beim Start nicht da', name='aw_fehlt')"
+    )
+    with pytest.raises(WorkerStartetNicht) as e, Pool(1, vorbereitung=vorbereitung):
+        pass
+    assert e.value.ursache == Ursache("ModuleNotFoundError", "beim Start nicht da", modul="aw_fehlt")
+    assert str(e.value) == "ModuleNotFoundError: beim Start nicht da"
+
+
+@pytest.mark.parametrize(
+    ("quelltext", "grund"),
+    [
+        ("import aw_gibt_es_nicht", "das Modul aw_gibt_es_nicht fehlt"),
+        # das fehlende Modul steht in der Ursache, nicht im Wortlaut
+        ("raise ModuleNotFoundError('beim Start nicht da', name='aw_fehlt')", "das Modul aw_fehlt fehlt"),
+        ("raise RuntimeError('kaputt')", "RuntimeError: kaputt"),
+    ],
+)
+def test_startet_kein_worker_der_extraktion_sagt_die_meldung_warum(monkeypatch, quelltext, grund):
+    from auswahlstufe.extraktion import seiten
+    from auswahlstufe.fehler import EXIT_VORAUSSETZUNG, VoraussetzungFehlt
+
+    echt = seiten.Pool
+
+    def pool(*args, **kwargs):
+        return echt(*args, **{**kwargs, "vorbereitung": functools.partial(exec, quelltext), "argumente": ()})
+
+    monkeypatch.setattr(seiten, "Pool", pool)
+    with pytest.raises(VoraussetzungFehlt) as e, seiten.Extraktion(1):
+        pass
+    assert e.value.exit_code == EXIT_VORAUSSETZUNG
+    assert e.value.format_message() == (
+        f"Ein Worker der Extraktion startet nicht ({grund}). Sind die Extraktoren installiert "
+        "(.venv/bin/pip install -e '.[extraktion]')?"
+    )

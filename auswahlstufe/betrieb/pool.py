@@ -108,8 +108,31 @@ class Auftrag(Generic[K]):
     schranke: bool = False
 
 
+@dataclass(frozen=True)
+class Ursache:
+    """Die Ausnahme, an der die Vorbereitung im Worker scheiterte, als Daten (sie kommt über die
+    Leitung): ihre Klasse, ihr Text und, bei einem ``ModuleNotFoundError``, das fehlende Modul."""
+
+    art: str
+    text: str
+    modul: str | None = None
+
+    @classmethod
+    def aus(cls, fehler: Exception) -> Ursache:
+        modul = fehler.name if isinstance(fehler, ModuleNotFoundError) else None
+        return cls(type(fehler).__name__, str(fehler), modul)
+
+    def __str__(self) -> str:
+        return f"{self.art}: {self.text}"
+
+
 class WorkerStartetNicht(Exception):
-    """Die Vorbereitung eines Workers scheiterte; ``args[0]`` sagt warum."""
+    """Die Vorbereitung eines Workers scheiterte; ``args[0]`` sagt warum, ``ursache`` ist die
+    Ausnahme im Worker (None: er kam nicht so weit, etwa weil der forkserver nicht antwortet)."""
+
+    def __init__(self, grund: str, ursache: Ursache | None = None) -> None:
+        super().__init__(grund)
+        self.ursache = ursache
 
 
 class WorkerAusnahme(Exception):
@@ -161,7 +184,7 @@ def _worker(
     try:
         wert = vorbereitung(*argumente) if vorbereitung is not None else None
     except Exception as fehler:  # ein Paket fehlt o. ä.: dem Hauptprozess sagen, warum
-        verbindung.send(f"{type(fehler).__name__}: {fehler}")
+        verbindung.send(Ursache.aus(fehler))
         return
     verbindung.send((BEREIT, wert))
     while True:
@@ -321,11 +344,13 @@ class Pool:
             raise WorkerStartetNicht(f"der forkserver antwortet nicht ({type(fehler).__name__})") from None
         finally:
             dort.close()
-        grund = f"nach {START_S:g} s nicht bereit"
+        grund, ursache = f"nach {START_S:g} s nicht bereit", None
         if hier.poll(START_S):
             try:
                 antwort = hier.recv()
                 grund = str(antwort)
+                if isinstance(antwort, Ursache):
+                    ursache = antwort
                 if isinstance(antwort, tuple) and antwort[0] == BEREIT:
                     grund = None
                     if not self._plaetze:
@@ -336,7 +361,7 @@ class Pool:
         if grund is not None:
             _toeten(prozess)
             hier.close()
-            raise WorkerStartetNicht(grund)
+            raise WorkerStartetNicht(grund, ursache)
         return _Platz(prozess, hier)
 
     @staticmethod

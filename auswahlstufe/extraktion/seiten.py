@@ -13,7 +13,6 @@ nichts vom Speicher des Hauptprozesses.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -224,18 +223,16 @@ def seitenart(seite: Seite) -> tuple[str, art.Urteil, str]:
 
 
 def _startet_nicht(fehler: WorkerStartetNicht) -> VoraussetzungFehlt:
-    grund = str(fehler)
-    if grund.startswith(UNGEPRUEFT):  # der Fix von newspaper4k: sein eigener Satz (Exit 4)
-        return fassungen.FassungUngeprueft(grund.removeprefix(UNGEPRUEFT))
-    if fehlt := re.search(r"No module named '([\w.]+)'", grund):
-        grund = f"das Modul {fehlt.group(1)} fehlt"
+    ursache, grund = fehler.ursache, str(fehler)
+    # der Fix von newspaper4k ungeprüft: sein eigener Satz (Exit 4)
+    if ursache is not None and ursache.art == fassungen.FassungUngeprueft.__name__:
+        return fassungen.FassungUngeprueft(ursache.text)
+    if ursache is not None and ursache.modul:
+        grund = f"das Modul {ursache.modul} fehlt"
     return VoraussetzungFehlt(
         f"Ein Worker der Extraktion startet nicht ({grund}). Sind die Extraktoren installiert "
         "(.venv/bin/pip install -e '.[extraktion]')?"
     )
-
-
-UNGEPRUEFT = f"{fassungen.FassungUngeprueft.__name__}: "
 
 
 def kandidaten(
