@@ -195,7 +195,8 @@ class Versuchsreihe:
             time.sleep(zufall.uniform(0, self.dauer))
         else:
             # an einer Stelle des Laufs: nach einem zufälligen Stapel, vor dem letzten
-            halt = Halt(self.ort, "stapel", zufall.randrange(1, stapel))
+            ort = Path(tempfile.mkdtemp(dir=self.ort))  # je Versuch frisch: kein Halt eines früheren
+            halt = Halt(ort, "stapel", zufall.randrange(1, stapel))
             prozess = starten(self.url, "--backfill", **halt.umgebung)
             halt.abwarten(prozess)
         if prozess.poll() is None:
