@@ -167,6 +167,13 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
         if hinweis := db.versionshinweis(conn.info.server_version):
             ausgabe(f"Hinweis: {hinweis}")
         fehlt, hinweise = fehlende_voraussetzungen(conn, modi)
+        if "migrieren" not in modi and ist_admin(conn):
+            hinweise.insert(
+                0,
+                f"{rolle} ist der Admin der Stufe (Eigentümer ihrer Tabellen); seine Probe ist --modus "
+                "migrieren. check_db.py ohne --modus, Läufe und cron gehören der Betriebsrolle (im Rezept "
+                "aw_stufe): DATABASE_URL aus .env im Klon (docs/betrieb.md, Einrichtung, Schritt 5).",
+            )
         for hinweis in hinweise:
             ausgabe(f"Hinweis: {hinweis}")
         if not fehlt:
@@ -179,7 +186,8 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
             for eintrag in fehlt:
                 ausgabe(f"  - {eintrag}")
             schritte = weitere_schritte(conn, modi, fehlt)
-            if "migrieren" in modi or rolle_der_stufe(conn) != "ingest":  # Ingest bekommt kein Rezept
+            # Ingest und eine Rolle nur zum Lesen bekommen kein Rezept: es gäbe ihnen die Rechte des Betriebs.
+            if "migrieren" in modi or rolle_der_stufe(conn) == "betrieb":
                 schritte += vergabe.abhilfe(
                     conn, [luecke for name in modi for luecke in vergabe.luecken(conn, name)]
                 )
@@ -189,6 +197,12 @@ def pruefen(url: str, *, modi: tuple[str, ...] = ("lauf", "check_db"), ausgabe=p
                 for schritt in schritte:
                     ausgabe(f"  - {schritt}")
         return fehlt
+
+
+def ist_admin(conn: psycopg.Connection) -> bool:
+    """Ist die angemeldete Rolle der Admin der Stufe (Eigentümer von selected_extractor, kein Superuser)?"""
+    zeile = conn.execute(migrationen.SQL_ROLLE, ("SELECT",)).fetchone()
+    return bool(zeile and zeile[2])
 
 
 def rolle_der_stufe(conn: psycopg.Connection) -> str:
@@ -227,10 +241,11 @@ def weitere_schritte(conn: psycopg.Connection, modi: tuple[str, ...], fehlt: lis
             "Betriebsrolle (DATABASE_URL aus .env im Klon) oder, mit --modus migrieren, den Admin"
             + (f" ({admin})" if admin else "")
         )
-    if "blick" not in modi and rolle == "blick":
+    if "migrieren" not in modi and set(modi) != {"blick"} and rolle == "blick":
         schritte.append(
-            f"{ich} hat die Rechte von blick (nur lesen): für sie ist .venv/bin/python check_db.py --modus blick "
-            "die Probe; die Rechte des Betriebs gibt ihr sonst der Admin mit dem Rezept:"
+            f"{ich} ist eine Rolle nur zum Lesen (Rechte von blick): für sie ist .venv/bin/python check_db.py "
+            "--modus blick die Probe. check_db.py ohne --modus, Läufe und cron gehören der Betriebsrolle "
+            f"(im Rezept aw_stufe), nicht {ich}: DATABASE_URL aus .env im Klon (Schritt 5)"
         )
     return schritte
 

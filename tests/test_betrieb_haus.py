@@ -419,7 +419,9 @@ def test_check_db_unter_der_betriebsrolle_nennt_ingest_und_das_rezept(haus: Haus
 
 def test_check_db_unter_aw_blick_und_ingest_nennt_alles_und_wer_was_tut(haus: Haus):
     """Als aw_blick und als ingest (auch mit --migrieren) prüft check_db, ohne Rechte zu brauchen,
-    die es dann meldet: kein Exit 4 an schema_migrationen, sondern die ganze Liste mit wer was tut."""
+    die es dann meldet: kein Exit 4 an schema_migrationen, sondern die ganze Liste mit wer was tut.
+    Einer Rolle nur zum Lesen rät es nicht zum Rezept (das gäbe ihr Schreibrechte), sondern nennt die
+    Betriebsrolle."""
     haus.bauen(8)
     teile = psycopg.conninfo.conninfo_to_dict(haus.server.admin_url)
     ort = f"host={teile['host']} port={teile.get('port', 5432)} dbname=wurzelwerk"
@@ -434,10 +436,10 @@ def test_check_db_unter_aw_blick_und_ingest_nennt_alles_und_wer_was_tut(haus: Ha
             (),
             "Recht SELECT auf Tabelle schema_migrationen (für lauf, check_db)",
             [
-                "aw_blick hat die Rechte von blick (nur lesen): für sie ist .venv/bin/python check_db.py "
-                "--modus blick die Probe; die Rechte des Betriebs gibt ihr sonst der Admin mit dem Rezept:",
-                "als aw_admin (Eigentümer der Tabellen der Stufe), im Klon: psql -X -v ON_ERROR_STOP=1 "
-                "-U aw_admin -d wurzelwerk -v rolle=aw_blick -f rollen/aw-rolle-stufe.sql",
+                "aw_blick ist eine Rolle nur zum Lesen (Rechte von blick): für sie ist .venv/bin/python "
+                "check_db.py --modus blick die Probe. check_db.py ohne --modus, Läufe und cron gehören der "
+                "Betriebsrolle (im Rezept aw_stufe), nicht aw_blick: DATABASE_URL aus .env im Klon "
+                "(Schritt 5)"
             ],
         ),
         (
@@ -466,6 +468,28 @@ def test_check_db_unter_aw_blick_und_ingest_nennt_alles_und_wer_was_tut(haus: Ha
         assert f"  - {eintrag}\n" in e.out, e.out
         assert _nach_schritt(e.out) == schritte, e.out
         assert "Hinweis: für" not in e.out and "Traceback" not in e.err
+        assert "aw-rolle-stufe.sql" not in e.out, e.out  # kein Rezept für aw_blick oder Ingest
+    e = haus.stufe("check_db.py", "--modus", "alle", env=blick)  # auch wer alle Modi prüft
+    assert e.code == EXIT_VORAUSSETZUNG and _nach_schritt(e.out) == faelle[0][3], str(e)
+
+
+def test_check_db_als_admin_hoert_dass_es_die_betriebsrolle_pruefen_soll(haus: Haus):
+    """Der Admin darf alles, was lauf und check_db brauchen – „Alle Voraussetzungen erfüllt“ sagte ihm
+    sonst nicht, dass er die falsche Rolle prüft; mit --migrieren ist er die richtige."""
+    haus.bauen(4)
+    admin = "DATABASE_URL='user=aw_admin dbname=wurzelwerk' .venv/bin/python check_db.py"
+    hinweis = (
+        "Hinweis: aw_admin ist der Admin der Stufe (Eigentümer ihrer Tabellen); seine Probe ist --modus "
+        "migrieren. check_db.py ohne --modus, Läufe und cron gehören der Betriebsrolle (im Rezept "
+        "aw_stufe): DATABASE_URL aus .env im Klon (docs/betrieb.md, Einrichtung, Schritt 5).\n"
+    )
+    lauf = haus.ausfuehren(admin)
+    assert lauf.returncode == EXIT_OK and hinweis in lauf.stdout, lauf.stdout + lauf.stderr
+    for args in (" --migrieren", " --modus migrieren"):
+        lauf = haus.ausfuehren(admin + args)
+        assert lauf.returncode == EXIT_OK and "Hinweis: aw_admin" not in lauf.stdout, (
+            lauf.stdout + lauf.stderr
+        )
 
 
 def test_migrieren_ohne_raw_items_nennt_schritt_2_und_nur_was_den_admin_angeht(haus: Haus):

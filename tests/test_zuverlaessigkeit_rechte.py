@@ -483,8 +483,8 @@ def test_eine_rolle_ohne_betriebsrechte_hoert_welche_rolle_laeuft(
     assert e.code == EXIT_VORAUSSETZUNG, str(e)
     assert nach_der_warnung(e.err) == (
         f"Fehler: Die Rolle {name} darf keine Entscheidungen schreiben (kein INSERT auf selected_extractor): Läufe "
-        "macht die Betriebsrolle der Stufe; eine Rolle nur zum Lesen (aw_blick) und Ingest bekommen dieses "
-        "Recht nicht. DATABASE_URL in .env nennt die Betriebsrolle (docs/betrieb.md, Einrichtung, Schritt "
+        "macht die Betriebsrolle der Stufe (im Rezept aw_stufe); eine Rolle nur zum Lesen (aw_blick) und Ingest "
+        "bekommen dieses Recht nicht. DATABASE_URL in .env nennt die Betriebsrolle (docs/betrieb.md, Einrichtung, Schritt "
         f"5); ist {name} die Betriebsrolle, nennt .venv/bin/python check_db.py --modus extrahieren, was ihr "
         "fehlt.\n"
     ), str(e)
@@ -527,8 +527,8 @@ def test_ein_lauf_als_admin_bekommt_eine_warnung(pg, db_name, db_url, frische_ro
     assert e.code == EXIT_OK, str(e)
     assert nach_der_warnung(e.err) == (
         f"Warnung: Dieser Lauf läuft als {name}, dem Admin der Stufe (Eigentümer ihrer Tabellen): er darf "
-        "mehr, als ein Lauf braucht. Läufe und cron gehören der Betriebsrolle – DATABASE_URL in .env nennt "
-        "sie (docs/betrieb.md, Einrichtung, Schritt 5).\n"
+        "mehr, als ein Lauf braucht. Läufe und cron gehören der Betriebsrolle (im Rezept aw_stufe) – "
+        "DATABASE_URL in .env nennt sie (docs/betrieb.md, Einrichtung, Schritt 5).\n"
     ), str(e)
 
 

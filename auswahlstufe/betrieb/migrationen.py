@@ -208,14 +208,14 @@ def _rolle(conn: psycopg.Connection, modus: str) -> None:
     if not darf:
         raise VoraussetzungFehlt(
             f"Die Rolle {ich} darf keine Entscheidungen {tun} (kein {recht} auf selected_extractor): "
-            "Läufe macht die Betriebsrolle der Stufe; eine Rolle nur zum Lesen (aw_blick) und Ingest "
-            "bekommen dieses Recht nicht. DATABASE_URL in .env nennt die Betriebsrolle (docs/betrieb.md, "
-            f"Einrichtung, Schritt 5); ist {ich} die Betriebsrolle, nennt {db.CHECK_DB} --modus {modus}, "
-            "was ihr fehlt."
+            "Läufe macht die Betriebsrolle der Stufe (im Rezept aw_stufe); eine Rolle nur zum Lesen "
+            "(aw_blick) und Ingest bekommen dieses Recht nicht. DATABASE_URL in .env nennt die Betriebsrolle "
+            f"(docs/betrieb.md, Einrichtung, Schritt 5); ist {ich} die Betriebsrolle, nennt {db.CHECK_DB} "
+            f"--modus {modus}, was ihr fehlt."
         )
     if admin:
         log.warning(
             f"Warnung: Dieser Lauf läuft als {ich}, dem Admin der Stufe (Eigentümer ihrer Tabellen): er "
-            "darf mehr, als ein Lauf braucht. Läufe und cron gehören der Betriebsrolle – DATABASE_URL in "
-            ".env nennt sie (docs/betrieb.md, Einrichtung, Schritt 5)."
+            "darf mehr, als ein Lauf braucht. Läufe und cron gehören der Betriebsrolle (im Rezept aw_stufe) – "
+            "DATABASE_URL in .env nennt sie (docs/betrieb.md, Einrichtung, Schritt 5)."
         )
