@@ -55,6 +55,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 SERVER_FIXTURES = {"pg", "pg15", "haus"}
 
 
+# Gemessen mit --durations (docs/zuverlaessigkeit.md, Dauer der Suite): die Module, deren einzelne
+# Tests oder Fixtures am längsten rechnen, das längste zuerst.
+ZUERST = [
+    "test_extraktion_schnell.py",
+    "test_aktualisieren.py",
+    "test_bench_db.py",
+    "test_betrieb_nacht.py",
+    "test_zuverlaessigkeit.py",
+    "test_extraktion_nachpruefen.py",
+    "test_bench_million.py",
+    "test_extraktion_stufe.py",
+    "test_betrieb_haus.py",
+]
+
+
 @pytest.hookimpl(tryfirst=True)  # vor der Auswahl mit -m: die Marke muss schon dran sein
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Jeder Test, der einen Server braucht (Fixture ``pg``, ``pg15`` oder ``haus``, auch über
@@ -64,6 +79,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.datenbank)
+    # Die Module mit den längsten Tests zuerst, je Modul in seiner Reihenfolge: mit -n 2 und
+    # --dist worksteal (pyproject.toml) endet die Suite nicht mit einem Worker, der allein noch
+    # eine Minute rechnet, während der andere nichts mehr zu tun hat.
+    items.sort(key=lambda item: ZUERST.index(item.path.name) if item.path.name in ZUERST else len(ZUERST))
     if config.getoption("--langsam"):
         return
     lang = [item for item in items if item.get_closest_marker("langsam")]
