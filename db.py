@@ -40,6 +40,7 @@ from db_anmeldung import (
     maskieren,
     ohne_passwort,
     passwort_falsch,
+    passwort_zerbrochen,
     passwortdatei_offen,
     traegt_passwort,
     url_teile,
@@ -256,9 +257,17 @@ def url_pruefen(url: str) -> dict[str, str]:
             raise KonfigurationsFehler(f"DATABASE_URL: {name}={wert!r:.40} ist keine ganze Zahl.")
     ports, variable = _wert(teile, "port")
     for port in ports.split(",") if ports else ():
-        if port and not (port.isdigit() and 1 <= int(port) <= 65535):
-            wo = f"{variable} (aus der Umgebung)" if variable else "DATABASE_URL"
-            raise KonfigurationsFehler(f"{wo}: Port {port!r:.20} ist keine Zahl von 1 bis 65535.")
+        if not port or (re.fullmatch(r"\s*\d+\s*", port, re.ASCII) and 1 <= int(port) <= 65535):
+            continue
+        if not variable and ("@" in port or passwort_zerbrochen(url, teile.get("password"))):
+            # der „Port“ ist ein Stück des Passworts: nicht zitieren
+            raise KonfigurationsFehler(
+                "DATABASE_URL: libpq liest als Port keine Zahl von 1 bis 65535 – steht im Passwort ein "
+                "rohes /, ?, # oder @? libpq nimmt es als Ende des Passworts. Im Passwort %-kodieren "
+                "(/ → %2F, ? → %3F, # → %23, @ → %40)."
+            )
+        wo = f"{variable} (aus der Umgebung)" if variable else "DATABASE_URL"
+        raise KonfigurationsFehler(f"{wo}: Port {port!r:.20} ist keine Zahl von 1 bis 65535.")
     return teile
 
 
@@ -278,6 +287,8 @@ def _wert(teile: dict[str, str], name: str) -> tuple[str | None, str | None]:
     """Der Wert einer Option, wie libpq ihn nimmt: aus der URL (Variable None), sonst aus der Umgebung."""
     if name in teile:
         return teile[name], None
+    if teile.get("service") or os.environ.get("PGSERVICE"):
+        return None, None  # libpq nimmt die Datei des Dienstes vor der Umgebung: sie prüft libpq
     variable = _UMGEBUNG_LIBPQ.get(name)
     return (os.environ.get(variable), variable) if variable else (None, None)
 

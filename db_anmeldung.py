@@ -353,6 +353,13 @@ def ohne_passwort(text: str, url: str | None) -> str:
     return text
 
 
+def passwort_zerbrochen(url: str, passwort: str | None) -> bool:
+    """Steht in der URL ein Passwort (``rolle:…@``), das libpq anders liest (``passwort``)? Dann
+    endet es für libpq an einem rohen / ? # oder @, und der Rest wird zu Rechner oder Port."""
+    treffer = _PASSWORT_URL.search(url)
+    return bool(treffer and treffer["pw"]) and unquote(treffer["pw"]) != passwort
+
+
 def traegt_passwort(url: str) -> bool:
     """Trägt die URL ein Passwort – wie libpq sie liest oder dem Muster nach (``rolle:…@``)? Das
     Muster zählt auch, wenn libpq die URL nicht lesen kann (Exit 7 folgt) oder anders liest: ein

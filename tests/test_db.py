@@ -196,6 +196,37 @@ def test_kaputte_verbindungsoption_aus_der_umgebung_ist_ein_konfigurationsfehler
     assert satz in e.err and e.err.startswith("Fehler: ") and "Traceback" not in e.err, str(e)
 
 
+@pytest.mark.parametrize(
+    ("url", "stueck"),
+    [
+        ("postgresql://aw_stufe:Ab3/xY9+Q==@db/w", "Ab3"),  # openssl rand -base64: libpq liest Port „Ab3“
+        ("postgresql://u:ab@cd:ef@host/db", "ef"),
+        ("postgresql://user@srv:pw123@srv.example/db", "pw123"),  # @ im Rollennamen
+    ],
+)
+def test_ein_rohes_zeichen_im_passwort_zitiert_kein_stueck_davon(url, stueck):
+    """libpq liest das Passwort nur bis zum ersten rohen / oder @; was danach kommt, hält es für
+    Rechner und Port. Die Meldung nennt die Abhilfe und kein Stück davon."""
+    with pytest.raises(db.KonfigurationsFehler) as fehler:
+        db.url_pruefen(url)
+    assert stueck not in str(fehler.value) and "%-kodieren" in str(fehler.value), str(fehler.value)
+
+
+def test_port_mit_leerraum_wie_libpq_und_ein_fremdes_ziffernzeichen_ist_exit_7(monkeypatch):
+    assert db.url_pruefen("host=h port=' 5432 ' dbname=d")["port"].strip() == "5432"
+    monkeypatch.setenv("PGPORT", "²")  # str.isdigit() sagt ja, int() nicht
+    with pytest.raises(db.KonfigurationsFehler, match="PGPORT"):
+        db.url_pruefen("postgresql://rolle@127.0.0.1/db")
+
+
+def test_mit_einem_dienst_prueft_libpq_die_optionen_aus_der_umgebung(monkeypatch):
+    """Die Datei des Dienstes (PGSERVICE, service=…) geht bei libpq der Umgebung vor."""
+    monkeypatch.setenv("PGSSLMODE", "bogus")
+    db.url_pruefen("service=wurzelwerk")
+    monkeypatch.setenv("PGSERVICE", "wurzelwerk")
+    db.url_pruefen("postgresql://rolle@127.0.0.1/db")
+
+
 def test_verbindungsoption_der_url_geht_der_umgebung_vor(monkeypatch):
     monkeypatch.setenv("PGSSLMODE", "bogus")
     monkeypatch.setenv("PGPORT", "abc")
