@@ -447,6 +447,56 @@ def test_server_nicht_erreichbar():
         db.verbinden("postgresql://rolle:Geheim-1234@127.0.0.1:1/db", "test")
 
 
+def _gescheitert(text: str, **pgconn) -> psycopg.OperationalError:
+    """Eine gescheiterte Verbindung, wie psycopg sie hebt: ohne SQLSTATE, mit dem Zustand von libpq."""
+    return psycopg.OperationalError(text, pgconn=psycopg.errors.FinishedPGconn(**pgconn))
+
+
+@pytest.mark.parametrize(
+    ("fehler", "satz"),
+    [
+        # libpq sagt es ohne Text: PQconnectionNeedsPassword (der Wortlaut hier gibt es nicht)
+        (
+            _gescheitert("connection failed: fe_sendauth: password required", needs_password=True),
+            "der Server verlangt ein Passwort, die URL enthält keins",
+        ),
+        # psycopg bricht nach connect_timeout selbst ab: eine eigene Klasse
+        (psycopg.errors.ConnectionTimeout("connection timeout expired"), "Datenbankserver nicht erreichbar"),
+        (
+            _gescheitert(
+                'connection failed: connection to server at "10.9.9.9", port 5432 failed: No route to host'
+            ),
+            "Datenbankserver nicht erreichbar",
+        ),
+        (
+            _gescheitert(
+                'connection failed: connection to server at "10.9.9.9", port 5432 failed: Network is unreachable'
+            ),
+            "Datenbankserver nicht erreichbar",
+        ),
+    ],
+    ids=["kein-passwort", "zeitlimit", "keine-route", "netz-unerreichbar"],
+)
+def test_gescheiterte_verbindung_nach_dem_zustand_von_libpq(fehler, satz):
+    with (
+        pytest.raises(db.DatenbankFehler) as info,
+        db.fehler_uebersetzen("postgresql://aw_stufe@db.intern/wurzelwerk", anmeldung=True),
+    ):
+        raise fehler
+    assert satz in str(info.value), str(info.value)
+
+
+def test_ohne_passwort_sagt_libpq_es_am_echten_server(pg, passwort_rolle, db_name, tmp_path, monkeypatch):
+    rolle, _ = passwort_rolle
+    monkeypatch.setenv("HOME", str(tmp_path))  # keine ~/.pgpass
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.delenv("PGPASSFILE", raising=False)
+    with pytest.raises(db.DatenbankFehler) as info:
+        db.verbinden(f"postgresql://{rolle}@/{db_name}?host={pg.socket_oder_host}", "test")
+    assert "der Server verlangt ein Passwort, die URL enthält keins" in str(info.value), str(info.value)
+    assert f"{tmp_path / '.pgpass'} hat keine passende Zeile" in str(info.value)
+
+
 def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_name):
     rolle, passwort = passwort_rolle
     host = pg.socket_oder_host
@@ -649,7 +699,6 @@ _NACH_KLASSE = [
         db.KonfigurationsFehler,
         "Der Server lehnt eine Einstellung ab",
     ),
-    (errors.InvalidPassword(_ZU_VIELE), db.DatenbankFehler, "Anmeldung an postgresql://aw_stufe:***@/"),
     (
         errors.UniqueViolation(_ZU_VIELE),
         db.DatenbankFehler,
