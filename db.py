@@ -400,7 +400,8 @@ def verbinden(
 
 # --- Fehler übersetzen ---------------------------------------------------------------
 
-# Was der Server bei fehlenden Rechten meldet (lc_messages englisch) → deutsch.
+# 42501 sagt nur, dass ein Recht fehlt; welches Objekt, steht allein im Text des Servers (diag hat
+# kein Feld dafür). Englisch (lc_messages) wird es ein deutscher Satz, anderer Wortlaut bleibt zitiert.
 _OBJEKTARTEN = {
     "table": "die Tabelle",
     "relation": "die Tabelle",
@@ -411,19 +412,19 @@ _OBJEKTARTEN = {
     "database": "die Datenbank",
     "function": "die Funktion",
 }
-_KEIN_RECHT = re.compile(r"^permission denied for (materialized view|\w+) (.+?)\.?$")
-_NICHT_EIGENTUEMER = re.compile(r"^must be owner of (materialized view|\w+) (.+?)\.?$")
+_RECHT = re.compile(r"^(?:permission denied for|(must be owner of)) (materialized view|\w+) (.+?)\.?$")
 
 
 def recht_fehlt_satz(haupt: str, rolle: str | None, ziel: str) -> str:
     """„Der Rolle aw_stufe fehlt ein Recht auf die Tabelle extraktionen.“ aus der Meldung des Servers."""
-    wer = f"Der Rolle {rolle}" if rolle else f"Der Rolle ({ziel})"
-    if (treffer := _KEIN_RECHT.match(haupt)) and treffer[1] in _OBJEKTARTEN:
-        return f"{wer} fehlt ein Recht auf {_OBJEKTARTEN[treffer[1]]} {treffer[2]}."
-    if (treffer := _NICHT_EIGENTUEMER.match(haupt)) and treffer[1] in _OBJEKTARTEN:
-        wer = f"Die Rolle {rolle}" if rolle else f"Die Rolle ({ziel})"
-        return f"{wer} ist nicht Eigentümerin von {_OBJEKTARTEN[treffer[1]].split()[1]} {treffer[2]}."
-    return f"{wer} fehlt ein Recht (der Server meldet: {haupt})."
+    rolle = rolle or f"({ziel})"
+    treffer = _RECHT.match(haupt)
+    if not treffer or treffer[2] not in _OBJEKTARTEN:
+        return f"Der Rolle {rolle} fehlt ein Recht (der Server meldet: {haupt})."
+    art, name = _OBJEKTARTEN[treffer[2]], treffer[3]
+    if treffer[1]:
+        return f"Die Rolle {rolle} ist nicht Eigentümerin von {art.split()[1]} {name}."
+    return f"Der Rolle {rolle} fehlt ein Recht auf {art} {name}."
 
 
 class _Lage(NamedTuple):
