@@ -1,29 +1,23 @@
 """Gescheiterte Anmeldung am Datenbankserver: ein deutscher Satz mit dem nächsten Schritt.
 
 **Warum hier der Wortlaut entscheidet und nicht der SQLSTATE.** Scheitert der Aufbau einer
-Verbindung, gibt libpq nur ``PQerrorMessage`` heraus; das Ergebnis mit den Feldern der Meldung
-(auch dem SQLSTATE) behält es für sich. psycopg hebt ``OperationalError`` mit ``sqlstate`` None
-und leerem ``diag`` – auch wenn der Server 28P01, 28000 oder 53300 schickte (geprüft mit psycopg
-3.3 und libpq 18 an PostgreSQL 15: Passwort falsch oder keins, peer, zu viele Verbindungen der
-Rolle, Datenbank fehlt, kein SSL, Verbindung abgelehnt). Selbst mit Code hülfe er wenig: peer, ident, „keine Zeile in pg_hba.conf“ und
-„reject“ teilen sich 28000, nur der Wortlaut trennt sie, und er nennt, was der Satz braucht
-(Methode, Adresse des Clients). Was libpq selbst meldet (nicht erreichbar, SSL), hat nie einen Code.
+Verbindung, gibt libpq nur ``PQerrorMessage`` heraus und behält das Ergebnis mit den Feldern der
+Meldung für sich: psycopg hebt ``OperationalError`` mit ``sqlstate`` None und leerem ``diag``, auch
+wenn der Server 28P01, 28000 oder 53300 schickte (geprüft mit psycopg 3.3, libpq 18, PostgreSQL
+15). Selbst mit Code hülfe er wenig: peer, ident, „keine Zeile in pg_hba.conf“ und „reject“ teilen
+sich 28000, und nur der Text nennt Methode und Adresse des Clients. Was libpq selbst meldet (nicht
+erreichbar, SSL), hat nie einen Code. Ohne Text sagt libpq nur zweierlei, und das gilt zuerst:
+``pgconn.needs_password`` (kein Passwort da) und ``ConnectionTimeout`` (``used_password`` trennt
+nichts: es bleibt gesetzt, wenn der Server erst nach der Passwortprüfung ablehnt).
 
-Was libpq ohne Text sagt, zählt zuerst: ``pgconn.needs_password`` (PQconnectionNeedsPassword:
-der Server verlangt ein Passwort, es gibt keins) und die Klasse ``ConnectionTimeout`` (psycopg
-bricht nach connect_timeout ab). ``used_password`` trennt nichts – es bleibt gesetzt, wenn der
-Server nach der Passwortprüfung ablehnt (zu viele Verbindungen, Datenbank fehlt).
-
-Für den Rest eine kleine Tabelle (``_FAELLE``), die einzige Stelle, an der Text entscheidet, nur
-für die Fälle, die ein Betreiber trifft: Passwort falsch, peer/ident, pg_hba.conf, zu viele
-Verbindungen, der Server spricht kein SSL, nicht erreichbar. Was der Server schickt, steht englisch
-und deutsch darin (lc_messages=de: »…«); was libpq meldet, nur englisch – die libpq in
-psycopg-binary ist ohne Übersetzungen gebaut, und Python setzt LC_MESSAGES nicht. Alles andere –
-und ein Fall, dessen Wortlaut eine neue Fassung ändert – bekommt den Text von libpq unverändert in
-einem deutschen Rahmen („Die Verbindung zu … scheiterte: „…“. Weiter: …“); der Exit-Code (3)
-hängt an keinem Muster. Fehler auf einer bestehenden Verbindung ordnet ``db.py`` nach ihrer Klasse
-(SQLSTATE). tests/test_db.py prüft die Sätze an echten Servern (Passwort, kein Passwort, peer,
-reject, SSL an PostgreSQL 15) und an den Texten.
+Darum eine kleine Tabelle (``_FAELLE``), die einzige Stelle, an der Text entscheidet, nur für die
+Fälle eines Betreibers: Passwort falsch, peer/ident, pg_hba.conf, zu viele Verbindungen, kein SSL,
+nicht erreichbar. Was der Server schickt, steht englisch und deutsch darin (lc_messages=de: »…«);
+was libpq meldet, englisch (psycopg-binary baut libpq ohne Übersetzungen, und Python setzt
+LC_MESSAGES nicht). Alles andere – auch ein Fall, dessen Wortlaut eine neue Fassung ändert – bekommt
+den Text von libpq in einem deutschen Rahmen („Die Verbindung zu … scheiterte: „…“. Weiter: …“);
+der Exit-Code (3) hängt an keinem Muster. tests/test_db.py prüft die Sätze an echten Servern
+(Passwort falsch oder keins, peer, reject, SSL an PostgreSQL 15) und an den Texten.
 
 Dazu, was jede Meldung braucht, die eine URL zitiert: ``maskieren`` und ``ohne_passwort`` nehmen
 das Passwort heraus, ``traegt_passwort`` sagt, ob die URL eins hat; und welche Passwortdatei
@@ -137,9 +131,6 @@ def passwort_falsch(ziel: str, woher: str, url: str | None) -> str:
         f"Anmeldung an {ziel} gescheitert: Rolle oder Passwort falsch.{woher}{_passwort_herkunft(url)} "
         f"Weiter: {weiter}"
     )
-
-
-# --- peer, ident und pg_hba.conf --------------------------------------------------------------------
 
 
 # --- peer, ident und pg_hba.conf --------------------------------------------------------------------
