@@ -497,6 +497,21 @@ def test_ohne_passwort_sagt_libpq_es_am_echten_server(pg, passwort_rolle, db_nam
     assert f"{tmp_path / '.pgpass'} hat keine passende Zeile" in str(info.value)
 
 
+def test_zu_viele_verbindungen_der_rolle_am_echten_server(pg, db_name):
+    """53300 kommt beim Verbinden ohne SQLSTATE: der Satz kommt aus dem Text des Servers."""
+    with pg.verwalten() as conn:
+        conn.execute("drop role if exists aw_voll")
+        conn.execute("create role aw_voll login connection limit 0")
+    try:
+        with pytest.raises(
+            db.DatenbankFehler, match=r"nimmt keine Verbindung mehr an .*zu viele Verbindungen"
+        ):
+            db.verbinden(pg.url(db_name, user="aw_voll"), "test")
+    finally:
+        with pg.verwalten() as conn:
+            conn.execute("drop role if exists aw_voll")
+
+
 def test_falsches_passwort_ohne_passwort_in_der_meldung(pg, passwort_rolle, db_name):
     rolle, passwort = passwort_rolle
     host = pg.socket_oder_host
