@@ -38,7 +38,7 @@ import psycopg
 from auswahlstufe import kerne, server
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.betrieb import migrationen
-from auswahlstufe.lauf import ingest
+from auswahlstufe.server import RAW_ITEMS
 from bench.messen import PROJEKT, aeb_anlegen, gemessen
 
 BESTAND_SLOT = datetime.fromisoformat("2026-09-07T06:00+00:00")
@@ -94,7 +94,7 @@ def main(anzahl: int, seiten: int, ticks: int, abstand: float) -> None:
         arbeit = Path(verzeichnis)
         with server.wegwerf_datenbank(arbeit) as url:
             with psycopg.connect(url) as conn:
-                conn.execute(ingest.RAW_ITEMS)
+                conn.execute(RAW_ITEMS)
                 conn.commit()
                 migrationen.migrieren(url, ausgabe=lambda _: None)
                 fruehere = dict.fromkeys(

@@ -975,7 +975,7 @@ def test_check_db_ohne_url_und_server_weg(tmp_path):
 
 
 def test_raw_items_von_ingest_hat_was_stufe_und_sicht_lesen(leere_db_url):
-    """ingest.RAW_ITEMS (Tests, Vorführung, Benchmarks) gegen das, was wirklich gelesen wird:
+    """server.RAW_ITEMS (Tests, Vorführung, Benchmarks) gegen das, was wirklich gelesen wird:
     die Spalten ``r.…`` in der Sicht (aw-003) und in den Abfragen der Stufe, geprüft wie
     check_db.py es am echten Ingest-Schema tut."""
     import re

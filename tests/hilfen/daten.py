@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from psycopg import sql
 
-from auswahlstufe.lauf.ingest import RAW_ITEMS
+from auswahlstufe.server import RAW_ITEMS
 from version import CODER_VERSION
 
 SLOT = datetime(2026, 9, 7, 6, 0, tzinfo=UTC)  # 08:00 in Berlin (Sommerzeit)
