@@ -1236,6 +1236,7 @@ def test_aw005_tauscht_md5_gegen_sha256_ohne_neu_zu_rechnen(db_url, tmp_path):
         "bekannt": list(PRIORITAET),
         "alle": False,
         "ab": -(2**63),
+        "bis": 2**63 - 1,
         "seite": 1000,
     }
     mit_md5 = sql.SQL(lesen.SQL_LESEN.replace("text_sha256", "text_md5")).format(
