@@ -686,6 +686,8 @@ def test_der_fix_gibt_fuer_jede_mengenordnung_denselben_text(monkeypatch, ohne_l
                 abe, "compute_gravity_scores", newspaper_fest.umschlag_compute_gravity_scores(cgs)
             )
             mit_fix.add(schnell.newspaper4k_text(html, url))
+            if len(ohne_fix) > 1:  # dass der Text ohne Fix von der Ordnung abhängt, steht schon fest
+                continue
             ntc, cgs = _geschuettelt(stock_ntc, stock_cgs, samen)  # dieselbe Ordnung noch einmal
             monkeypatch.setattr(abe, "nodes_to_check", ntc)
             monkeypatch.setattr(abe, "compute_gravity_scores", cgs)
