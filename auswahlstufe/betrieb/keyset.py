@@ -58,22 +58,27 @@ def bloecke(
 ) -> Iterator[tuple[int, list[tuple]]]:
     """Die Zeilen von ``anfrage`` je Block von ``breite`` ids (Block ``b``: ids ``b × breite + 1``
     bis ``(b + 1) × breite`` – ids aus einer Sequenz beginnen bei 1), aufsteigend – nur die Blöcke,
-    für die ``nehmen(b)`` wahr ist; die übrigen liest dieser Leser nicht. Leere Strecken überspringt
-    eine Anfrage nach der nächsten Zeile."""
-    ab = KLEINSTE_ID
+    für die ``nehmen(b)`` wahr ist. Leere Strecken überspringt eine Anfrage nach der nächsten Zeile.
+    Einen Block, den ``nehmen`` nicht gab (ein anderer hatte ihn), versucht der Leser am Ende noch
+    einmal: starb jener inzwischen, bleibt der Block nicht liegen; hat ihn jener noch, macht er ihn."""
+
+    def block(cur, nummer: int) -> list[tuple]:
+        von, bis = max(nummer * breite + 1, KLEINSTE_ID), min(nummer * breite + breite, GROESSTE_ID)
+        return cur.execute(anfrage, {**params, "ab": von, "bis": bis, "seite": breite}).fetchall()
+
+    ab, uebersprungen = KLEINSTE_ID, []
     with conn.cursor(binary=binaer) as cur:
-        while True:
+        while ab is not None:
             erste = cur.execute(anfrage, {**params, "ab": ab, "bis": GROESSTE_ID, "seite": 1}).fetchone()
             if erste is None:
-                return
+                break
             nummer = (erste[0] - 1) // breite
-            bis = min(nummer * breite + breite, GROESSTE_ID)
             if nehmen(nummer):
-                von = max(nummer * breite + 1, KLEINSTE_ID)
-                yield (
-                    nummer,
-                    cur.execute(anfrage, {**params, "ab": von, "bis": bis, "seite": breite}).fetchall(),
-                )
-            if bis == GROESSTE_ID:
-                return
-            ab = bis + 1
+                yield nummer, block(cur, nummer)
+            else:
+                uebersprungen.append(nummer)
+            bis = min(nummer * breite + breite, GROESSTE_ID)
+            ab = bis + 1 if bis < GROESSTE_ID else None
+        for nummer in uebersprungen:
+            if nehmen(nummer):
+                yield nummer, block(cur, nummer)
