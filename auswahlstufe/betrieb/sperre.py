@@ -90,8 +90,12 @@ def block(art: str, breite: int, nummer: int, teil: tuple[int, int] | None = Non
 
 
 def slot(version: str, zeitpunkt: datetime, teil: tuple[int, int] | None = None) -> str:
-    """Die Sperre eines Slots für die Ticks einer coder_version."""
-    return _name(teil, version, "slot", zeitpunkt.astimezone(UTC).isoformat())
+    """Die Sperre eines Slots für die Ticks einer coder_version: der Zeitpunkt in UTC, am Rand des
+    Kalenders (vor 0001-01-01 UTC) wie gegeben."""
+    try:
+        return _name(teil, version, "slot", zeitpunkt.astimezone(UTC).isoformat())
+    except OverflowError:
+        return _name(teil, version, "slot", zeitpunkt.isoformat())
 
 
 def nehmen(conn: psycopg.Connection, name: str) -> bool:
