@@ -81,6 +81,9 @@ where not exists (
 )
 """
 
+# Was die Quellenwache jetzt auffällig findet (Migration aw-013, docs/quellenwache.md).
+SQL_BEFUNDE = "select satz from auswahl_quellenwache where coder_version = %s"
+
 
 # --- Rauchtest -------------------------------------------------------------------
 
@@ -151,6 +154,12 @@ def bestand(conn: psycopg.Connection) -> list[str]:
     zeilen += [f"  {v}: {z}" + ("  (aktuell)" if v == CODER_VERSION else "") for v, z in je_version]
     offen = conn.execute(SQL_NICHT_KODIERT, (CODER_VERSION,)).fetchone()[0]
     zeilen.append(f"Noch nicht kodiert mit {CODER_VERSION}: {offen}")
+    befunde = conn.execute(SQL_BEFUNDE, (CODER_VERSION,)).fetchall()
+    zeilen.append(
+        f"Offene Befunde der Quellenwache: {len(befunde)}"
+        + (" (Sicht auswahl_quellenwache; docs/quellenwache.md)" if befunde else "")
+    )
+    zeilen += [f"  {satz}" for (satz,) in befunde]
     if conn.execute(SQL_SEITEN_LESBAR).fetchone()[0]:
         vorhaben = extraktion_stufe.plan_des_bestands(conn)
         zeilen.append(

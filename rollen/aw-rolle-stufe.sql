@@ -19,8 +19,9 @@
 --                      Prozessliste); oder passwort=…; ohne beide bleibt das bisherige
 --   einlesen=1         dazu, was auswahl.py --einlesen braucht
 --   extrahieren=1      dazu, was auswahl.py --extrahieren braucht
---   nur_blick=1        statt der Betriebsrechte nur lesen: die Sichten und
---                      auswahl_laeufe (eine Rolle zur Überwachung)
+--   nur_blick=1        statt der Betriebsrechte nur lesen: die Sichten,
+--                      auswahl_laeufe und die Tabellen der Quellenwache
+--                      (eine Rolle zur Überwachung)
 --
 -- Die Rolle bekommt LOGIN und NOINHERIT, sonst kein Sonderrecht: nach dem Anlegen
 -- prüft das Rezept SUPERUSER, CREATEDB, CREATEROLE, REPLICATION und BYPASSRLS und
@@ -165,6 +166,14 @@ begin
             ('betrieb', 'tabelle', 'auswahl_laeufe', 'select', false),
             ('betrieb', 'tabelle', 'auswahl_laeufe', 'insert', false),
             ('betrieb', 'tabelle', 'auswahl_laeufe', 'update', false),
+            ('betrieb', 'tabelle', 'auswahl_kennzahlen', 'select', false),
+            ('betrieb', 'tabelle', 'auswahl_kennzahlen', 'insert', false),
+            ('betrieb', 'tabelle', 'auswahl_kennzahlen', 'update', false),
+            ('betrieb', 'tabelle', 'auswahl_kennzahlen', 'delete', false),
+            ('betrieb', 'tabelle', 'auswahl_quellenwache_gemeldet', 'select', false),
+            ('betrieb', 'tabelle', 'auswahl_quellenwache_gemeldet', 'insert', false),
+            ('betrieb', 'tabelle', 'auswahl_quellenwache_gemeldet', 'update', false),
+            ('betrieb', 'sicht', 'auswahl_quellenwache', 'select', false),
             ('blick', 'datenbank', '', 'connect', false),
             ('blick', 'schema', 'public', 'usage', false),
             ('blick', 'sicht', 'auswahl_uebersicht', 'select', false),
@@ -174,7 +183,10 @@ begin
             ('blick', 'sicht', 'auswahl_slots', 'select', false),
             ('blick', 'sicht', 'auswahl_fortschritt', 'select', false),
             ('blick', 'sicht', 'auswahl_extraktion_fassungen', 'select', false),
+            ('blick', 'sicht', 'auswahl_quellenwache', 'select', false),
             ('blick', 'tabelle', 'auswahl_laeufe', 'select', false),
+            ('blick', 'tabelle', 'auswahl_kennzahlen', 'select', false),
+            ('blick', 'tabelle', 'auswahl_quellenwache_gemeldet', 'select', false),
             ('einlesen', 'tabelle', 'extraktionen', 'insert', false),
             ('einlesen', 'tabelle', 'extraktionen', 'update', false),
             ('einlesen', 'tabelle', 'extraktionen', 'delete', false),

@@ -202,9 +202,12 @@ def test_rezept_legt_die_rolle_an_und_ist_wiederholbar(pg, db_name, db_url):
             # die Sichten, die ein Betreiber am Morgen liest
             ("auswahl_extraktion_fassungen", "SELECT"),
             ("auswahl_fortschritt", "SELECT"),
+            ("auswahl_kennzahlen", "DELETE,INSERT,SELECT,UPDATE"),  # die Quellenwache pflegen
             ("auswahl_laeufe", "INSERT,SELECT,UPDATE"),
             ("auswahl_letzter_slot", "SELECT"),
             ("auswahl_offene_laeufe", "SELECT"),
+            ("auswahl_quellenwache", "SELECT"),
+            ("auswahl_quellenwache_gemeldet", "INSERT,SELECT,UPDATE"),  # was ein Tick schon meldete
             ("auswahl_slots", "SELECT"),
             ("auswahl_slots_ohne_lauf", "SELECT"),
             ("auswahl_uebersicht", "SELECT"),

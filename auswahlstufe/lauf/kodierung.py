@@ -115,6 +115,7 @@ class Stapelergebnis:
     ohne_kandidaten: int = 0
     unbekannte_zeilen: Counter = field(default_factory=Counter)
     faelle: list = field(default_factory=list)  # die zweifelhaftesten Fälle dieses Stapels
+    ids: list[int] = field(default_factory=list)  # alle Items des Stapels (Kennzahlen je Haus und Slot)
 
     def dazu(self, anderes: Stapelergebnis) -> Stapelergebnis:
         self.neu_daten += anderes.neu_daten
@@ -128,6 +129,7 @@ class Stapelergebnis:
         self.ohne_kandidaten += anderes.ohne_kandidaten
         self.unbekannte_zeilen.update(anderes.unbekannte_zeilen)
         self.faelle += anderes.faelle
+        self.ids += anderes.ids
         return self
 
 
@@ -140,7 +142,7 @@ def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stap
     coder_version folgt die Zeile allein aus der Eingabe. Hat sich die Eingabe
     geändert, entscheidet erst die Ergebnissumme, ob die Zeile sich ändert.
     """
-    ergebnis = Stapelergebnis()
+    ergebnis = Stapelergebnis(ids=[zeile[0] for zeile in zeilen])
     auftrag = []
     for item_id, alt, alt_ergebnis, summe, anzahl, unbekannt, namen, texte, fehler in zeilen:
         if not anzahl:

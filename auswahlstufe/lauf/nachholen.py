@@ -87,3 +87,34 @@ def offene_slots(
     params = {"version": version, "hoechstens": hoechstens}
     zeilen = conn.execute(anfrage(mit_seiten=mit_seiten), params).fetchall()
     return [slot for slot, _ in zeilen], (zeilen[0][1] if zeilen else 0)
+
+
+# Die Quellenwache (Migration aw-013) am Ende eines Ticks: jeden neuen Befund der Sicht
+# auswahl_quellenwache eintragen und nennen, jeden gemeldeten, der nicht mehr auffällt, beenden.
+# Ein offener Befund je (Version, Haus, Merkmal) – solange er bleibt, nennt ihn kein Tick wieder;
+# zwei Ticks zugleich trägt der eindeutige Index der offenen nur einmal ein.
+SQL_QUELLENWACHE = """
+with befund as materialized (
+    select haus, merkmal, seit, satz from auswahl_quellenwache where coder_version = %(version)s
+), neu as (
+    insert into auswahl_quellenwache_gemeldet (coder_version, haus, merkmal, seit, satz)
+    select %(version)s, haus, merkmal, seit, satz from befund
+    on conflict (coder_version, haus, merkmal) where beendet_am is null do nothing
+    returning satz
+), vorbei as (
+    update auswahl_quellenwache_gemeldet g set beendet_am = now()
+    where g.coder_version = %(version)s and g.beendet_am is null
+      and not exists (select 1 from befund b where (b.haus, b.merkmal) = (g.haus, g.merkmal))
+    returning g.haus, g.merkmal, g.seit
+)
+select true, satz from neu
+union all
+select false, format('Quellenwache: %%s, %%s – seit %%s auffällig, jetzt nicht mehr.', haus, merkmal,
+                     to_char(seit at time zone 'Europe/Berlin', 'FMDD.FMMM. HH24:MI'))
+from vorbei
+"""
+
+
+def quellenwache(conn: psycopg.Connection, version: str) -> list[tuple[bool, str]]:
+    """(neu?, Satz) je neuem und je beendetem Befund; ``conn`` schreibt (eine Anweisung)."""
+    return conn.execute(SQL_QUELLENWACHE, {"version": version}).fetchall()

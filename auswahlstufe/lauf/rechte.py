@@ -64,6 +64,24 @@ SCHEMA = Recht("schema", "public", ("USAGE",))
 BUCH = Recht("tabelle", "schema_migrationen", ("SELECT",), "Stand der Migrationen")
 # raw_items gehört Ingest; die Stufe liest von dort nur id und slot (mit --einlesen id und url).
 ITEMS = Recht("tabelle", "raw_items", ("SELECT",), spalten=("id", "slot"))
+# Wer Entscheidungen schreibt, pflegt die Kennzahlen je Haus und Slot (Quellenwache, aw-013):
+# dazu liest er raw_items.haus, und ein Tick (--nachholen) meldet neue Befunde der Sicht.
+ITEMS_MIT_HAUS = Recht("tabelle", "raw_items", ("SELECT",), spalten=("id", "slot", "haus"))
+QUELLENWACHE = (
+    Recht(
+        "tabelle",
+        "auswahl_kennzahlen",
+        ("SELECT", "INSERT", "UPDATE", "DELETE"),
+        "Kennzahlen je Haus und Slot",
+    ),
+    Recht(
+        "tabelle",
+        "auswahl_quellenwache_gemeldet",
+        ("SELECT", "INSERT", "UPDATE"),
+        "was ein Tick schon meldete",
+    ),
+    Recht("sicht", "auswahl_quellenwache", ("SELECT",), "neue Befunde am Ende eines Ticks"),
+)
 KANDIDATEN = Recht("tabelle", "extraktionen", ("SELECT",))
 TEMP = Recht("datenbank", "", ("TEMPORARY",), "jeder Stapel geht per COPY durch eine temporäre Tabelle")
 KODIERUNG_SCHREIBEN = Recht("tabelle", "selected_extractor", ("SELECT", "INSERT", "UPDATE", "DELETE"))
@@ -73,22 +91,27 @@ KODIERUNG_LESEN = Recht("tabelle", "selected_extractor", ("SELECT",))
 PROTOKOLL = (Recht("tabelle", "auswahl_laeufe", ("SELECT", "INSERT", "UPDATE"), "Protokoll der Läufe"),)
 
 GRUND = (VERBINDEN, SCHEMA, BUCH)
-LAUF = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL)
+LAUF = (*GRUND, ITEMS_MIT_HAUS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL, *QUELLENWACHE)
 
 # Die Sichten der Stufe (aw-003, aw-004): was ein Betreiber am nächsten Morgen liest.
 # Eine Sicht liest ihre Tabellen mit den Rechten ihres Eigentümers (des Admins) –
 # SELECT auf die Sicht genügt. Eine neue Sicht einer Migration kommt hier dazu.
 SICHTEN = (
     *("auswahl_uebersicht", "auswahl_letzter_slot", "auswahl_slots_ohne_lauf", "auswahl_offene_laeufe"),
-    *("auswahl_slots", "auswahl_fortschritt", "auswahl_extraktion_fassungen"),
+    *("auswahl_slots", "auswahl_fortschritt", "auswahl_extraktion_fassungen", "auswahl_quellenwache"),
 )
 # Die Tabellen, die die Migrationen der Stufe anlegen (Eigentümer: der Admin).
-TABELLEN = ("extraktionen", "selected_extractor", "auswahl_laeufe", "seiten")
+TABELLEN = (
+    *("extraktionen", "selected_extractor", "auswahl_laeufe", "seiten"),
+    *("auswahl_kennzahlen", "auswahl_quellenwache_gemeldet"),
+)
 BLICK = (
     VERBINDEN,
     SCHEMA,
     *(Recht("sicht", name, ("SELECT",)) for name in SICHTEN),
     Recht("tabelle", "auswahl_laeufe", ("SELECT",), "die letzten Läufe (docs/betrieb.md, Abfragen)"),
+    Recht("tabelle", "auswahl_kennzahlen", ("SELECT",), "Kennzahlen je Haus (docs/betrieb.md, Überwachung)"),
+    Recht("tabelle", "auswahl_quellenwache_gemeldet", ("SELECT",), "gemeldete Befunde der Quellenwache"),
 )
 
 MODI: dict[str, Modus] = {
@@ -136,7 +159,7 @@ MODI: dict[str, Modus] = {
             "auswahl.py --extrahieren --backfill, --slot … oder --nachholen [--teil K/N]",
             (
                 *GRUND,
-                ITEMS,
+                ITEMS_MIT_HAUS,
                 Recht("tabelle", "seiten", ("SELECT",), "die rohen Seiten (Migration aw-006)"),
                 Recht(
                     "tabelle",
@@ -147,6 +170,7 @@ MODI: dict[str, Modus] = {
                 KODIERUNG_SCHREIBEN,
                 TEMP,
                 *PROTOKOLL,
+                *QUELLENWACHE,
             ),
         ),
         Modus(
@@ -157,6 +181,7 @@ MODI: dict[str, Modus] = {
                 ITEMS,
                 KANDIDATEN,
                 KODIERUNG_LESEN,
+                Recht("sicht", "auswahl_quellenwache", ("SELECT",), "offene Befunde der Quellenwache"),
             ),
         ),
         # Wer migriert, legt die Tabellen an und wird ihr Eigentümer; spätere

@@ -30,8 +30,9 @@
 --                      Prozessliste); oder passwort=…; ohne beide bleibt das bisherige
 --   einlesen=1         dazu, was auswahl.py --einlesen braucht
 --   extrahieren=1      dazu, was auswahl.py --extrahieren braucht
---   nur_blick=1        statt der Betriebsrechte nur lesen: die Sichten und
---                      auswahl_laeufe (eine Rolle zur Überwachung)
+--   nur_blick=1        statt der Betriebsrechte nur lesen: die Sichten,
+--                      auswahl_laeufe und die Tabellen der Quellenwache
+--                      (eine Rolle zur Überwachung)
 --
 -- Die Rolle bekommt LOGIN und NOINHERIT, sonst kein Sonderrecht: nach dem Anlegen
 -- prüft das Rezept SUPERUSER, CREATEDB, CREATEROLE, REPLICATION und BYPASSRLS und

@@ -105,6 +105,62 @@ where s.coder_version = %(version)s and s.item_id = any(%(ids)s)
 """
 
 
+# Kennzahlen je (Haus, Slot) für die Quellenwache (Migration aw-013): die Paare der Items eines
+# Stapels werden aus selected_extractor neu berechnet, nicht fortgeschrieben. Erst die Paare
+# sperren (sortiert, bis zum Commit), dann rechnen: die Rechnung sieht als eigene Anweisung
+# alles, was ein anderer Lauf an diesen Paaren vor ihr festschrieb; wer nach ihr schreibt,
+# wartet auf die Sperre und rechnet danach selbst. Items ohne Haus zählen nirgends.
+SQL_PAARE_SPERREN = """
+select pg_advisory_xact_lock(hashtextextended('aw-kennzahlen ' || %(version)s || haus || slot::text, 0))
+from (select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null
+      order by haus, slot) as p
+"""
+SQL_KENNZAHLEN = """
+with paare as (
+    select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null
+), neu as (
+    select r.haus, r.slot, count(*) as items,
+        count(*) filter (where s.metriken->'newspaper4k'->>'klasse' <> 'nutzbar'),
+        count(*) filter (where s.metriken->'readability'->>'klasse' <> 'nutzbar'),
+        count(*) filter (where s.metriken->'trafilatura'->>'klasse' <> 'nutzbar'),
+        count(*) filter (where s.extraktor = 'newspaper4k'),
+        count(*) filter (where s.extraktor = 'readability'),
+        count(*) filter (where s.extraktor = 'trafilatura'),
+        count(*) filter (where (s.metriken->'newspaper4k'->>'score')::float8 < 0.95),
+        count(*) filter (where (s.metriken->'readability'->>'score')::float8 < 0.95),
+        count(*) filter (where (s.metriken->'trafilatura'->>'score')::float8 < 0.95),
+        coalesce(sum((s.metriken->'newspaper4k'->>'score')::float8), 0),
+        coalesce(sum((s.metriken->'readability'->>'score')::float8), 0),
+        coalesce(sum((s.metriken->'trafilatura'->>'score')::float8), 0),
+        count(*) filter (where s.regel like 'ohne_konsens%%'),
+        count(*) filter (where s.regel = 'rueckfall'),
+        count(*) filter (where coalesce(char_length(s.text), 0) < 1000),
+        coalesce(sum(char_length(s.text)), 0)
+    from paare p
+    join raw_items r on r.haus = p.haus and r.slot = p.slot
+    join selected_extractor s on s.item_id = r.id and s.coder_version = %(version)s
+    group by r.haus, r.slot
+), weg as (
+    delete from auswahl_kennzahlen k using paare p
+    where k.coder_version = %(version)s and (k.haus, k.slot) = (p.haus, p.slot)
+      and not exists (select 1 from neu n where (n.haus, n.slot) = (p.haus, p.slot))
+)
+insert into auswahl_kennzahlen as k
+select %(version)s, neu.* from neu
+on conflict (coder_version, haus, slot) do update set
+    (items, unbrauchbar_newspaper4k, unbrauchbar_readability, unbrauchbar_trafilatura,
+     gewaehlt_newspaper4k, gewaehlt_readability, gewaehlt_trafilatura,
+     abweichend_newspaper4k, abweichend_readability, abweichend_trafilatura,
+     score_newspaper4k, score_readability, score_trafilatura, ohne_konsens, rueckfall, kurz, zeichen)
+    = (excluded.items, excluded.unbrauchbar_newspaper4k, excluded.unbrauchbar_readability,
+       excluded.unbrauchbar_trafilatura, excluded.gewaehlt_newspaper4k, excluded.gewaehlt_readability,
+       excluded.gewaehlt_trafilatura, excluded.abweichend_newspaper4k, excluded.abweichend_readability,
+       excluded.abweichend_trafilatura, excluded.score_newspaper4k, excluded.score_readability,
+       excluded.score_trafilatura, excluded.ohne_konsens, excluded.rueckfall, excluded.kurz,
+       excluded.zeichen)
+"""
+
+
 def _copy(cur: psycopg.Cursor, tabelle: sql.Identifier, daten: bytes) -> None:
     with cur.copy(sql.SQL(SQL_COPY).format(tabelle=tabelle)) as copy:
         copy.write(daten)
@@ -173,4 +229,7 @@ def stapel_schreiben(conn: psycopg.Connection, version: str, ergebnis: Stapelerg
         if ergebnis.entfernen:
             cur.execute(SQL_ENTFERNEN, {"version": version, "ids": ergebnis.entfernen})
             geschrieben.entfernt = cur.rowcount
+        if ergebnis.ids:
+            cur.execute(SQL_PAARE_SPERREN, {"version": version, "ids": ergebnis.ids})
+            cur.execute(SQL_KENNZAHLEN, {"version": version, "ids": ergebnis.ids})
     return geschrieben

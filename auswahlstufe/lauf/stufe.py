@@ -278,6 +278,10 @@ def _nachholen(s: _Sitzung, hoechstens: int) -> Bilanz:
                     summe.dazu(bilanz)
                 s.k.loesen(name)
         _rest_melden(offen, len(slots))
+        with s.k.verbindung_der_sperre() as conn:
+            # neue Befunde auf stderr (cron mailt sie einmal), beendete ins Protokoll
+            for neu, satz in nachholen.quellenwache(conn, s.e.version):
+                (log.warning if neu else log.info)(f"Quellenwache: {satz}" if neu else satz)
     summe.sekunden = time.perf_counter() - start
     return summe
 
