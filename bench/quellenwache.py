@@ -14,10 +14,14 @@ sie schreibt). Gemessen, je Median aus RUNDEN Läufen:
 
 ``raw_items`` und ``selected_extractor`` enthalten nur den Slot des Ticks: die Pflege sucht dort über
 Primärschlüssel und den Index auf ``raw_items (slot)``, deren Tiefe mit 14 Mio. Zeilen um eine Stufe
-wächst. Zeiten werden gemeldet, nie geprüft. Aufruf (aus dem Projektverzeichnis)::
+wächst. Mit ``--fehlalarme N`` statt dessen N Häuser ohne Umbau, ihre Kennzahlen aus echten
+Entscheidungen über die Kandidaten von bench/aeb (``fehlalarme``): die Sicht nach jedem Slot,
+gezählt die Haus-Tage mit Befund. Zeiten werden gemeldet, nie geprüft. Aufruf (aus dem
+Projektverzeichnis)::
 
     python -m bench.quellenwache            # ein Jahr
     python -m bench.quellenwache --tage 40  # Rauchtest
+    python -m bench.quellenwache --fehlalarme 100 --tage 60
 """
 
 from __future__ import annotations
@@ -140,15 +144,107 @@ def messen(tage: int, verzeichnis: Path) -> dict:
     return ergebnis
 
 
+# --fehlalarme: gewöhnliche Häuser ohne Umbau, die Kennzahlen aus echten Entscheidungen über die
+# Kandidaten von bench/aeb (je Item zufällig gezogen), wie tests/test_quellenwache.py sie baut: ein
+# Slot alle zwei Stunden, 16 Items am Werktag, 8 am Wochenende; jedes vierte Haus klein (3 am Tag).
+WERKTAG, WOCHENENDE, KLEIN = [2, 1, 1] * 4, [1, 1, 0] * 4, [0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0]
+VORLAUF = 28  # Tage, bevor gezählt wird: die Vergangenheit, gegen die die Sicht vergleicht
+NAMEN = ("newspaper4k", "readability", "trafilatura")
+
+
+def _merkmale() -> list[tuple]:
+    """Je Artikel von bench/aeb die Zähler einer Zeile von auswahl_kennzahlen (ohne items)."""
+    from auswahlstufe.lauf.kodierung import kodieren
+
+    merkmale = []
+    for artikel in json.loads(
+        (Path(__file__).parent / "aeb" / "candidates.json").read_text(encoding="utf-8")
+    ):
+        namen = list(artikel["extractions"])
+        texte = [artikel["extractions"][n].get("text") for n in namen]
+        fehler = [artikel["extractions"][n].get("error") for n in namen]
+        _, z = kodieren(0, namen, texte, fehler, b"")
+        m = json.loads(z.metriken)
+        merkmale.append((
+            *(int(m[n]["klasse"] != "nutzbar") for n in NAMEN),
+            *(int(z.extraktor == n) for n in NAMEN),
+            *(int(m[n]["score"] is not None and m[n]["score"] < 0.95) for n in NAMEN),
+            *(m[n]["score"] or 0.0 for n in NAMEN),
+            int(z.regel.startswith("ohne_konsens")), int(z.regel == "rueckfall"),
+            int(len(z.text or "") < 1000), len(z.text or ""),
+        ))  # fmt: skip
+    return merkmale
+
+
+def fehlalarme(haeuser: int, tage: int, verzeichnis: Path) -> dict:
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    merkmale, zufall = _merkmale(), random.Random(30)
+    beginn = datetime(2026, 10, 5, tzinfo=UTC)  # ein Montag
+    zeilen = []
+    for tag in range(VORLAUF + tage):
+        muster = WOCHENENDE if (beginn + timedelta(days=tag)).weekday() >= 5 else WERKTAG
+        for i in range(12):
+            slot = beginn + timedelta(days=tag, hours=2 * i)
+            for h in range(haeuser):
+                anzahl = (KLEIN if h % 4 == 3 else muster)[i]
+                if anzahl:
+                    summe = [
+                        sum(x) for x in zip(*(zufall.choice(merkmale) for _ in range(anzahl)), strict=True)
+                    ]
+                    zeilen.append((CODER_VERSION, f"haus {h}", slot, anzahl, *summe))
+    alarme: dict[str, set] = {}
+    with server.wegwerf_datenbank(verzeichnis) as url, psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(RAW_ITEMS)
+        migrationen.migrieren(url, ausgabe=lambda _: None)
+        conn.execute(SQL_LAUF, {"version": CODER_VERSION})
+        conn.execute("create temp table alle (like auswahl_kennzahlen)")
+        with conn.cursor().copy("copy alle from stdin") as copy:
+            for zeile in zeilen:
+                copy.write_row(zeile)
+        grenze = beginn + timedelta(days=VORLAUF)
+        conn.execute("insert into auswahl_kennzahlen select * from alle where slot < %s", (grenze,))
+        conn.execute("analyze auswahl_kennzahlen")
+        for slot in sorted({z[2] for z in zeilen if z[2] >= grenze}):
+            conn.execute("insert into auswahl_kennzahlen select * from alle where slot = %s", (slot,))
+            for haus, merkmal in conn.execute("select haus, merkmal from auswahl_quellenwache"):
+                alarme.setdefault(haus, set()).add((slot.date(), merkmal))
+    return {"haeuser": haeuser, "klein": haeuser // 4, "tage": tage, "alarme": alarme}
+
+
 @click.command(cls=DeutscherBefehl)
 @click.option("--tage", type=click.IntRange(30), default=365, show_default=True, help="Tage der Geschichte.")
-def main(tage: int) -> None:
+@click.option(
+    "--fehlalarme",
+    "haeuser",
+    type=click.IntRange(1),
+    help="Statt der Kosten: so viele gewöhnliche Häuser über --tage Tage (nach 28 Tagen Vorlauf) "
+    "nachspielen und die Befunde der Sicht zählen.",
+)
+def main(tage: int, haeuser: int | None) -> None:
     """Was die Quellenwache je Tick kostet: Pflege der Kennzahlen und die Sicht, auf einem Jahr."""
-    with tempfile.TemporaryDirectory(prefix="aw-quellenwache-") as verzeichnis:
-        m = messen(tage, Path(verzeichnis))
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
+    if haeuser:
+        with tempfile.TemporaryDirectory(prefix="aw-quellenwache-") as verzeichnis:
+            f = fehlalarme(haeuser, tage, Path(verzeichnis))
+        monate = haeuser * tage / 30
+        tage_mit = sum(len({t for t, _ in a}) for a in f["alarme"].values())
+        print(
+            f"`python -m bench.quellenwache --fehlalarme {haeuser} --tage {tage}` am {date.today():%d.%m.%Y}, Commit {commit}"
+        )
+        print(
+            f"{haeuser} Häuser ohne Umbau ({f['klein']} klein) × {tage} Tage = {zahl(monate, 0)} Haus-Monate, "
+            f"die Sicht nach jedem Slot: Häuser mit Befund {len(f['alarme'])}, Haus-Tage mit Befund {tage_mit} "
+            f"= {zahl(tage_mit / monate, 2)} je Haus-Monat"
+        )
+        for haus, a in sorted(f["alarme"].items()):
+            print(f"  {haus}: " + ", ".join(f"{t:%d.%m.} {m}" for t, m in sorted(a)))
+        return
+    with tempfile.TemporaryDirectory(prefix="aw-quellenwache-") as verzeichnis:
+        m = messen(tage, Path(verzeichnis))
     print(f"`python -m bench.quellenwache --tage {tage}` am {date.today():%d.%m.%Y}, Commit {commit}")
     print(f"{maschine()}, PostgreSQL {m['version']}; Median aus {RUNDEN} Läufen")
     print()
