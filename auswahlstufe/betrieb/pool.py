@@ -19,8 +19,10 @@ der Speicher bleibt flach. Dazu:
   Kandidat bekommt seinen Fehler. Ohne ``neustart`` (die Auswahl) ist jeder offene Auftrag ohne
   eigene Ursache ``mitgerissen`` mit der ``ursache`` – dem ersten gescheiterten Auftrag in der
   Reihenfolge der Aufträge –; der Lauf endet mit Exit 8.
-* ``auftraege_je_worker``: ein Worker geht nach so vielen Aufträgen, ein neuer kommt
-  (``max_tasks_per_child``; was Bibliotheken liegen lassen, wächst nicht über einen Lauf).
+* ``auftraege_je_worker`` (nur mit ``neustart``): ein Worker geht nach so vielen Aufträgen, ein
+  neuer Executor kommt (was Bibliotheken liegen lassen, wächst nicht über einen Lauf). Nicht
+  ``max_tasks_per_child``: damit hängt der Executor bis Python 3.13, sobald ein Worker geht und
+  Aufträge warten (https://github.com/python/cpython/issues/115634).
 * ``vorbereitung(*argumente)`` am Anfang jedes Workers (Extraktion: Extraktoren laden, Netz
   sperren, Speichergrenze); was sie zurückgibt, steht danach in ``vorbereitet``; scheitert sie,
   sagt ``WorkerStartetNicht`` warum.
@@ -140,6 +142,7 @@ class WorkerAusnahme(Exception):
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _tafel: Any = None  # je Platz: Beginn (monotonic) und Prozessnummer des Workers
 _bereit: tuple[str, Any] | Ursache | None = None
+_grenze, _erledigt = 0, 0
 
 
 def _mit_den_eltern_enden() -> None:
@@ -164,14 +167,14 @@ def _mit_den_eltern_enden() -> None:
         os._exit(0)
 
 
-def _anfang(tafel: Any, vorbereitung: Callable[..., Any] | None, argumente: tuple) -> None:
+def _anfang(tafel: Any, grenze: int, vorbereitung: Callable[..., Any] | None, argumente: tuple) -> None:
     """Der ``initializer`` jedes Workers; wie die Vorbereitung ausging, sagt ``_melden``."""
-    global _tafel, _bereit
+    global _tafel, _grenze, _bereit
     _mit_den_eltern_enden()
     os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _tafel = tafel
+    _tafel, _grenze = tafel, grenze
     try:
         _bereit = ("bereit", vorbereitung(*argumente) if vorbereitung is not None else None)
     except Exception as fehler:  # ein Paket fehlt o. ä.: dem Hauptprozess sagen, warum
@@ -184,7 +187,12 @@ def _melden() -> tuple[str, Any] | Ursache | None:
 
 def _ausfuehren(platz: int, pfad: str) -> Ursache | None:
     """Ein Auftrag im Worker: Beginn eintragen, ``(funktion, argumente)`` aus ``pfad`` lesen,
-    ``(ok, ergebnis)`` nach ``pfad.aus`` schreiben."""
+    ``(ok, ergebnis)`` nach ``pfad.aus`` schreiben. Hat er ``_grenze`` Aufträge hinter sich, geht
+    er, bevor er den nächsten beginnt: der Pool gibt ihn einem neuen Executor."""
+    global _erledigt
+    if _grenze and _erledigt >= _grenze:
+        os._exit(0)
+    _erledigt += 1
     _tafel[2 * platz] = time.monotonic()
     _tafel[2 * platz + 1] = os.getpid()
     if isinstance(_bereit, Ursache):
@@ -240,7 +248,7 @@ class Pool:
         if vorladen:
             self._kontext.set_forkserver_preload(list(vorladen))
         self._vorbereitung, self._argumente = vorbereitung, argumente
-        self._auftraege_je_worker = auftraege_je_worker or None
+        self._grenze = auftraege_je_worker if neustart else 0
         self._tafel = multiprocessing.RawArray("d", 2 * PLAETZE)
         self._nummern = itertools.count()
         self._ordner = ""
@@ -285,8 +293,7 @@ class Pool:
                 self.prozesse,
                 mp_context=self._kontext,
                 initializer=_anfang,
-                initargs=(self._tafel, self._vorbereitung, self._argumente),
-                max_tasks_per_child=self._auftraege_je_worker,
+                initargs=(self._tafel, self._grenze, self._vorbereitung, self._argumente),
             )
             try:
                 proben = [self._executor.submit(_melden) for _ in range(self.prozesse)]
