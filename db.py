@@ -13,9 +13,9 @@
 * ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten mit einem deutschen
   Satz – nie ein Traceback, nie ein Passwort. Hat der Fehler einen SQLSTATE, entscheidet seine
   Klasse (``_NACH_SQLSTATE``); ein fehlendes Recht wird ``RechtFehlt``, den nächsten Schritt
-  hängt der Befehl an. Ohne SQLSTATE kam die Verbindung nicht zustande – den Satz dazu schreibt
-  ``db_anmeldung`` (warum dort der Wortlaut zählt, steht da) – oder sie riss ab („Verbindung zur
-  Datenbank verloren“, mit dem Text von libpq).
+  hängt der Befehl an. Ohne SQLSTATE kam die Verbindung nicht zustande – psycopg reicht beim
+  Verbinden nie einen; den Satz dazu schreibt ``db_anmeldung`` (warum dort der Wortlaut zählt,
+  steht da) – oder sie riss ab („Verbindung zur Datenbank verloren“, mit dem Text von libpq).
 
 Die Fehlerklassen gehören diesem Modul: es steht als gemeinsame Datei des
 Hauses unter dem Paket der Stufe und importiert nichts aus ihm. Welchen
@@ -39,7 +39,6 @@ from psycopg import errors
 from db_anmeldung import (
     maskieren,
     ohne_passwort,
-    passwort_falsch,
     passwort_zerbrochen,
     passwortdatei_offen,
     traegt_passwort,
@@ -401,7 +400,8 @@ def verbinden(
 
 # --- Fehler übersetzen ---------------------------------------------------------------
 
-# Was der Server bei fehlenden Rechten meldet (lc_messages englisch) → deutsch.
+# 42501 sagt nur, dass ein Recht fehlt; welches Objekt, steht allein im Text des Servers (diag hat
+# kein Feld dafür). Englisch (lc_messages) wird es ein deutscher Satz, anderer Wortlaut bleibt zitiert.
 _OBJEKTARTEN = {
     "table": "die Tabelle",
     "relation": "die Tabelle",
@@ -412,19 +412,19 @@ _OBJEKTARTEN = {
     "database": "die Datenbank",
     "function": "die Funktion",
 }
-_KEIN_RECHT = re.compile(r"^permission denied for (materialized view|\w+) (.+?)\.?$")
-_NICHT_EIGENTUEMER = re.compile(r"^must be owner of (materialized view|\w+) (.+?)\.?$")
+_RECHT = re.compile(r"^(?:permission denied for|(must be owner of)) (materialized view|\w+) (.+?)\.?$")
 
 
 def recht_fehlt_satz(haupt: str, rolle: str | None, ziel: str) -> str:
     """„Der Rolle aw_stufe fehlt ein Recht auf die Tabelle extraktionen.“ aus der Meldung des Servers."""
-    wer = f"Der Rolle {rolle}" if rolle else f"Der Rolle ({ziel})"
-    if (treffer := _KEIN_RECHT.match(haupt)) and treffer[1] in _OBJEKTARTEN:
-        return f"{wer} fehlt ein Recht auf {_OBJEKTARTEN[treffer[1]]} {treffer[2]}."
-    if (treffer := _NICHT_EIGENTUEMER.match(haupt)) and treffer[1] in _OBJEKTARTEN:
-        wer = f"Die Rolle {rolle}" if rolle else f"Die Rolle ({ziel})"
-        return f"{wer} ist nicht Eigentümerin von {_OBJEKTARTEN[treffer[1]].split()[1]} {treffer[2]}."
-    return f"{wer} fehlt ein Recht (der Server meldet: {haupt})."
+    rolle = rolle or f"({ziel})"
+    treffer = _RECHT.match(haupt)
+    if not treffer or treffer[2] not in _OBJEKTARTEN:
+        return f"Der Rolle {rolle} fehlt ein Recht (der Server meldet: {haupt})."
+    art, name = _OBJEKTARTEN[treffer[2]], treffer[3]
+    if treffer[1]:
+        return f"Die Rolle {rolle} ist nicht Eigentümerin von {art.split()[1]} {name}."
+    return f"Der Rolle {rolle} fehlt ein Recht auf {art} {name}."
 
 
 class _Lage(NamedTuple):
@@ -433,13 +433,11 @@ class _Lage(NamedTuple):
     haupt: str  # die Hauptmeldung des Servers (diag.message_primary)
     ziel: str  # die URL ohne Passwort
     rolle: str | None  # die Rolle der URL
-    woher: str  # „ DATABASE_URL kommt aus …“ oder leer
-    url: str | None
 
 
 # Fehler mit SQLSTATE: Klasse von psycopg → Fehlerklasse dieses Moduls und Satz; die erste passende
 # Zeile gilt. Im Satz {haupt} die Hauptmeldung des Servers, {ziel} die URL ohne Passwort; wo er mehr
-# braucht (welche Rolle, woher das Passwort), steht eine Funktion der Lage.
+# braucht (welche Rolle), steht eine Funktion der Lage.
 _NACH_SQLSTATE: tuple[
     tuple[tuple[type[psycopg.Error], ...], type[Fehler], str | Callable[[_Lage], str]], ...
 ] = (
@@ -478,11 +476,6 @@ _NACH_SQLSTATE: tuple[
         "Der Server lehnt eine Einstellung ab: {haupt}. Prüfen: AUSWAHL_STATEMENT_TIMEOUT, "
         "AUSWAHL_LOCK_TIMEOUT und options in DATABASE_URL.",
     ),
-    (
-        (errors.InvalidPassword, errors.InvalidAuthorizationSpecification),  # 28P01, 28000
-        DatenbankFehler,
-        lambda lage: passwort_falsch(lage.ziel, lage.woher, lage.url),
-    ),
 )
 
 
@@ -498,17 +491,16 @@ def fehler_uebersetzen(url: str | None, *, anmeldung: bool = False) -> Iterator[
 
 
 def _uebersetzt(fehler: psycopg.Error, text: str, ziel: str, url: str | None, anmeldung: bool) -> Fehler:
-    herkunft = getattr(url, "herkunft", "")
     haupt = (getattr(fehler.diag, "message_primary", None) or text).strip()
-    lage = _Lage(haupt, ziel, url_teile(url).get("user"), f" {herkunft}" if herkunft else "", url)
+    lage = _Lage(haupt, ziel, url_teile(url).get("user"))
     for klassen, art, satz in _NACH_SQLSTATE:
         if isinstance(fehler, klassen):
             return art(satz(lage) if callable(satz) else satz.format_map(lage._asdict()))
     if isinstance(fehler, psycopg.OperationalError) and not fehler.sqlstate:
-        # Ohne SQLSTATE kam die Verbindung nicht zustande (den Satz sucht db_anmeldung am Text) oder
-        # sie riss ab: libpq, nicht der Server, meldet es.
+        # Ohne SQLSTATE kam die Verbindung nicht zustande (den Satz findet db_anmeldung) oder sie
+        # riss ab: libpq, nicht der Server, meldet es.
         if anmeldung:
-            return DatenbankFehler(verbindungsfehler(text, ziel, herkunft, url))
+            return DatenbankFehler(verbindungsfehler(text, ziel, getattr(url, "herkunft", ""), url, fehler))
         return DatenbankFehler(
             f"Verbindung zur Datenbank verloren ({ziel}): „{' '.join(text.split())}“. Geschriebene "
             "Stapel bleiben; ein erneuter Lauf setzt fort."

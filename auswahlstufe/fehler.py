@@ -75,17 +75,6 @@ class LaufGesperrt(StufenFehler):
     exit_code = EXIT_GESPERRT
 
 
-class LaufGesperrtLeise(LaufGesperrt):
-    """Exit 5 ohne Mail: ``--nachholen`` fand einen anderen Lauf bei der Arbeit – der nächste
-    Aufruf holt nach. Die Meldung geht als Hinweis ins Protokoll (stdout), nicht auf stderr."""
-
-    def show(self, file=None) -> None:
-        if file is None:
-            _MELDUNG.info(f"Hinweis: {self.format_message()}")
-        else:
-            click.echo(f"Hinweis: {self.format_message()}", file=file)
-
-
 class Zeitlimit(StufenFehler):
     exit_code = EXIT_ZEITLIMIT
 

@@ -6,6 +6,12 @@ mit Geduld für eine ausgelastete Maschine (``server_holen``), eine
 Wegwerf-Datenbank, die danach mit dem Server verschwindet
 (``wegwerf_datenbank``), und ``raw_items`` wie bei Ingest anlegen
 (``raw_items_anlegen``). Im Betrieb läuft nichts davon.
+
+``raw_items`` gehört Ingest, nicht dieser Stufe; die Stufe liest sie nur. Hier steht ihr
+Schema (``RAW_ITEMS``) an einer Stelle für alle, die eine Datenbank ohne Ingest brauchen.
+Pflicht sind ``id`` (bigint) und ``slot`` (timestamptz); die übrigen Spalten lesen die Sicht
+``auswahl_uebersicht`` und die psql-Abfragen der Dokumentation. Eigene Items in ein Testhaus
+trägt ``python -m bench.ingest`` ein (docs/betrieb.md#eigene-testdaten-in-ein-frisches-haus).
 """
 
 from __future__ import annotations
@@ -22,13 +28,29 @@ from psycopg import sql
 
 from auswahlstufe.fehler import EXIT_VORAUSSETZUNG, StufenFehler
 from auswahlstufe.jsoneingabe import laden
-from auswahlstufe.lauf.ingest import BEISPIELE, RAW_ITEMS, SQL_GIBT_ES_RAW_ITEMS, item_zeilen, items_eintragen
 
 PROJEKT = Path(__file__).resolve().parents[1]
-BEISPIEL = BEISPIELE
+BEISPIEL = PROJEKT / "beispiele" / "artikel.json"
 DATENBANK = "wurzelwerk"
 GIBT_ES_DATENBANK = "select 1 from pg_database where datname = %s"
 ZAHL_RAW_ITEMS = "select count(*) from raw_items"
+
+# Wörtlich so in docs/betrieb.md, Einrichtung, Schritt 2 (ein Test vergleicht beide): die Tabelle
+# und ihr Index auf slot (ein Slot-Lauf liest sonst die ganze Tabelle); steht sie schon, nichts.
+RAW_ITEMS = """\
+create table if not exists raw_items (
+    id bigint primary key,
+    slot timestamptz not null,
+    haus text,
+    titel text,
+    teaser text,
+    url text,
+    veroeffentlicht_am timestamptz
+);
+create index if not exists raw_items_slot on raw_items (slot);
+"""
+RAW_ITEMS_COPY = "copy raw_items (id, slot, haus, titel, url) from stdin"
+SQL_GIBT_ES_RAW_ITEMS = "select to_regclass('raw_items') is not null"
 
 
 class ServerFehlt(StufenFehler):
@@ -103,10 +125,12 @@ def wegwerf_datenbank(verzeichnis: Path, name: str = DATENBANK) -> Iterator[str]
 
 def raw_items_anlegen(url: str, mit_beispielen: bool) -> int:
     """raw_items wie Ingest (falls es fehlt), auf Wunsch mit den Beispielitems (nur in eine leere
-    Tabelle; wie ``.venv/bin/python -m auswahlstufe.lauf.ingest``); gibt die Zahl der Items."""
+    Tabelle); gibt die Zahl der Items."""
     with psycopg.connect(url) as conn:
         if not conn.execute(SQL_GIBT_ES_RAW_ITEMS).fetchone()[0]:
             conn.execute(RAW_ITEMS)
         if mit_beispielen and not conn.execute(ZAHL_RAW_ITEMS).fetchone()[0]:
-            items_eintragen(conn, item_zeilen(laden(str(BEISPIEL))[0], BEISPIEL.name))
+            with conn.cursor().copy(RAW_ITEMS_COPY) as copy:
+                for a in laden(str(BEISPIEL))[0]:
+                    copy.write_row((a["item_id"], a["slot"], a["haus"], a["titel"], a["url"]))
         return conn.execute(ZAHL_RAW_ITEMS).fetchone()[0]

@@ -33,8 +33,8 @@ from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.betrieb import migrationen
 from auswahlstufe.jsoneingabe import laden
-from auswahlstufe.lauf.ingest import RAW_ITEMS, item_zeile, item_zeilen, items_eintragen
-from auswahlstufe.server import wegwerf_datenbank
+from auswahlstufe.server import RAW_ITEMS, wegwerf_datenbank
+from bench.ingest import item_zeile, item_zeilen, items_eintragen
 from bench.messen import gemessen
 
 # raw_items in einem Zug füllen (COPY), auch bei 100.000 Items in Sekunden.
@@ -47,7 +47,7 @@ SLOT_LEEREN = "delete from selected_extractor s using raw_items r where r.id = s
 
 def bestand_vorbereiten(datei: Path, verzeichnis: Path) -> tuple[Path, list[tuple]]:
     """(Datei mit item_id, Zeilen für raw_items); fehlende item_id und slot vergibt
-    ``ingest.item_zeile`` (wie ``python -m auswahlstufe.lauf.ingest`` im Testhaus)."""
+    ``bench.ingest.item_zeile`` (wie ``python -m bench.ingest`` im Testhaus)."""
     artikel, _ = laden(str(datei))
     geaendert = False
     for index, a in enumerate(artikel):

@@ -75,9 +75,9 @@ from auswahlstufe.betrieb import migrationen
 from auswahlstufe.extraktion import aufrufe, zeichensatz
 from auswahlstufe.extraktion import seiten as extraktion
 from auswahlstufe.extraktion import stapel as extraktion_stapel
-from auswahlstufe.lauf import ingest
 from auswahlstufe.pruefung import bewertung
 from auswahlstufe.regeln import waehle
+from auswahlstufe.server import RAW_ITEMS
 from bench.messen import PROJEKT, auf_kern, entpackt, gemessen
 
 AEB = Path(__file__).resolve().parent / "aeb"
@@ -244,7 +244,7 @@ def slot(n: int, prozesse: int, vorher: str | None, runden: int, kern_nr: int | 
             staende.insert(0, (f"vorher ({vorher})", entpackt(vorher, arbeit / "vorher")))
         with server.wegwerf_datenbank(arbeit) as url:
             with psycopg.connect(url) as conn:
-                conn.execute(ingest.RAW_ITEMS)
+                conn.execute(RAW_ITEMS)
             migrationen.migrieren(url, ausgabe=lambda _: None)
             with psycopg.connect(url) as conn:
                 version = conn.execute("show server_version").fetchone()[0]

@@ -40,7 +40,7 @@ import psycopg
 from auswahlstufe import kerne, server
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.lauf import ingest
+from auswahlstufe.server import RAW_ITEMS
 from bench import optionen
 from bench.messen import gemessen, maschine, skala
 
@@ -130,7 +130,7 @@ def messen(groessen: list[int], verzeichnis: Path) -> tuple[str, list[dict]]:
 
     ergebnisse = []
     with server.wegwerf_datenbank(verzeichnis) as url:
-        ausfuehren(url, ingest.RAW_ITEMS)
+        ausfuehren(url, RAW_ITEMS)
         migrationen.migrieren(url, ausgabe=lambda _: None)
         with psycopg.connect(url) as conn:
             version = conn.execute("show server_version").fetchone()[0]

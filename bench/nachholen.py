@@ -38,7 +38,8 @@ import psycopg
 from auswahlstufe import server
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.lauf import ingest, nachholen
+from auswahlstufe.lauf import nachholen
+from auswahlstufe.server import RAW_ITEMS
 from bench import optionen
 from bench.messen import gemessen, maschine, skala
 from version import CODER_VERSION
@@ -132,7 +133,7 @@ def messen(groessen: list[int], verzeichnis: Path) -> tuple[str, list[dict]]:
 
     ergebnisse = []
     with server.wegwerf_datenbank(verzeichnis) as url:
-        ausfuehren(url, ingest.RAW_ITEMS)
+        ausfuehren(url, RAW_ITEMS)
         migrationen.migrieren(url, ausgabe=lambda _: None)
         ausfuehren(url, SQL_LAUF, version=CODER_VERSION)
         with psycopg.connect(url) as conn:

@@ -42,7 +42,7 @@ from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.betrieb import migrationen
 from auswahlstufe.extraktion import art, aufrufe
 from auswahlstufe.fortschritt import dauer_text
-from auswahlstufe.lauf import ingest
+from auswahlstufe.server import RAW_ITEMS
 from bench.messen import aeb_anlegen, gemessen
 
 SQL_VORIGE_FASSUNG = "update extraktionen set extraktor_fassung = regexp_replace(extraktor_fassung, %s, %s)"
@@ -68,7 +68,7 @@ def anlegen(url: str, n: int) -> None:
     versionen = aufrufe.versionen()
     fassung = {x: aufrufe.extraktor_fassung(x, versionen[x]) for x in aufrufe.EXTRAKTOREN}
     with psycopg.connect(url) as conn:
-        conn.execute(ingest.RAW_ITEMS)
+        conn.execute(RAW_ITEMS)
         conn.commit()
         migrationen.migrieren(url, ausgabe=lambda _: None)
         aeb_anlegen(conn, range(1, n + 1), SLOT, fassung=fassung)

@@ -34,7 +34,7 @@ from psycopg import sql
 from auswahlstufe import server
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.lauf import ingest
+from auswahlstufe.server import RAW_ITEMS
 from bench import optionen
 from bench.messen import gemessen
 
@@ -121,7 +121,7 @@ def messen(n: int, seed: int, verzeichnis: Path) -> list[str]:
 
     with server.wegwerf_datenbank(verzeichnis) as url:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(ingest.RAW_ITEMS)
+            conn.execute(RAW_ITEMS)
         migrationen.migrieren(url, ausgabe=lambda _: None)
         bestand_laden(url, list(artikel(n, seed)))
         gemessen("--backfill", url=url, cwd=verzeichnis)

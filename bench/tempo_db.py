@@ -51,7 +51,8 @@ import psycopg
 from auswahlstufe import server
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import Aufruffehler, DeutscherBefehl
-from auswahlstufe.lauf import ingest
+from auswahlstufe.referenz.erzeugen import ITEMS_JE_SLOT
+from auswahlstufe.server import RAW_ITEMS, RAW_ITEMS_COPY
 from bench import bestand, optionen
 from bench.messen import PROJEKT, entpackt, gemessen
 
@@ -151,7 +152,7 @@ def bestand_laden(url: str, items: list[dict]) -> None:
     from auswahlstufe.einlesen.zeilen import Einlesebilanz, kandidatenzeilen
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
-        with cur.copy(ingest.RAW_ITEMS_COPY) as copy:
+        with cur.copy(RAW_ITEMS_COPY) as copy:
             for a in items:
                 copy.write_row((a["item_id"], a["slot"], a["haus"], a["titel"], a["url"]))
         # Dieselbe Umsetzung wie --einlesen (Text, Fehler als Text), ohne die Datei.
@@ -247,7 +248,7 @@ def vervielfachen(url: str, n: int, gross: int) -> None:
         "n": n,
         "gross": gross,
         "kopien": -(-gross // n) - 1,
-        "stunden": -(-n // ingest.ITEMS_JE_SLOT),
+        "stunden": -(-n // ITEMS_JE_SLOT),
     }
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SQL_VERVIELFACHEN_RAW, parameter)
@@ -337,7 +338,7 @@ def messen(
 
     runden_min = min(wiederholungen, 2)
     with server.wegwerf_datenbank(verzeichnis) as url:
-        ausfuehren(url, ingest.RAW_ITEMS)
+        ausfuehren(url, RAW_ITEMS)
         migrationen.migrieren(url, ausgabe=lambda _: None)
         m: dict = {"version": abfragen(url, SQL_VERSION)[0]}
 

@@ -48,7 +48,7 @@ import pytest
 from psycopg import sql
 
 from auswahlstufe.betrieb import migrationen
-from auswahlstufe.fehler import EXIT_GESPERRT, EXIT_OK
+from auswahlstufe.fehler import EXIT_OK
 from tests.hilfen import PROJEKT
 from tests.hilfen.daten import SLOT, Daten, raw_items_anlegen
 from tests.hilfen.haus import HAUS_DB, Haus, abfrage_der_doku, abfragen_der_doku, cron_zeilen, schritt
@@ -183,17 +183,17 @@ def test_eine_nacht_mit_ingest_nebenan_und_stoerungen(nacht: Nacht, haus: Haus):
     nacht.ingest.execute("delete from raw_items where id = 6")  # noch offen: die Zeile ist gesperrt
     erster = nacht.tick()
     nacht.warten_bis_er_wartet(erster)
-    assert nacht.mail() == ""  # der zweite Tick: Exit 5, keine Mail …
+    assert nacht.mail() == ""  # der zweite Tick überspringt den Slot des ersten, keine Mail …
     (hinweis,) = [z for z in nacht.neu_im_log() if not z.startswith("Extrahieren: ")]  # … sein Hinweis
     halter, aufruf, pid = nacht.offener_slot_lauf()
-    assert hinweis.startswith(
-        f"Hinweis: Ein anderer Lauf von {V} hält die Sperre „wurzelwerk-auswahl {V}“: "
-    ), hinweis
+    assert hinweis.startswith("Hinweis: Slot 2026-09-07T08:00+02:00 bearbeitet gerade ein anderer Lauf: "), (
+        hinweis
+    )
     erster_lauf = (
         f"Lauf {halter} (--extrahieren --slot 2026-09-07T08:00+02:00 aus --nachholen {aufruf}, Prozess {pid} "
     )
     assert erster_lauf in hinweis, hinweis
-    assert hinweis.endswith("Nichts nachgeholt; der nächste Aufruf von --nachholen holt nach."), hinweis
+    assert hinweis.endswith("; übersprungen."), hinweis
     nacht.ingest.execute("delete from raw_items where slot < %s", (SLOT - timedelta(hours=12),))  # Frist
     nacht.poll(S2, [7, 8, 9])
     nacht.ingest.commit()
@@ -307,7 +307,7 @@ def test_eine_nacht_mit_ingest_nebenan_und_stoerungen(nacht: Nacht, haus: Haus):
         ("nachholen", None, 0, "erfolg"),  # nichts zu tun
         ("nachholen", None, 0, "erfolg"),  # 1.: der erste Tick …
         ("slot", S1, 0, "erfolg"),
-        ("nachholen", None, EXIT_GESPERRT, "gesperrt"),  # … und der zweite daneben
+        ("nachholen", None, 0, "erfolg"),  # … und der zweite daneben (übersprang den Slot des ersten)
         ("nachholen", None, None, "abgebrochen"),  # 2.: der Server hielt an
         ("slot", S2, None, "abgebrochen"),
         ("nachholen", None, None, "abgebrochen"),  # 3.: SIGKILL
@@ -318,10 +318,10 @@ def test_eine_nacht_mit_ingest_nebenan_und_stoerungen(nacht: Nacht, haus: Haus):
         ("nachholen", None, 0, "erfolg"),  # still
         ("backfill", None, 0, "erfolg"),  # die Zeile der Nacht
     ]
-    # Die Zählung je Tag (über Mitternacht: zwei Tage): 8 Aufrufe, 5 erfolgreich, einer gesperrt
-    # (kein Alarm), keiner mit einem Fehler, zwei starben (Serverhalt, SIGKILL) – nicht unter „fehler“.
+    # Die Zählung je Tag (über Mitternacht: zwei Tage): 8 Aufrufe, 6 erfolgreich, keiner gesperrt,
+    # keiner mit einem Fehler, zwei starben (Serverhalt, SIGKILL) – nicht unter „fehler“.
     tage = haus.sql("aw_blick", abfrage_der_doku("Hat cron heute gelaufen"))
-    assert [sum(z[i] for z in tage) for i in (1, 2, 3, 4, 5)] == [8, 5, 1, 0, 2], tage
+    assert [sum(z[i] for z in tage) for i in (1, 2, 3, 4, 5)] == [8, 6, 0, 0, 2], tage
     abgebrochen = haus.sql("aw_blick", abfrage_der_doku("Läufe, die ihr Ende nicht eintrugen"))
     assert [z[0] for z in abgebrochen] == [getoetet, aufruf, toter, toter_aufruf], abgebrochen
     lauf = haus.psql("aw_stufe", "-v", "version=" + V, "-v", "item=4", eingabe=abfragen_der_doku())

@@ -137,10 +137,9 @@ ENGLISCH = re.compile(
 
 
 def skripte() -> list[tuple[str, ...]]:
-    """Jeder Einstieg für Menschen: die Skripte oben, der Testhaus-Helfer von Ingest und jedes
-    bench-Skript mit __main__."""
+    """Jeder Einstieg für Menschen: die Skripte oben und jedes bench-Skript mit __main__ (auch der
+    Testhaus-Helfer von Ingest, bench.ingest)."""
     oben = [(f,) for f in ("auswahl.py", "check_db.py", "bewertung.py", "demo.py")]
-    oben.append(("-m", "auswahlstufe.lauf.ingest"))
     bench = [
         ("-m", f"bench.{p.stem}")
         for p in sorted((PROJEKT / "bench").glob("*.py"))
@@ -229,13 +228,9 @@ def test_bereiche_und_voreinstellungen_deutsch():
 def test_erste_id_sagt_dasselbe_wie_ihr_bereich():
     """Die Hilfe nennt für --erste-id denselben Bereich wie die Option: „[Voreinstellung: 1; ab 1]“,
     kein „(ab 0)“ daneben."""
-    from auswahlstufe.lauf import ingest
-
-    hilfe = " ".join(CliRunner().invoke(ingest.main, ["--help"]).stdout.split())
+    hilfe = " ".join(starten("-m", "bench.ingest", "--help").stdout.split())
     assert (
         "Artikel ohne item_id bekommen ihre Stelle in der Datei als Nummer, gezählt ab N (der erste "
         "Artikel der Datei N, der zweite N+1 …). [Voreinstellung: 1; ab 1]"
     ) in hilfe, hilfe
     assert "(ab 0)" not in hilfe
-    zeilen = ingest.item_zeilen([{"slot": "2026-09-07T08:00+02:00"}] * 2, "x.json", 1001)
-    assert [z[0] for z in zeilen] == [1001, 1002]

@@ -447,6 +447,47 @@ def test_die_neueste_notiz_ist_die_fassung_des_codes():
     assert kopf.split()[0] == VERSION, f"docs/aenderungen.md beginnt mit {kopf!r}, der Code ist {VERSION}"
 
 
+def _git(*args: str) -> str:
+    lauf = subprocess.run(["git", "-C", str(PROJEKT), *args], capture_output=True, text=True)
+    return lauf.stdout.strip() if lauf.returncode == 0 else ""
+
+
+def test_jede_fassung_hat_ihren_tag_und_schritt_3_holt_ihn():
+    """Ein Haus holt eine Fassung über ihren Tag (betrieb.md, Aktualisieren, Schritt 3), auch auf einem
+    losgelösten Stand, wo ``git pull`` scheitert. Zu jeder Nummer in docs/aenderungen.md gibt es den
+    annotierten Tag ``vX.Y.Z`` in der Geschichte des Codes (die neueste, solange sie nicht freigegeben
+    ist, noch ohne), mit jeder Migration, die ihre Notiz nennt:
+    ab 2.0.0 auf einem Commit mit dieser ``VERSION``; 1.0.0 (zwei Stände ohne ``VERSION``) auf dem
+    ersten Stand im Betrieb."""
+    from tests.hilfen.haus import aktualisieren, code_in, notizen
+
+    schritt = aktualisieren()[3]
+    assert "git fetch --tags && git checkout vX.Y.Z" in code_in(schritt), schritt
+    assert "git pull" in schritt and "Schritt 4" in schritt, schritt
+    if _git("rev-parse", "--is-shallow-repository") != "false" or not _git("tag", "-l", "v*"):
+        pytest.skip("ohne die Geschichte des Codes oder ohne ihre Tags (flacher Klon, kein git, --no-tags)")
+    stand_je_nummer: dict[str, str] = {}
+    for kopf in notizen():  # die neueste zuerst: übrig bleibt je Nummer ihr ältester Stand
+        stand_je_nummer[kopf.split(",")[0]] = kopf
+    neueste = next(iter(stand_je_nummer))
+    for nummer, kopf in stand_je_nummer.items():
+        if nummer == neueste and not _git("tag", "-l", f"v{nummer}"):
+            continue  # ihr Tag kommt mit der Freigabe; die früheren müssen ihn haben
+        tag = f"v{nummer}"
+        assert _git("cat-file", "-t", tag) == "tag", (
+            f"{tag} fehlt oder ist nicht annotiert (git fetch --tags)"
+        )
+        vorfahr = subprocess.run(["git", "-C", str(PROJEKT), "merge-base", "--is-ancestor", tag, "HEAD"])
+        assert vorfahr.returncode == 0, f"{tag} liegt nicht in der Geschichte von HEAD"
+        if ", Stand " in kopf:
+            assert _git("rev-parse", f"{tag}^{{commit}}").startswith(kopf.split(", Stand ")[1]), (tag, kopf)
+        else:
+            assert f'VERSION = "{nummer}"' in _git("show", f"{tag}:auswahlstufe/__init__.py"), tag
+        dort = _git("ls-tree", "--name-only", tag, "migrations/")
+        for migration in set(re.findall(r"`(aw-\d{3}-[\w-]+)`", notizen()[kopf])):
+            assert f"migrations/{migration}.sql" in dort.split(), (tag, migration)
+
+
 def test_die_notizen_nennen_jede_migration_und_die_heutigen_fassungen():
     """Eine Migration, eine neue coder_version oder Fassung eines Extraktors ohne Notiz fiele erst
     im Haus auf: jede steht in docs/aenderungen.md, die heutigen in der neuesten Notiz."""

@@ -130,18 +130,25 @@ def test_jede_abfrage_laeuft_gegen_eine_echte_datenbank(daten, cli, db_url, roll
     assert lauf.returncode != 0 and "permission denied for table selected_extractor" in lauf.stderr
 
 
+def gesperrter_aufruf(url: str) -> None:
+    """Ein Aufruf von --nachholen, der mit Exit 5 endete (vor 2.1.0: ein anderer Lauf hielt die
+    Sperre; seitdem: er verlor seine Sperren), wie er im Protokoll steht."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "insert into auswahl_laeufe (modus, coder_version, rechner, pid, beendet_am, exit_code, meldung) "
+            "values ('nachholen', %s, 'aw-1', 1, now(), 5, 'Ein anderer Lauf hält die Sperre')",
+            (CODER_VERSION,),
+        )
+
+
 def test_cron_je_tag_zaehlt_exit_5_als_gesperrt_nicht_als_fehler(daten, cli, db_url):
-    """Ein Aufruf mit Exit 5 – für --nachholen aus cron der Normalfall – heißt in auswahl_laeufe
+    """Ein Aufruf mit Exit 5 – für --nachholen aus cron vor 2.1.0 der Normalfall – heißt in auswahl_laeufe
     ``gesperrt`` (aw-010); die Abfrage „Hat cron heute gelaufen“ zählt ihn für sich, nicht als
     Fehler."""
     abfrage = next(a for a in _bloecke()[1].split(";") if "Hat cron heute gelaufen" in a).strip()
     daten.item(1)
     daten.kandidaten(1, {"trafilatura": "Ein Text für den Slot."})
-    with psycopg.connect(db_url, autocommit=True) as halter:  # ein anderer Lauf hält die Sperre
-        halter.execute(
-            "select pg_advisory_lock(hashtextextended(%s, 0))", (f"wurzelwerk-auswahl {CODER_VERSION}",)
-        )
-        assert cli("--nachholen").code == 5
+    gesperrter_aufruf(db_url)
     assert cli("--nachholen").code == 0
     with psycopg.connect(db_url) as conn:
         assert conn.execute(
@@ -169,11 +176,7 @@ def test_aw010_macht_aus_exit_5_gesperrt_in_einem_protokoll_von_vorher(daten, cl
     die an zustand hing, behält ihre Rechte (das Rezept muss nicht noch einmal laufen)."""
     daten.item(1)
     daten.kandidaten(1, {"trafilatura": "Ein Text für den Slot."})
-    with psycopg.connect(db_url, autocommit=True) as halter:
-        halter.execute(
-            "select pg_advisory_lock(hashtextextended(%s, 0))", (f"wurzelwerk-auswahl {CODER_VERSION}",)
-        )
-        assert cli("--nachholen").code == 5
+    gesperrter_aufruf(db_url)
     assert cli("--nachholen").code == 0
     aw007 = (PROJEKT / "migrations" / "aw-007-laeufe-betrieb.sql").read_text(encoding="utf-8")
     alt = aw007.split("add column zustand text generated always as (", 1)[1].split(") stored;", 1)[0]

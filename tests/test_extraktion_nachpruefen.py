@@ -15,17 +15,22 @@ Seite bekommt). Ändert sich nur die zweite, entscheidet das Urteil über die Se
 
 Gezeigt an den 181 Seiten des article-extraction-benchmark (ihre gespeicherten Kandidaten aus
 ``bench/aeb/candidates.json``) und an den feindlichen Seiten und Randfällen der Extraktion, mit den
-Stempeln, die die beiden Vorgänger im Haus hinterließen.
+Stempeln, die die beiden Vorgänger im Haus hinterließen; newspaper4k extrahiert dabei jede dritte
+aeb-Seite neu (``AEB_JEDE``, mit ``--langsam`` alle). Die Seiten stehen einmal je Modul in einer
+Datenbank, die feindlichen extrahiert; jeder Test bekommt eine Kopie davon.
 """
 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import os
 import re
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from auswahlstufe.extraktion import art, aufrufe
 from auswahlstufe.referenz import binaer
@@ -38,6 +43,9 @@ pytestmark = pytest.mark.datenbank
 AEB = PROJEKT / "bench" / "aeb"
 SLOT = "2026-09-07 06:00+00"
 AEB_AB = 1001  # ids der aeb-Seiten; die feindlichen davor
+# newspaper4k rechnet in test_vor_der_seitenart_extrahiert_nur_newspaper4k_neu jede dritte aeb-Seite neu
+# (die übrigen löscht er vorher aus seiner Kopie); mit --langsam alle 181.
+AEB_JEDE = 3
 
 # Die Stempel der Vorgänger, aus dem heutigen gebildet (die Texte der Einstellungen stehen im Code
 # jener Stände: Seitenart Fassung 1 seit der Prüfung auf Nicht-HTML; davor keine Seitenart, und
@@ -101,15 +109,49 @@ def zeilen(url: str) -> dict[tuple[int, str], tuple]:
         return {(i, x): tuple(rest) for i, x, *rest in conn.execute(SQL_ZEILEN).fetchall()}
 
 
-@pytest.fixture
-def haus(db_url, tmp_path):
-    """Ein Haus mit allen Seiten, die feindlichen von der heutigen Stufe extrahiert."""
-    with psycopg.connect(db_url, autocommit=True) as conn:
+def _datenbank(pg, name: str, vorlage: str) -> None:
+    with pg.verwalten() as conn:
+        conn.execute(
+            sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(vorlage))
+        )
+
+
+def _weg(pg, name: str) -> None:
+    with pg.verwalten() as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="module")
+def bestand(pg, vorlage, tmp_path_factory):
+    """Eine Datenbank mit allen Seiten, die feindlichen von der heutigen Stufe extrahiert – einmal
+    je Modul; jeder Test bekommt eine Kopie davon (``haus``)."""
+    name = f"aw_nachpruefen_{os.getpid()}"
+    _weg(pg, name)
+    _datenbank(pg, name, vorlage)
+    url = pg.url(name)
+    with psycopg.connect(url, autocommit=True) as conn:
         ids = seiten_anlegen(conn)
-    erste = auswahl_starten("--extrahieren", "--backfill", "--prozesse", "2", url=db_url, cwd=tmp_path)
+    erste = auswahl_starten(
+        "--extrahieren", "--backfill", "--prozesse", "2", url=url, cwd=tmp_path_factory.mktemp("bestand")
+    )
     assert erste.code == 0, str(erste)
     assert f"Extraktion: {len(ids)} Seiten neu oder veraltet, {len(ids)} extrahiert" in erste.out, str(erste)
-    return db_url, ids
+    yield name, ids
+    _weg(pg, name)
+
+
+_kopien = itertools.count()
+
+
+@pytest.fixture
+def haus(pg, bestand):
+    """Ein Haus mit allen Seiten, die feindlichen von der heutigen Stufe extrahiert: eine Kopie
+    von ``bestand`` (``CREATE DATABASE … TEMPLATE``), nach dem Test wieder weg."""
+    vorlage, ids = bestand
+    name = f"{vorlage}_{next(_kopien)}"
+    _datenbank(pg, name, vorlage)
+    yield pg.url(name), ids
+    _weg(pg, name)
 
 
 def test_nach_der_fassung_1_der_seitenart_wird_nichts_extrahiert(haus, tmp_path):
@@ -146,12 +188,15 @@ def test_nach_der_fassung_1_der_seitenart_wird_nichts_extrahiert(haus, tmp_path)
     assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert" in zweiter.out, str(zweiter)
 
 
-def test_vor_der_seitenart_extrahiert_nur_newspaper4k_neu(haus, tmp_path):
+def test_vor_der_seitenart_extrahiert_nur_newspaper4k_neu(haus, tmp_path, request):
     """Der Stand ohne Seitenart: trafilatura und readability haben dieselbe Textfassung wie heute,
     newspaper4k nicht (ohne feste Kandidatenordnung). Damals bekam eine PDF-Seite den Text, den
-    ein Extraktor daraus las; heute ist sie keine HTML-Seite – das Urteil ersetzt die Zeile."""
+    ein Extraktor daraus las; heute ist sie keine HTML-Seite – das Urteil ersetzt die Zeile.
+    newspaper4k rechnet hier jede ``AEB_JEDE``-te aeb-Seite neu (mit ``--langsam`` alle 181)."""
     url, ids = haus
+    jede = 1 if request.config.getoption("--langsam") else AEB_JEDE
     with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("delete from raw_items where id >= %s and (id - %s) %% %s <> 0", (AEB_AB, AEB_AB, jede))
         conn.execute(SQL_ALS_VORGAENGER, {"muster": art.FASSUNG_MUSTER, "ersatz": ""})
         conn.execute(SQL_OHNE_FESTE_ORDNUNG)
         conn.execute(
@@ -160,7 +205,7 @@ def test_vor_der_seitenart_extrahiert_nur_newspaper4k_neu(haus, tmp_path):
             (ids["pdf"],),
         )
     vorher = zeilen(url)
-    seiten = len(ids) + 181
+    seiten = len(ids) + len(range(0, 181, jede))
 
     lauf = auswahl_starten("--extrahieren", "--backfill", "--prozesse", "2", url=url, cwd=tmp_path)
 

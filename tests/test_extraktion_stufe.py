@@ -19,7 +19,7 @@ from auswahlstufe.betrieb import migrationen, sperre
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_GESPERRT, EXIT_OK
 from auswahlstufe.referenz import binaer
 from auswahlstufe.referenz.feindlich import grosse_seite
-from tests.hilfen.daten import sperrname
+from tests.hilfen.daten import SQL_FREMDE_SPERREN, slotsperre
 from tests.hilfen.prozesse import Halt, bilanzzeile, ende, im_hintergrund, ruhen_lassen, worker_mit_seite
 from version import CODER_VERSION
 
@@ -272,9 +272,8 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
     # auf stdout die Bilanz der Extraktion (Protokoll), keine der Auswahl: sie lief nicht
     assert "Traceback" not in err and out.startswith("Extraktion: ") and "\nneu " not in out, out
     with psycopg.connect(db_url, autocommit=True) as conn:
-        # die Sperre ist frei, und der Lauf steht mit Exit 130 im Protokoll
-        assert conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
-        conn.execute("select pg_advisory_unlock_all()")
+        # keine Sperre bleibt, und der Lauf steht mit Exit 130 im Protokoll
+        assert conn.execute(SQL_FREMDE_SPERREN).fetchone()[0] == 0
         assert conn.execute("select exit_code from auswahl_laeufe").fetchall() == [(EXIT_ABGEBROCHEN,)]
         # jede Seite ganz oder gar nicht: je Item drei Kandidaten oder keiner
         je_item = conn.execute("select count(*) from extraktionen group by item_id").fetchall()
@@ -287,11 +286,11 @@ def test_signal_waehrend_der_extraktion_exit_130_protokoll_und_der_naechste_mach
     assert bilanzzeile(out).startswith(f"neu {VIELE}, "), out
 
 
-def test_extraktion_unter_der_sperre_des_laufs(db_url, bestand, cli):
-    """Zwei Läufe nach demselben Poll extrahieren nicht doppelt: die Sperre gilt ab dem Anfang."""
+def test_extraktion_unter_der_sperre_des_slots(db_url, bestand, cli):
+    """Zwei Ticks nach demselben Poll extrahieren nicht doppelt: die Sperre des Slots gilt ab dem Anfang."""
     with psycopg.connect(db_url, autocommit=True) as conn:
-        assert conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
-        lauf = cli("--extrahieren", "--backfill")
+        assert conn.execute(sperre.SQL_SPERRE, (slotsperre(SLOT_B),)).fetchone()[0]
+        lauf = cli("--extrahieren", "--slot", SLOT_B.isoformat())
         conn.execute("select pg_advisory_unlock_all()")
     assert lauf.code == EXIT_GESPERRT, str(lauf)
     assert extraktionen(bestand) == {}

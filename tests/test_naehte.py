@@ -10,6 +10,8 @@ import-linter nicht ausdrücken kann:
 * Tests importieren nie eine andere Testdatei und nie aus ``conftest``
   (Fixtures kommen über pytest, Helfer aus ``tests/hilfen/``).
 * ``check_db.py`` ist ein Skript, keine Bibliothek des Betriebs.
+* Das Paket enthält, was ein Haus betreibt: sein einziger ``python -m``-Einstieg ist das
+  Rollenrezept; Items für ein Testhaus trägt ``bench.ingest`` ein.
 * ``bewertung.py`` und ``vergleich.py`` sind dünne Skripte über ``auswahlstufe.pruefung``:
   sie definieren nichts, niemand importiert sie (Tests und Benchmarks nehmen das Paketmodul).
 * Ein Import richtet kein Logging ein; das tut der Einstieg (``protokoll.einrichten``). Die
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 
@@ -94,6 +97,20 @@ def test_die_duennen_skripte_definieren_nichts(name):
     assert (definiert, "sys.modules" in quelle) == ([], False)
 
 
+def test_das_paket_hat_nur_einstiege_fuer_den_betrieb():
+    """Sein einziger ``python -m``-Einstieg ist das Rollenrezept (``auswahlstufe.lauf.rechte``); Items
+    für ein Testhaus trägt ``bench.ingest`` ein. ``raw_items`` gehört Ingest: im Paket schreibt es nur
+    ``server`` (die Beispielitems der Vorführung)."""
+    dateien = {
+        p.relative_to(PROJEKT).as_posix(): p.read_text(encoding="utf-8")
+        for p in (PROJEKT / "auswahlstufe").rglob("*.py")
+    }
+    einstiege = sorted(d for d, text in dateien.items() if 'if __name__ == "__main__"' in text)
+    assert einstiege == ["auswahlstufe/lauf/rechte.py"]
+    schreiben = re.compile(r"\b(copy|insert\s+into|update)\s+raw_items\b", re.IGNORECASE)
+    assert sorted(d for d, text in dateien.items() if schreiben.search(text)) == ["auswahlstufe/server.py"]
+
+
 def test_der_stapelbetrieb_laedt_die_pruefseite_erst_fuer_eine_stichprobe(tmp_path):
     """Ein Stapellauf ohne --stichprobe braucht die HTML-Prüfseite nicht; sie lädt erst, wer eine
     Stichprobe schreibt."""
@@ -135,7 +152,7 @@ FEHLER_PORT = "Fehler: DATABASE_URL: Port 'keinport' ist keine Zahl von 1 bis 65
     [
         (["auswahl.py", "--backfill"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
         (["check_db.py"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
-        (["-m", "auswahlstufe.lauf.ingest"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
+        (["-m", "bench.ingest"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
         (["vergleich.py", "--datenbank", "auswahl-1", "auswahl-2"], 7, [WARNUNG_PASSWORT, FEHLER_PORT]),
         (
             ["bewertung.py", "fehlt-a.json", "fehlt-b.json"],

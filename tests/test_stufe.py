@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auswahlstufe.betrieb import bereich, sperre
-from auswahlstufe.fehler import EingabeFehler, LaufGesperrt, VoraussetzungFehlt
+from auswahlstufe.fehler import EingabeFehler, VoraussetzungFehlt
 from auswahlstufe.lauf import kodierung, schreiben, stufe
 from auswahlstufe.regeln import waehle
 from normalisierung import bereinigen
@@ -406,51 +406,47 @@ def test_stichprobe(trocken, daten, lauf, capsys, tmp_path, monkeypatch):
 # --- Sperre ------------------------------------------------------------------------------
 
 
-def sperre_halten(url: str, name: str, geteilt: bool = False) -> psycopg.Connection:
+def sperre_halten(url: str, name: str) -> psycopg.Connection:
     conn = psycopg.connect(url, autocommit=True)
-    anfrage = sperre.SQL_SPERRE_GETEILT if geteilt else sperre.SQL_SPERRE
-    assert conn.execute(anfrage, (name,)).fetchone()[0]
+    assert conn.execute(sperre.SQL_SPERRE, (name,)).fetchone()[0]
     return conn
 
 
-def test_zweiter_lauf_stoppt_sofort(db_url, daten, cli):
+def test_ein_zweiter_lauf_desselben_slots_stoppt_sofort(db_url, daten, cli):
     daten.item(1)
     daten.kandidaten(1, drei(1))
-    ganz = f"{sperre.SPERR_PRAEFIX} {CODER_VERSION}"
-    halter = sperre_halten(db_url, ganz)
+    halter = sperre_halten(db_url, sperre.slot(CODER_VERSION, SLOT))
     try:
-        for args in (["--backfill"], ["--slot", "2026-09-07T08:00"], ["--backfill", "--teil", "1/2"]):
-            ergebnis = cli(*args)
-            assert ergebnis.code == 5, str(ergebnis)
-            # Die Sperre hält eine Sitzung ohne Lauf im Protokoll (hier: der Test): die Meldung
-            # nennt ihre PID und sagt, dass kein Lauf dazu gehört.
-            assert "hält die Sperre" in ergebnis.err, str(ergebnis)
-            assert f"Datenbanksitzung mit PID {halter.info.backend_pid}" in ergebnis.err, str(ergebnis)
-            assert "kein offener Lauf" in ergebnis.err
-            assert "Traceback" not in ergebnis.err
+        ergebnis = cli("--slot", "2026-09-07T08:00")
+        assert ergebnis.code == 5, str(ergebnis)
+        # Die Sperre hält eine Sitzung ohne Lauf im Protokoll (hier: der Test): die Meldung
+        # nennt ihre PID und sagt, dass kein Lauf dazu gehört.
+        assert "bearbeitet gerade ein anderer Lauf" in ergebnis.err, str(ergebnis)
+        assert f"Datenbanksitzung mit PID {halter.info.backend_pid}" in ergebnis.err, str(ergebnis)
+        assert "kein offener Lauf" in ergebnis.err
+        assert "Traceback" not in ergebnis.err
         assert daten.kodierungen() == []
-        # --trocken schreibt nicht und braucht keine Sperre
-        assert cli("--backfill", "--trocken").code == 0
+        # --trocken schreibt nicht und braucht keine Sperre; ein Backfill nimmt Blöcke, keinen Slot
+        assert cli("--slot", "2026-09-07T08:00", "--trocken").code == 0
+        assert cli("--backfill").code == 0
+        assert len(daten.kodierungen()) == 1
     finally:
         halter.close()
-    assert cli("--backfill").code == 0
 
 
-def test_teile_laufen_nebeneinander_aber_nie_neben_dem_ganzen(db_url, daten, lauf):
-    daten.item(1)
-    daten.kandidaten(1, drei(1))
-    ganz = f"{sperre.SPERR_PRAEFIX} {CODER_VERSION}"
-    teil1 = sperre_halten(db_url, f"{ganz} teil 1/2")
-    geteilt = sperre_halten(db_url, ganz, geteilt=True)  # so hält sie ein laufender Teil
+def test_einen_block_den_ein_anderer_hat_ueberspringt_der_backfill(db_url, daten, lauf):
+    """Drei Items, ein Prozess: Blöcke von zwei ids (so viele, dass jeder Stapel zwei hat). Hält
+    ein anderer den ersten Block, schreibt der Backfill nur den zweiten; danach den Rest."""
+    for n in (1, 2, 3):
+        daten.item(n)
+        daten.kandidaten(n, drei(n))
+    halter = sperre_halten(db_url, sperre.block(CODER_VERSION, 2, 0))
     try:
-        with pytest.raises(LaufGesperrt):
-            lauf(teil="1/2")
-        lauf(teil="2/2")  # der andere Teil läuft
-        with pytest.raises(LaufGesperrt):
-            lauf()  # der ganze Lauf nicht
+        assert zahlen(lauf()) == (1, 0, 0, 0, 0)
+        assert [k[0] for k in daten.kodierungen()] == [3]
     finally:
-        teil1.close()
-        geteilt.close()
+        halter.close()
+    assert zahlen(lauf()) == (2, 0, 1, 0, 0)
 
 
 # --- --teil ---------------------------------------------------------------------------------

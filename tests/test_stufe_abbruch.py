@@ -10,10 +10,9 @@ import time
 import psycopg
 import pytest
 
-from auswahlstufe.betrieb import sperre
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN
 from auswahlstufe.lauf import stufe
-from tests.hilfen.daten import sperrname
+from tests.hilfen.daten import SQL_FREMDE_SPERREN
 from tests.hilfen.prozesse import (
     SQL_WARTET,
     Halt,
@@ -118,42 +117,9 @@ def test_das_erste_signal_wartet_auf_den_stapel_das_zweite_nicht(sig, zweimal, d
     else:
         assert f"Abgebrochen ({sig.name}) nach 1 Stapeln" in err, err
     with psycopg.connect(db_url, autocommit=True) as conn:
-        assert conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]  # frei
-        conn.execute("select pg_advisory_unlock_all()")
+        assert conn.execute(SQL_FREMDE_SPERREN).fetchone()[0] == 0  # keine Sperre bleibt
         assert conn.execute("select exit_code from auswahl_laeufe").fetchall() == [(EXIT_ABGEBROCHEN,)]
     zweiter_lauf_macht_den_rest(db_url, tmp_path, schon, 1000)
-
-
-def test_ein_kurzer_lauf_der_auf_die_sperre_wartet_endet_schon_beim_ersten_signal(db_url, tmp_path):
-    """Ein Slot wartet auf die Sperre eines Backfills (der hier steht und nicht weicht). Es gibt
-    nichts fertigzuschreiben: schon das erste Signal beendet ihn – Exit 130, sein Warten am Server
-    abgebrochen, keine Sperre gehalten, nichts geschrieben; der Backfill endet danach selbst."""
-    bestand(db_url)
-    halt = Halt(tmp_path, "stapel", 1)
-    lang = im_hintergrund(db_url, "--backfill", "--prozesse", "1", cwd=tmp_path, env=halt.umgebung)
-    try:
-        halt.abwarten(lang)
-        kurz = im_hintergrund(db_url, "--slot", "2026-09-07T08:00", cwd=tmp_path)
-        warten_bis(
-            db_url,
-            kurz,
-            lambda conn: sperre.wartet_jemand(conn, sperrname()),
-            "der Slot auf die Sperre wartet",
-        )
-        kurz.send_signal(signal.SIGINT)
-        code, out, err = ende(kurz, timeout=60)
-        assert code == EXIT_ABGEBROCHEN and "Traceback" not in err, out + err
-        assert "Sofort abgebrochen (beim Warten auf die Sperre, SIGINT)" in err, err
-        with psycopg.connect(db_url, autocommit=True) as conn:
-            assert not sperre.wartet_jemand(conn, sperrname())
-            assert conn.execute("select modus, exit_code from auswahl_laeufe order by id").fetchall() == [
-                ("backfill", None),
-                ("slot", EXIT_ABGEBROCHEN),
-            ]
-    finally:
-        halt.weiter()
-    assert ende(lang, timeout=120)[0] == 0
-    assert geschrieben(db_url) == ITEMS  # alles vom Backfill
 
 
 def test_server_weg_mitten_im_lauf_klare_meldung_und_zweiter_lauf_vollendet(pg, db_url, tmp_path):

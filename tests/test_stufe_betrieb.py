@@ -24,6 +24,7 @@ import pytest
 from psycopg import sql
 
 from auswahlstufe.betrieb import laeufe as protokoll
+from auswahlstufe.betrieb import sperre
 from auswahlstufe.betrieb.pool import Fehlschlag
 from auswahlstufe.fehler import EXIT_ABGEBROCHEN, EXIT_OK, EXIT_WORKER
 from auswahlstufe.lauf.bilanz import Bilanz, Stapel
@@ -417,12 +418,12 @@ def test_ein_gesperrter_lauf_steht_mit_exit_5_im_protokoll(db_url, cli):
     bestand(db_url, 10)
     with psycopg.connect(db_url, autocommit=True) as halter:
         halter.execute(
-            "select pg_advisory_lock(hashtextextended(%s, 0))", (f"wurzelwerk-auswahl {CODER_VERSION}",)
+            "select pg_advisory_lock(hashtextextended(%s, 0))", (sperre.slot(CODER_VERSION, SLOT),)
         )
-        ergebnis = cli("--backfill")
+        ergebnis = cli("--slot", SLOT.isoformat())
     assert ergebnis.code == 5
     ((modus, *_, code, meldung, beendet, _rechner, _pid),) = laeufe(db_url)
-    assert (modus, code, beendet) == ("backfill", 5, True) and "Sperre" in meldung
+    assert (modus, code, beendet) == ("slot", 5, True) and "Sperre" in meldung
 
 
 def test_protokoll_braucht_genau_select_insert_update(db_url, capsys):

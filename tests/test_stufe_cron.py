@@ -32,11 +32,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 
-from auswahlstufe.betrieb import laeufe
+from auswahlstufe.betrieb import laeufe, sperre
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_KONFIGURATION, EXIT_OK, EXIT_ZEITLIMIT
 from auswahlstufe.lauf import nachholen, stufe, vergabe
 from tests.hilfen import PROJEKT
-from tests.hilfen.daten import SLOT, SLOT_TEXT, sperrname
+from tests.hilfen.daten import SLOT, SLOT_TEXT
 from tests.hilfen.prozesse import (
     Halt,
     bilanzzeile,
@@ -91,9 +91,10 @@ def bilanzen(out: str) -> list[str]:
     return [z for z in out.splitlines() if z.startswith("neu ")]
 
 
-def sperre_halten(url: str) -> psycopg.Connection:
+def sperre_halten(url: str, slot) -> psycopg.Connection:
+    """Eine Sitzung von Hand, ohne Lauf, hält die Sperre des Slots ``slot``."""
     conn = psycopg.connect(url, autocommit=True)
-    conn.execute("select pg_advisory_lock(hashtextextended(%s, 0))", (sperrname(),))
+    conn.execute(sperre.SQL_SPERRE, (sperre.slot(CODER_VERSION, slot),))
     return conn
 
 
@@ -105,7 +106,7 @@ def test_nachholen_holt_verlorene_slots_nach_der_neueste_zuerst(db_url, cli):
     nächste Aufruf von --nachholen holt beide nach, den neuesten zuerst (der frische Poll wartet
     nicht auf das Nachholen)."""
     verloren, gelaufen, nie = bestand(db_url, 20, 3)
-    halter = sperre_halten(db_url)
+    halter = sperre_halten(db_url, verloren)
     try:
         assert cli("--slot", slot_text(verloren)).code == EXIT_GESPERRT
     finally:
@@ -265,68 +266,58 @@ def test_nachholen_einer_variante_zaehlt_nur_fuer_die_variante(db_url, cli):
     ) == sorted([(CODER_VERSION, 20), (variante.coder_version, 20)])
 
 
-def test_nachholen_bei_gehaltener_sperre_exit_5_still_wenn_ein_frischer_lauf_arbeitet(db_url, tmp_path):
-    """Hält ein kurzer Lauf, der gerade arbeitet (ein --slot von Hand), die Sperre, endet
-    --nachholen mit Exit 5 und einem Hinweis im Protokoll (stdout): cron mailt nicht, der nächste
-    Aufruf holt nach. Ist der Halter unbekannt oder läuft er schon länger als STILL_WARTEN, ist es
-    eine Meldung auf stderr. Ein zweiter Lauf von Hand (--slot) nennt den nächsten Schritt: warten,
-    dann wiederholen. (Einem Backfill wartet ein kurzer Lauf ab: tests/test_stufe_weichen.py.)"""
-    frueh, spaet = bestand(db_url, MITTEN, 2)
-    halt = Halt(tmp_path, "stapel", 1)  # der Slot-Lauf hält die Sperre und bleibt mitten im Lauf
+def test_nachholen_ueberspringt_einen_slot_den_ein_frischer_lauf_hat(db_url, tmp_path):
+    """Hat ein kurzer Lauf, der gerade arbeitet (ein --slot von Hand), seinen Slot, überspringt
+    --nachholen ihn mit einem Hinweis im Protokoll (stdout; cron mailt nicht, jener macht ihn) und
+    holt die übrigen nach. Ist der Halter unbekannt (oder läuft er schon länger als STILL_WARTEN),
+    steht derselbe Satz auf stderr. Ein zweiter Lauf von Hand (--slot) endet mit Exit 5 und nennt
+    den nächsten Schritt: warten, dann wiederholen. (Ticks neben Backfills: tests/test_stufe_verteilen.py.)"""
+    _, spaet = bestand(db_url, MITTEN, 2)
+    halt = Halt(tmp_path, "stapel", 1)  # der Slot-Lauf hält seinen Slot und bleibt mitten im Lauf
     halter = im_hintergrund(db_url, "--slot", slot_text(spaet), cwd=tmp_path, env=halt.umgebung)
     halt.abwarten(halter)
     try:
-        still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
-        code, out, err = ende(still, timeout=120)
-        assert code == EXIT_GESPERRT and err == "", f"exit {code}\n{out}\n{err}"
-        assert out.startswith(f"Hinweis: Ein anderer Lauf von {CODER_VERSION} hält die Sperre"), out
-        assert (
-            f": Lauf 1 (--slot {slot_text(spaet)}, Prozess {halter.pid} auf {socket.gethostname()}, " in out
-        )
-        assert out.rstrip().endswith(
-            "Dieser Lauf bricht ab, ohne etwas zu schreiben. Nichts nachgeholt; der nächste Aufruf von "
-            "--nachholen holt nach."
-        ), out
-
-        von_hand = im_hintergrund(db_url, "--slot", slot_text(frueh), cwd=tmp_path)
+        von_hand = im_hintergrund(db_url, "--slot", slot_text(spaet), cwd=tmp_path)
         code, out, err = ende(von_hand, timeout=120)
-        assert code == EXIT_GESPERRT and err.startswith("Fehler: Ein anderer Lauf"), err
+        assert code == EXIT_GESPERRT and err.startswith(
+            f"Fehler: Slot {slot_text(spaet)} bearbeitet gerade"
+        ), err
         assert err.endswith(
             "Dieser Lauf bricht ab, ohne etwas zu schreiben. Sobald jener endet (solange er läuft, steht "
             "er in auswahl_offene_laeufe), denselben Aufruf wiederholen.\n"
         ), err
 
-        # Derselbe Halter, aber seit mehr als sechs Stunden: vielleicht hängt er – eine Meldung.
-        with psycopg.connect(db_url, autocommit=True) as conn:
-            conn.execute(
-                "update auswahl_laeufe set begonnen_am = begonnen_am - interval '7 hours' where id = 1"
-            )
-        laut = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
-        code, out, err = ende(laut, timeout=120)
-        assert code == EXIT_GESPERRT and out == "" and err.startswith("Fehler: Ein anderer Lauf"), err
+        still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
+        code, out, err = ende(still, timeout=120)
+        assert code == EXIT_OK and err == "", f"exit {code}\n{out}\n{err}"
+        assert out.startswith(
+            f"Hinweis: Slot {slot_text(spaet)} bearbeitet gerade ein anderer Lauf: Lauf 1 ("
+        ), out
+        assert f"Prozess {halter.pid} auf {socket.gethostname()}, " in out and "übersprungen." in out, out
+        assert bilanzzeile(out).startswith(f"neu {MITTEN}, "), out  # der frühe Slot ist nachgeholt
     finally:
         halt.weiter()
     code, out, err = ende(halter)
     assert code == EXIT_OK, err
     assert abfrage(db_url, "select modus, exit_code from auswahl_laeufe where modus = 'nachholen'") == [
-        ("nachholen", EXIT_GESPERRT),
-        ("nachholen", EXIT_GESPERRT),
+        ("nachholen", EXIT_OK),
     ]
-    # Der nächste Aufruf holt den frühen Slot nach; danach ist nichts offen.
-    nach = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
-    code, out, err = ende(nach)
-    assert code == EXIT_OK and err == "" and bilanzzeile(out).startswith(f"neu {MITTEN}, "), out + err
     still = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
-    assert ende(still) == (EXIT_OK, "", "")
+    assert ende(still) == (EXIT_OK, "", "")  # nichts mehr offen
 
-    # Eine Sitzung ohne Lauf (von Hand) hält die Sperre: niemand weiß, wie lange – stderr.
-    halter = sperre_halten(db_url)
+    # Eine Sitzung ohne Lauf (von Hand) hält die Sperre eines offenen Slots: niemand weiß, wie lange.
+    neu = SLOT + timedelta(hours=10)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        bereich = {"slot": neu, "von": 2 * MITTEN + 1, "bis": 3 * MITTEN, "satz": SATZ}
+        conn.execute(SQL_ITEMS, bereich)
+        conn.execute(SQL_KANDIDATEN, bereich)
+    halter = sperre_halten(db_url, neu)
     try:
         laut = im_hintergrund(db_url, "--nachholen", cwd=tmp_path)
         code, out, err = ende(laut, timeout=120)
     finally:
         halter.close()
-    assert code == EXIT_GESPERRT and out == "" and "Datenbanksitzung mit PID" in err, err
+    assert code == EXIT_OK and "Datenbanksitzung mit PID" in err and "übersprungen" in err, err
 
 
 def test_ein_fehler_in_einem_nachgeholten_slot_steht_mit_seinem_exit_code_im_protokoll(db_url, cli):
@@ -578,7 +569,7 @@ def test_sperrmeldung_nennt_den_lauf_auch_unter_einer_anderen_rolle(pg, db_name,
         )
         assert code == EXIT_GESPERRT and out == "", err
         assert (
-            f"hält die Sperre „{sperrname()}“: Lauf 1 (--slot {slot_text(slot)}, Prozess {erster.pid} auf "
+            f"(Sperre „{sperre.slot(CODER_VERSION, slot)}“): Lauf 1 (--slot {slot_text(slot)}, Prozess {erster.pid} auf "
             f"{socket.gethostname()}, begonnen {laeufe.zeit_text(beginn)}). Dieser Lauf bricht ab" in err
         ), err
         assert re.search(r"begonnen \d\d\.\d\d\.20\d\d \d\d:\d\d:\d\d ME(S)?Z\)", err), err
@@ -629,16 +620,16 @@ def test_cron_log_jede_zeile_mit_zeit_modus_slot_version_und_still_ohne_befund(d
     assert (e.code, e.out, e.err) == (EXIT_OK, "", ""), str(e)
 
     # Ein Fehler: auf stderr, mit Kopf – auch die letzte Zeile, die click nach dem Lauf druckt.
-    halter = sperre_halten(db_url)
+    halter = sperre_halten(db_url, slot)
     try:
-        e = cli("--backfill", env=CRON)
+        e = cli("--slot", slot_text(slot), env=CRON)
     finally:
         halter.close()
     assert e.code == EXIT_GESPERRT and e.out == ""
     ((zeile,),) = [koepfe(e.err)]
-    assert (zeile["modus"], zeile["slot"]) == ("backfill", None) and zeile["text"].startswith("Fehler: "), (
-        e.err
-    )
+    assert (zeile["modus"], zeile["slot"]) == ("slot", slot_text(slot)) and zeile["text"].startswith(
+        "Fehler: "
+    ), e.err
 
 
 @pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
@@ -727,9 +718,15 @@ def test_die_cron_zeile_aus_der_doku_mailt_nur_was_ein_mensch_sehen_muss(db_url,
     ] * 2
     assert {z["modus"] for z in erste} == {"nachholen+extrahieren"}
     assert cron() == "" and koepfe(log.read_text()) == erste  # nichts offen: keine Zeile
-    halter = sperre_halten(db_url)  # eine Sitzung von Hand hält die Sperre: das soll jemand sehen
+    # Ingest pollt, und eine Sitzung von Hand hält die Sperre des Slots: das soll jemand sehen.
+    neu = SLOT + timedelta(hours=10)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        bereich = {"slot": neu, "von": 11, "bis": 15, "satz": SATZ}
+        conn.execute(SQL_ITEMS, bereich)
+        conn.execute(SQL_KANDIDATEN, bereich)
+    halter = sperre_halten(db_url, neu)
     try:
         (mail,) = koepfe(cron())
     finally:
         halter.close()
-    assert mail["text"].startswith("Fehler: Ein anderer Lauf von"), mail
+    assert mail["text"].startswith(f"Hinweis: Slot {slot_text(neu)} bearbeitet gerade ein anderer Lauf"), mail

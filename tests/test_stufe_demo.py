@@ -147,7 +147,7 @@ def test_lokaler_server_bleibt_druckt_die_url_und_haelt_an(tmp_path, ablage):
         nochmal = demo("--lokal", "--daten", str(daten), cwd=tmp_path, tmp=tmp)
         assert nochmal.returncode == 0, nochmal.stdout + nochmal.stderr
         assert f"DATABASE_URL={url}" in nochmal.stdout
-        assert "raw_items (wie Ingest, ingest.py): 13 Items" in nochmal.stdout
+        assert "raw_items (wie Ingest): 13 Items" in nochmal.stdout
         assert "Alle Migrationen sind schon angewandt." in nochmal.stdout
     finally:
         stopp = demo("--lokal-stoppen", "--daten", str(daten), cwd=tmp_path, tmp=tmp)

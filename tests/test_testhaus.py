@@ -1,6 +1,6 @@
 """Eigene Testdaten in ein frisches Haus.
 
-* ``python -m auswahlstufe.lauf.ingest [DATEI.json]`` trägt – nur für ein Testhaus, unter der
+* ``python -m bench.ingest [DATEI.json]`` trägt – nur für ein Testhaus, unter der
   Rolle von Ingest – die Items einer Datei im Stapelformat in ``raw_items`` ein; ohne Datei die
   Beispiele. Die Stufe selbst schreibt ``raw_items`` nie.
 * ``auswahl.py --einlesen ORDNER`` lädt einen Ordner mit ``.html``/``.html.gz``-Seiten nach
@@ -36,9 +36,9 @@ AEB = PROJEKT / "bench" / "aeb"
 
 
 def ingest(*args: str, url: str, cwd: Path) -> Ergebnis:
-    """``python -m auswahlstufe.lauf.ingest …`` als Unterprozess, wie ein Mensch ihn startet."""
+    """``python -m bench.ingest …`` als Unterprozess, wie ein Mensch ihn startet."""
     lauf = subprocess.run(
-        [sys.executable, "-m", "auswahlstufe.lauf.ingest", *args],
+        [sys.executable, "-m", "bench.ingest", *args],
         cwd=cwd,
         env={**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(PROJEKT)},
         capture_output=True,
@@ -60,7 +60,7 @@ def seiten(url: str) -> dict[int, tuple]:
         }
 
 
-# --- Items für ein Testhaus: python -m auswahlstufe.lauf.ingest ------------------------------
+# --- Items für ein Testhaus: python -m bench.ingest ------------------------------
 
 
 def test_ingest_traegt_die_beispiele_ein_und_legt_raw_items_an(leere_db_url, tmp_path):

@@ -12,11 +12,9 @@ Unterprozess – ein Signal trifft so genau das, was im Betrieb läuft.
 * SIGINT/SIGTERM (an den Hauptprozess oder die ganze Prozessgruppe, wie
   systemd es tut): Schluss nach dem laufenden Stapel, Bilanz des Geschriebenen
   auf stdout, Exit 130; der nächste Lauf macht den Rest.
-* Zwei Läufe zugleich: Slot + Slot, Slot + Backfill, Teil + derselbe Teil
-  werden abgewiesen (Exit 5, deutsche Meldung); zwei verschiedene Teile laufen
-  wirklich nebeneinander. Ein Slot neben einem Backfill wartet, bis der weicht
-  (tests/test_stufe_weichen.py) – weicht er nicht, gibt der Slot nach seiner
-  Frist auf und hält nichts.
+* Zwei Läufe zugleich: derselbe Slot zweimal wird abgewiesen (Exit 5, deutsche
+  Meldung, die den ersten nennt); alles andere läuft wirklich nebeneinander und
+  ergibt zusammen einen Backfill (mehr: tests/test_stufe_verteilen.py).
 * Der Server geht mitten im Lauf weg (eigener Server für diese Tests, damit
   die anderen Tests ihn nicht verlieren): Exit 3, kein Traceback; nach dem
   Neustart macht ein Lauf den Rest. Ein statement_timeout, der zuschlägt: Exit 6.
@@ -51,12 +49,11 @@ from auswahlstufe.fehler import (
     EXIT_GESPERRT,
     EXIT_OK,
     EXIT_ZEITLIMIT,
-    LaufGesperrt,
 )
 from auswahlstufe.lauf import stufe
 from auswahlstufe.server import server_holen
 from tests.hilfen import PROJEKT
-from tests.hilfen.daten import RAW_ITEMS, SLOT_TEXT, bestand_anlegen, fingerabdruck, sperrname, zustand_setzen
+from tests.hilfen.daten import RAW_ITEMS, SLOT, SLOT_TEXT, bestand_anlegen, fingerabdruck, zustand_setzen
 from tests.hilfen.prozesse import Halt, bilanzzeile, warten_bis_getrennt
 from tests.hilfen.server import Server
 from version import CODER_VERSION
@@ -311,42 +308,21 @@ def langsamer_bestand(db_url):
     return db_url
 
 
-def gestartet_mit_sperre(url: str, *args: str, name: str, ort: Path) -> tuple[subprocess.Popen, Halt]:
-    """Ein Lauf, der nach seinem ersten Stapel anhält (``Halt``): er hält die Sperre und schreibt."""
+def gestartet_und_haltend(url: str, *args: str, ort: Path) -> tuple[subprocess.Popen, Halt]:
+    """Ein Lauf, der nach seinem ersten Stapel anhält (``Halt``): er hält seine Sperren und schreibt."""
     halt = Halt(ort, "stapel", 1)
     prozess = starten(url, *args, **halt.umgebung)
     halt.abwarten(prozess)
-    with psycopg.connect(url, autocommit=True) as conn:
-        # die Sperre ist von außen sichtbar: ein eigener Versuch scheitert
-        assert not conn.execute(sperre.SQL_SPERRE, (name,)).fetchone()[0]
     return prozess, halt
 
 
-@pytest.mark.parametrize(
-    ("erster", "zweiter", "sperre"),
-    [
-        (["--slot", SLOT_TEXT], ["--slot", SLOT_TEXT], sperrname()),
-        (["--slot", SLOT_TEXT], ["--backfill"], sperrname()),
-        (["--backfill", "--teil", "1/2"], ["--backfill", "--teil", "1/2"], sperrname((1, 2))),
-        (["--backfill"], ["--backfill", "--teil", "2/2"], sperrname()),
-        (["--backfill", "--teil", "1/2"], ["--backfill"], sperrname()),
-    ],
-    ids=[
-        "slot+slot",
-        "slot+backfill",
-        "teil+gleicher-teil",
-        "backfill+teil",
-        "teil+backfill",
-    ],
-)
-def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(
-    langsamer_bestand, erster, zweiter, sperre, tmp_path
-):
+@pytest.mark.parametrize("teil", [[], ["--teil", "1/2"]], ids=["slot", "slot teil 1/2"])
+def test_derselbe_slot_zweimal_wird_abgewiesen(langsamer_bestand, teil, tmp_path):
+    """Zwei Läufe desselben Slots: der zweite endet mit Exit 5 und nennt den ersten."""
     url = langsamer_bestand
-    name = sperrname() if "--teil" not in erster else sperrname((1, 2))
-    prozess, halt = gestartet_mit_sperre(url, *erster, "--prozesse", "1", name=name, ort=tmp_path)
+    prozess, halt = gestartet_und_haltend(url, "--slot", SLOT_TEXT, *teil, "--prozesse", "1", ort=tmp_path)
     try:
-        abgewiesen = laufen(url, *zweiter)
+        abgewiesen = laufen(url, "--slot", SLOT_TEXT, *teil)
     finally:
         halt.weiter()
         erstes = ende(prozess)
@@ -354,8 +330,8 @@ def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(
     assert abgewiesen.code == EXIT_GESPERRT, str(abgewiesen)
     assert abgewiesen.out == ""
     assert abgewiesen.err.startswith(
-        f"Fehler: Ein anderer Lauf von {CODER_VERSION} hält die Sperre „{sperre}“"
-    )
+        f"Fehler: Slot {laeufe.slot_text(SLOT)} bearbeitet gerade ein anderer Lauf (Sperre „"
+    ), abgewiesen.err
     assert "ohne etwas zu schreiben" in abgewiesen.err
     # Sie nennt den Lauf, der die Sperre hält, aus dem Protokoll: seine id, seinen
     # Prozess (nicht den des Servers), den Rechner und den Beginn mit Datum und Zone.
@@ -369,75 +345,60 @@ def test_was_sich_nicht_ueberlappen_darf_wird_abgewiesen(
     )
     assert erstes.code == EXIT_OK, str(erstes)
     # Der erste Lauf schrieb allein: jede seiner Zeilen ist neu, keine kam ihm zuvor.
-    gesehen = LANGSAM_N if "--teil" not in erster else LANGSAM_N // 2
+    gesehen = LANGSAM_N if not teil else LANGSAM_N // 2
     assert bilanzzeile(erstes.out).startswith(f"neu {gesehen}, geändert 0, unverändert 0, "), str(erstes)
 
 
-@pytest.mark.parametrize("teil", [None, (1, 2)], ids=["backfill", "teil 1/2"])
-def test_wer_vergeblich_auf_einen_backfill_wartet_gibt_nach_der_frist_auf_und_haelt_nichts(db_url, teil):
-    """Ein kurzer Lauf wartet auf den Backfill, der die Sperre hält (``sperre.warten``). Weicht der
-    nicht (er steht), kommt nach der Frist None zurück: der Wartende hält dann keine Sperre – auch
-    nicht die geteilte der Version, die er beim Teil schon bekam –, und der Backfill hält seine."""
-    with psycopg.connect(db_url, autocommit=True) as lang, psycopg.connect(db_url, autocommit=True) as kurz:
-        sperre.sperren(lang, CODER_VERSION, teil)
-        beginn = time.monotonic()
-        assert sperre.warten(kurz, CODER_VERSION, teil, 0.3) is None
-        assert time.monotonic() - beginn >= 0.3
-        gehalten = kurz.execute(
-            "select count(*) from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()"
-        ).fetchone()[0]
-        assert gehalten == 0
-        # der Backfill hält sie noch: ein neuer Versuch scheitert wie vorher
-        with pytest.raises(LaufGesperrt):
-            sperre.sperren(kurz, CODER_VERSION, teil)
-        lang.execute(sperre.SQL_FREIGEBEN)
-        assert sperre.warten(kurz, CODER_VERSION, teil, 0.3) == sperre.namen(CODER_VERSION, teil)
-
-
-def test_zwei_teile_laufen_wirklich_nebeneinander(langsamer_bestand, tmp_path):
+@pytest.mark.parametrize(
+    ("erster", "zweiter", "rest"),
+    [
+        (["--slot", SLOT_TEXT], ["--backfill"], 0),
+        (["--backfill"], ["--backfill", "--teil", "2/2"], 0),
+        (["--backfill", "--teil", "1/2"], ["--backfill"], 0),
+        (["--backfill", "--teil", "1/2"], ["--backfill", "--teil", "1/2"], LANGSAM_N // 2),
+        (["--backfill", "--teil", "1/2"], ["--backfill", "--teil", "2/2"], 0),
+    ],
+    ids=["slot+backfill", "backfill+teil", "teil+backfill", "teil+gleicher-teil", "teil+anderer-teil"],
+)
+def test_alles_andere_laeuft_nebeneinander_und_ergibt_einen_backfill(
+    langsamer_bestand, erster, zweiter, rest, tmp_path
+):
+    """Der zweite läuft ganz, während der erste mitten im Lauf steht; danach endet der erste mit
+    Exit 0, und ein ganzer Backfill findet nur, was keiner von beiden nahm (``rest``: bei zweimal
+    Teil 1/2 der andere Teil)."""
     url = langsamer_bestand
-    erster, halt = gestartet_mit_sperre(
-        url, "--backfill", "--teil", "1/2", "--prozesse", "1", name=sperrname((1, 2)), ort=tmp_path
-    )
+    prozess, halt = gestartet_und_haltend(url, *erster, "--prozesse", "1", ort=tmp_path)
     try:
-        with psycopg.connect(url, autocommit=True) as conn:
-            # Beweis der Gleichzeitigkeit: Teil 2 läuft ganz, während Teil 1 mitten im Lauf steht.
-            zweites = ende(starten(url, "--backfill", "--teil", "2/2", "--prozesse", "1"))
-            assert erster.poll() is None
-            # Teil 1 hält die Sperre der Version geteilt: ein ganzer Lauf bekäme sie nicht.
-            assert not conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        zweites = laufen(url, *zweiter)
+        assert prozess.poll() is None, "der erste Lauf stand nicht mehr"
     finally:
         halt.weiter()
-        erstes = ende(erster)
+        erstes = ende(prozess)
     assert erstes.code == zweites.code == EXIT_OK, f"{erstes}\n{zweites}"
-    assert bilanzzeile(erstes.out).startswith(f"neu {LANGSAM_N // 2}, ")
-    assert bilanzzeile(zweites.out).startswith(f"neu {LANGSAM_N // 2}, ")
-    # zusammen genau ein Backfill: ein ganzer Lauf danach findet nichts zu tun
     danach = laufen(url, "--backfill")
-    assert bilanzzeile(danach.out).startswith(f"neu 0, geändert 0, unverändert {LANGSAM_N}, entfernt 0, "), (
-        str(danach)
-    )
+    assert bilanzzeile(danach.out).startswith(
+        f"neu {rest}, geändert 0, unverändert {LANGSAM_N - rest}, entfernt 0, "
+    ), str(danach)
 
 
-def test_sperre_aus_dem_test_gehalten_weist_jeden_schreibenden_lauf_ab(db_url):
-    """Die Sperren mit den Schlüsseln der Stufe gehalten (sperre.SQL_SPERRE…, sperrname):
-    jeder Modus, der schreibt, bricht sofort ab; --trocken liest und läuft."""
+def test_sperre_aus_dem_test_gehalten(db_url):
+    """Die Sperre eines Slots von außen gehalten (``sperre.slot``), von einer Sitzung ohne Lauf:
+    ``--slot`` bricht sofort ab und nennt die Sitzung, ``--nachholen`` überspringt den Slot mit einem
+    Satz auf stderr (niemand weiß, wie lange die Sitzung ihn schon hat), ``--trocken`` liest und läuft."""
     bestand_anlegen(db_url, 10)
     zustand_setzen(db_url, 10, "A")
     with psycopg.connect(db_url, autocommit=True) as halter:
-        # so hält ein laufender Teil 2/3 seine Sperren: die der Version geteilt, die des Teils allein
-        assert halter.execute(sperre.SQL_SPERRE_GETEILT, (sperrname(),)).fetchone()[0]
-        assert halter.execute(sperre.SQL_SPERRE, (sperrname((2, 3)),)).fetchone()[0]
-        teil = laufen(db_url, "--backfill", "--teil", "2/3")
-        assert teil.code == EXIT_GESPERRT and f"„{sperrname((2, 3))}“" in teil.err, str(teil)
-        for k in (1, 3):
-            assert laufen(db_url, "--backfill", "--teil", f"{k}/3").code == EXIT_OK
-        ganz = laufen(db_url, "--backfill")  # ein ganzer Lauf darf nicht neben einem Teil laufen
-        assert ganz.code == EXIT_GESPERRT, str(ganz)
+        assert halter.execute(sperre.SQL_SPERRE, (sperre.slot(CODER_VERSION, SLOT),)).fetchone()[0]
+        pid = halter.info.backend_pid
+        slot = laufen(db_url, "--slot", SLOT_TEXT)
+        assert slot.code == EXIT_GESPERRT and f"die Datenbanksitzung mit PID {pid}" in slot.err, str(slot)
+        nach = laufen(db_url, "--nachholen")
+        assert nach.code == EXIT_OK, str(nach)
+        assert "übersprungen" in nach.err and f"PID {pid}" in nach.err, str(nach)
+        assert laufen(db_url, "--slot", SLOT_TEXT, "--trocken").code == EXIT_OK
         with psycopg.connect(db_url) as conn:
-            vorher = conn.execute("select count(*) from selected_extractor").fetchone()[0]
-        assert laufen(db_url, "--backfill", "--trocken").code == EXIT_OK
-    assert bilanzzeile(laufen(db_url, "--backfill").out).startswith(f"neu {10 - vorher}, ")
+            assert conn.execute("select count(*) from selected_extractor").fetchone()[0] == 0
+    assert bilanzzeile(laufen(db_url, "--nachholen").out).startswith("neu 10, ")
 
 
 # --- Der Server geht weg -----------------------------------------------------------------------

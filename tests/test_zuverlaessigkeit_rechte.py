@@ -40,7 +40,7 @@ from tests.hilfen.daten import (
     bestand_anlegen,
     fingerabdruck,
     raw_items_anlegen,
-    sperrname,
+    slotsperre,
     zustand_setzen,
 )
 from tests.hilfen.prozesse import auswahl_starten, bilanzzeile, check_db_starten
@@ -172,7 +172,7 @@ def test_stufe_laeuft_unter_der_rolle_und_darf_sonst_nichts(db_url, stufen_url, 
                 conn.execute(anweisung)
         # was ein Lauf braucht, darf sie: temporäre Tabellen und die Sperre
         conn.execute("create temp table aw_probe (x integer)")
-        assert conn.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
+        assert conn.execute(sperre.SQL_SPERRE, (slotsperre(),)).fetchone()[0]
     assert fingerabdruck(db_url) == abdruck
 
 
@@ -655,8 +655,8 @@ def test_kein_passwort_in_irgendeiner_ausgabe(pg, db_name, db_url, stufen_url, p
         erwartet=EXIT_DATENBANK,
     )
     with psycopg.connect(db_url, autocommit=True) as halter:
-        assert halter.execute(sperre.SQL_SPERRE, (sperrname(),)).fetchone()[0]
-        pruefen("Sperre belegt", stufen_url, "--backfill", erwartet=EXIT_GESPERRT)
+        assert halter.execute(sperre.SQL_SPERRE, (slotsperre(),)).fetchone()[0]
+        pruefen("Sperre belegt", stufen_url, "--slot", SLOT_TEXT, erwartet=EXIT_GESPERRT)
         halter.execute(sperre.SQL_FREIGEBEN)
         with halter.transaction():
             halter.execute("lock table selected_extractor in access exclusive mode")

@@ -7,21 +7,15 @@
   beendet, die Verbindungen geschlossen – mit ihnen die Sperre – und der Prozess endet mit
   Exit 130. Halb geschrieben ist nichts: jeder Stapel ist eine Transaktion.
 
-Solange ein Lauf nur wartet (``wartend``: auf die Sperre, die ein Backfill gleich hergibt), ist
-nichts fertigzuschreiben: dort beendet schon das erste Signal ihn sofort.
-
 ``SofortAbbruch`` ist ein ``KeyboardInterrupt``: kein ``except Exception`` fängt es ab, und
 psycopg bricht bei ihm die laufende Anfrage am Server ab.
 """
 
 from __future__ import annotations
 
-import contextlib
 import signal
-from collections.abc import Iterator
 
 SIGNALE = (signal.SIGINT, signal.SIGTERM)
-WARTEND = "beim Warten auf die Sperre"
 
 
 class SofortAbbruch(KeyboardInterrupt):
@@ -39,7 +33,6 @@ class Abbruch:
     def __init__(self) -> None:
         self.signal: int | None = None
         self._vorher: dict[int, object] = {}
-        self._wartet = False
 
     def __enter__(self) -> Abbruch:
         for sig in SIGNALE:
@@ -57,21 +50,8 @@ class Abbruch:
     def name(self) -> str:
         return signal.Signals(self.signal).name if self.signal is not None else ""
 
-    @contextlib.contextmanager
-    def wartend(self) -> Iterator[None]:
-        """Darin beendet schon das erste Signal den Lauf (``SofortAbbruch``)."""
-        if self.signal is not None:
-            raise SofortAbbruch(self.signal, WARTEND)
-        self._wartet = True
-        try:
-            yield
-        finally:
-            self._wartet = False
-
     def _empfangen(self, sig: int, _frame) -> None:
-        if self.signal is None and not self._wartet:
+        if self.signal is None:
             self.signal = sig
             return
-        wann = "zweites Signal" if self.signal is not None else WARTEND
-        self.signal = self.signal or sig
-        raise SofortAbbruch(sig, wann)
+        raise SofortAbbruch(sig)

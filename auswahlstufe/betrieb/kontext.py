@@ -5,16 +5,14 @@ Ein Lauf – die Auswahl, mit ``--extrahieren`` die Extraktion davor – bekommt
 einer Modulvariablen. Er besitzt:
 
 * die **Leseverbindung** (Autocommit: jede Keyset-Seite eine eigene kurze Transaktion);
-* die **Schreibverbindung**: sie hält die Sperre des Laufs, und *alles*, was der Lauf schreibt
-  – Protokoll, Kandidaten, Entscheidungen –, geht über sie (``schreiben``). Was geschrieben
-  wird, steht darum unter der Sperre; ist die Verbindung weg, scheitert das Schreiben, und
-  ``sperre.verloren`` sagt, ob nur die Sperre oder der Server fehlt. ``--trocken`` hat keine;
+* die **Schreibverbindung**: sie hält die Sperren des Laufs (``nehmen``: seine Blöcke oder
+  seinen Slot, ``betrieb.sperre``), und *alles*, was der Lauf schreibt – Protokoll, Kandidaten,
+  Entscheidungen –, geht über sie (``schreiben``). Was geschrieben wird, steht darum unter der
+  Sperre; ist die Verbindung weg, scheitert das Schreiben, und ``sperre.verloren`` sagt, ob nur
+  die Sperre oder der Server fehlt. ``--trocken`` hat keine;
 * den **Abbruch** (``abbruch.Abbruch``): erstes Signal nach dem laufenden Stapel, zweites sofort;
 * die **Worker**: den Pool der Auswahl (vor den Verbindungen gestartet, ``fork``) und jeden
   weiteren, den ein Teil braucht (``pool``: einmal je Lauf, am Ende beendet).
-
-Ein langer Lauf (``weicht``: ``--backfill``) gibt seine Sperre zwischen zwei Stapeln frei, wenn ein
-kurzer Lauf auf sie wartet (``weichen_noetig``, ``weichen``; ``sperre`` erklärt das Modell).
 
 Die Verbindungen wach zu halten braucht nichts Eigenes: ``db.verbinden`` setzt
 ``idle_session_timeout`` für sie auf 0, TCP-Keepalives halten NAT und Firewall.
@@ -23,7 +21,6 @@ Die Verbindungen wach zu halten braucht nichts Eigenes: ``db.verbinden`` setzt
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
@@ -33,17 +30,11 @@ from typing import TypeVar
 import psycopg
 
 import db
-from auswahlstufe.anzeige import zahl
 from auswahlstufe.betrieb import laeufe, sperre
 from auswahlstufe.betrieb.abbruch import Abbruch
 from auswahlstufe.betrieb.pool import Pool
-from auswahlstufe.betrieb.protokoll import log
-from auswahlstufe.fehler import Abgebrochen
 
 T = TypeVar("T")
-
-# So oft höchstens fragt ein langer Lauf, ob ein kurzer auf seine Sperre wartet (Sekunden).
-PRUEFABSTAND = 1.0
 
 
 @dataclass
@@ -53,11 +44,7 @@ class Laufkontext:
     leser: psycopg.Connection
     schreiber: psycopg.Connection | None  # hält die Sperre; None bei --trocken
     auswahlpool: Pool | None = None
-    weicht: bool = False  # ein langer Lauf: gibt die Sperre frei, wenn ein kurzer wartet
-    sperren: list[tuple[str, bool]] = field(default_factory=list)  # die genommenen (Name, exklusiv)
     lauf_id: int | None = None  # der Eintrag in auswahl_laeufe, für den gerade gearbeitet wird
-    _geprueft: float = 0.0
-    _gewuenscht: list[tuple[str, bool]] = field(default_factory=list)  # worauf ein kurzer Lauf wartet
     _pools: dict[str, object] = field(default_factory=dict)
     _aufraeumen: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
@@ -108,39 +95,20 @@ class Laufkontext:
 
         return melden
 
-    def weichen_noetig(self) -> bool:
-        """Wartet ein kurzer Lauf auf eine Sperre dieses langen – die der Version oder, bei
-        ``--teil``, die des Teils? Höchstens einmal je ``PRUEFABSTAND`` gefragt (je Sperre eine
-        Anfrage an pg_locks); dann schreibt der Lauf, was unterwegs ist, und weicht."""
-        if not self.weicht or not self.sperren:
-            return False
-        jetzt = time.monotonic()
-        if jetzt - self._geprueft < PRUEFABSTAND:
-            return False
-        self._geprueft = jetzt
-        self._gewuenscht = [s for s in self.sperren if sperre.wartet_jemand(self.leser, s[0])]
-        return bool(self._gewuenscht)
-
-    def weichen(self) -> None:
-        """Die Sperren, auf die gewartet wird, freigeben, bis der wartende Lauf fertig ist, und
-        wieder nehmen. Kommt vorher ein Signal, endet dieser Lauf (``Abgebrochen``), ohne noch
-        etwas zu schreiben."""
-        log.info(
-            "Hinweis: ein kurzer Lauf wartet auf die Sperre; dieser Lauf gibt sie ihm und macht danach weiter."
-        )
+    def nehmen(self, name: str) -> bool:
+        """Die Sperre ``name`` (ein Block, ein Slot) nehmen, ohne zu warten (``betrieb.sperre``);
+        False, wenn ein anderer sie hält."""
         with self.verbindung_der_sperre() as conn:
-            sekunden = sperre.weichen(conn, self._gewuenscht, lambda: self.abbruch.gesetzt)
-        if sekunden is None:
-            raise Abgebrochen(
-                f"Abgebrochen ({self.abbruch.name()}), während ein anderer Lauf die Sperre hatte; was "
-                "geschrieben ist, bleibt, ein erneuter Lauf macht den Rest."
-            )
-        log.info(f"Hinweis: weiter nach {zahl(sekunden)} s.")
+            return sperre.nehmen(conn, name)
+
+    def loesen(self, name: str) -> None:
+        with self.verbindung_der_sperre() as conn:
+            sperre.loesen(conn, name)
 
 
 @contextlib.contextmanager
 def oeffnen(
-    url: str, *, schreibend: bool, auswahlpool: Callable[[], Pool] | None = None, weicht: bool = False
+    url: str, *, schreibend: bool, auswahlpool: Callable[[], Pool] | None = None
 ) -> Iterator[Laufkontext]:
     """Abbruch, der Pool der Auswahl (vor den Verbindungen: kein Worker erbt einen Socket), Lese-
     und (``schreibend``) Schreibverbindung; am Ende in umgekehrter Folge: erst die Pools des
@@ -153,6 +121,6 @@ def oeffnen(
         if schreibend:
             schreiber = db.verbinden(url, "schreiben", autocommit=True)
             stapel.callback(sperre.freigeben, schreiber)
-        kontext = Laufkontext(url, abbruch, leser, schreiber, pool, weicht=weicht)
+        kontext = Laufkontext(url, abbruch, leser, schreiber, pool)
         with kontext._aufraeumen:
             yield kontext

@@ -1,22 +1,24 @@
-"""Die Sperren eines Laufs: Session-Advisory-Locks auf der Schreibverbindung.
+"""Wer welche Arbeit nimmt: Session-Advisory-Locks auf der Schreibverbindung, genommen mit Try-Lock.
 
-Ein ganzer Lauf (``--backfill``, ``--slot``, ``--nachholen``) hält die Sperre
-seiner coder_version exklusiv; ein ``--teil K/N`` hält sie geteilt und dazu die
-Sperre seines Teils exklusiv. So laufen die N Teile nebeneinander, aber nie
-neben einem ganzen Lauf. Wer die Sperre nicht bekommt, bricht ab
-(``LaufGesperrt``, Exit 5) und nennt den Lauf, der sie hält, aus
-``auswahl_laeufe``: id, Modus, Prozess, Rechner und Beginn.
+Die Datenbank verteilt die Arbeit, ohne dass ein Lauf auf einen anderen wartet:
 
-Eine Ausnahme, damit frische Slots nie auf einen langen Lauf warten: hält ein
-``--backfill`` die Sperre (er kann Stunden dauern, etwa eine neue Extraktion des
-ganzen Bestands), **wartet** ein kurzer Lauf (``--slot``, ``--nachholen``) in der
-Schlange des Servers (``warten``), und der Backfill **weicht**: zwischen zwei
-Stapeln sieht er den Wartenden (``wartet_jemand``, auf die Sperre der Version oder,
-bei ``--teil``, die seines Teils), schreibt, was unterwegs ist, gibt diese Sperre
-frei und nimmt sie wieder, sobald der kurze Lauf fertig ist (``weichen``).
-Dazwischen schreibt er nichts; was er danach liest, liest er neu. Gefunden wird er
-über ``pg_locks.pid`` = ``auswahl_laeufe.backend_pid``; beides sieht jede Rolle (``pg_stat_activity`` verbirgt Startzeit und Anfrage
-fremder Rollen).
+* Ein **Backfill** (``--backfill``, ``--extrahieren --backfill``) geht den Bestand in Blöcken
+  fester id-Breite durch (``block``). Jeden Block nimmt er mit ``pg_try_advisory_lock``; hält ihn
+  ein anderer, überspringt er ihn – jener macht ihn. Die Sperre hält, bis der Block geschrieben
+  ist. So arbeiten beliebig viele Rechner mit demselben Befehl zugleich am selben Bestand, jeder
+  an Blöcken, die kein anderer hat. Extraktion und Auswahl haben je ihre eigenen Blöcke: wer einen
+  Block extrahiert, wählt ihn danach auch (seine Auswahl kommt nach seiner Extraktion), also steht
+  am Ende jede Entscheidung über den letzten Stand der Kandidaten.
+* Ein **Tick** (``--slot``, ``--nachholen``) nimmt die Sperre seines Slots (``slot``). Zwei Ticks
+  machen einen Slot so nie doppelt: ``--nachholen`` überspringt einen Slot, den ein anderer hat,
+  ``--slot`` endet mit Exit 5 und nennt ihn. Einen Backfill sieht ein Tick nicht, und der Backfill
+  den Tick nicht: keiner wartet. Treffen beide auf dieselben Items, rechnen beide sie (doppelte
+  Arbeit an höchstens einem Slot); das Schreiben verträgt das (``lauf.schreiben``: Upsert, nur
+  geänderte Zeilen; die Extraktion schreibt idempotent).
+
+``--teil K/N`` gehört zum Namen jeder Sperre: ein Teil nimmt seine Blöcke und Slots für sich.
+Nötig ist es nicht mehr (zwei Rechner teilen sich den Bestand auch ohne), alte cron-Zeilen laufen
+weiter.
 
 Eine Session-Sperre hält, solange ihre Verbindung lebt, und jeder Lauf schreibt alles über
 genau diese Verbindung (``kontext.Laufkontext.schreiben``): was geschrieben wird, steht unter
@@ -29,8 +31,7 @@ für sie auf 0.
 
 from __future__ import annotations
 
-import time
-from datetime import datetime
+from datetime import UTC, datetime
 
 import psycopg
 
@@ -41,23 +42,7 @@ from auswahlstufe.fehler import LaufGesperrt
 SPERR_PRAEFIX = "wurzelwerk-auswahl"
 
 SQL_SPERRE = "select pg_try_advisory_lock(hashtextextended(%s, 0))"
-SQL_SPERRE_GETEILT = "select pg_try_advisory_lock_shared(hashtextextended(%s, 0))"
-# Warten, bis die Sperre frei ist – in der Schlange des Servers (wer zuerst wartet, kommt zuerst).
-SQL_WARTEN = "select pg_advisory_lock(hashtextextended(%s, 0))"
-SQL_WARTEN_GETEILT = "select pg_advisory_lock_shared(hashtextextended(%s, 0))"
 SQL_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
-SQL_LOESEN_GETEILT = "select pg_advisory_unlock_shared(hashtextextended(%s, 0))"
-# Die Grenze des Wartens gilt nur für diese Transaktion (die Sperre selbst hält die Sitzung).
-SQL_WARTEGRENZE = "select set_config('lock_timeout', %s, true), set_config('statement_timeout', '0', true)"
-# Wartet jemand auf diese Sperre (eine Anfrage, die der Server noch nicht gewährt hat)?
-SQL_WARTET_JEMAND = """
-with s as (select hashtextextended(%s, 0) as k)
-select exists (
-    select 1 from pg_locks l cross join s
-    where l.locktype = 'advisory' and l.objsubid = 1 and not l.granted
-      and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
-)
-"""
 # Alle Session-Sperren dieser Verbindung lösen (vor dem Schließen).
 SQL_FREIGEBEN = "select pg_advisory_unlock_all()"
 # Wer hält die Sperre? Je haltender Sitzung (außer dieser) ihr offener Lauf, falls es einen gibt.
@@ -65,12 +50,12 @@ SQL_FREIGEBEN = "select pg_advisory_unlock_all()"
 # jede Rolle; application_name zeigt pg_stat_activity auch für fremde Rollen.
 SQL_SPERRE_WER = """
 with s as (select hashtextextended(%(name)s, 0) as k)
-select l.pid, a.application_name, b.id, b.modus
+select l.pid, a.application_name, b.id
 from pg_locks l
 cross join s
 left join pg_stat_activity a on a.pid = l.pid
 left join lateral (
-    select lf.id, lf.modus from auswahl_laeufe lf
+    select lf.id from auswahl_laeufe lf
     where lf.backend_pid = l.pid and lf.beendet_am is null
     order by lf.id desc limit 1
 ) b on true
@@ -82,7 +67,7 @@ limit 3
 # Dasselbe ohne auswahl_laeufe (der Rolle fehlt das Recht darauf): nur die Sitzungen.
 SQL_SPERRE_SITZUNGEN = """
 with s as (select hashtextextended(%(name)s, 0) as k)
-select l.pid, a.application_name, null::bigint, null::text
+select l.pid, a.application_name, null::bigint
 from pg_locks l
 cross join s
 left join pg_stat_activity a on a.pid = l.pid
@@ -93,101 +78,62 @@ limit 3
 """
 
 
-def namen(version: str, teil: tuple[int, int] | None) -> list[tuple[str, bool]]:
-    """Die Sperren eines Laufs: (Name, exklusiv)."""
-    ganz = f"{SPERR_PRAEFIX} {version}"
-    if teil is None:
-        return [(ganz, True)]
-    return [(ganz, False), (f"{ganz} teil {teil[0]}/{teil[1]}", True)]
+def _name(teil: tuple[int, int] | None, *worte: object) -> str:
+    return " ".join([SPERR_PRAEFIX, *map(str, worte)] + ([f"teil {teil[0]}/{teil[1]}"] if teil else []))
 
 
-# Der nächste Schritt nach Exit 5 für einen Lauf von Hand (--backfill, --slot); --nachholen sagt
-# seinen eigenen (der nächste Aufruf holt nach).
+def block(art: str, breite: int, nummer: int, teil: tuple[int, int] | None = None) -> str:
+    """Die Sperre eines Blocks (``betrieb.keyset.bloecke``): ids ``nummer × breite + 1`` bis
+    ``(nummer + 1) × breite``. ``art``:
+    die coder_version (Auswahl) oder ``extraktion``."""
+    return _name(teil, art, "block", f"{breite}:{nummer}")
+
+
+def slot(version: str, zeitpunkt: datetime, teil: tuple[int, int] | None = None) -> str:
+    """Die Sperre eines Slots für die Ticks einer coder_version: der Zeitpunkt in UTC, am Rand des
+    Kalenders (vor 0001-01-01 UTC) wie gegeben."""
+    try:
+        return _name(teil, version, "slot", zeitpunkt.astimezone(UTC).isoformat())
+    except OverflowError:
+        return _name(teil, version, "slot", zeitpunkt.isoformat())
+
+
+def nehmen(conn: psycopg.Connection, name: str) -> bool:
+    """Die Sperre ``name`` nehmen, ohne zu warten; False, wenn ein anderer sie hält."""
+    return conn.execute(SQL_SPERRE, (name,)).fetchone()[0]
+
+
+def loesen(conn: psycopg.Connection, name: str) -> None:
+    conn.execute(SQL_LOESEN, (name,))
+
+
+# Der nächste Schritt nach Exit 5 für einen Lauf von Hand (--slot).
 WIEDERHOLEN = (
     "Sobald jener endet (solange er läuft, steht er in auswahl_offene_laeufe), denselben Aufruf wiederholen."
 )
 
 
-def sperren(
-    conn: psycopg.Connection, version: str, teil: tuple[int, int] | None, weiter: str = ""
-) -> list[tuple[str, bool]]:
-    """Session-Advisory-Locks nehmen oder sofort mit LaufGesperrt abbrechen (``weiter``: der nächste
-    Schritt am Ende der Meldung); gibt sie zurück (Name, exklusiv). ``LaufGesperrt.weicht``: jeder,
-    der sie hält, ist ein langer Lauf, der für kurze weicht (``weichen``)."""
-    genommen = []
-    for name, exklusiv in namen(version, teil):
-        if not conn.execute(SQL_SPERRE if exklusiv else SQL_SPERRE_GETEILT, (name,)).fetchone()[0]:
-            halter, seit, weicht = _halter(conn, name)
-            fehler = LaufGesperrt(
-                f"Ein anderer Lauf von {version} hält die Sperre „{name}“{halter}. "
-                f"Dieser Lauf bricht ab, ohne etwas zu schreiben. {weiter}".rstrip()
-            )
-            fehler.seit = seit  # Beginn des ältesten haltenden Laufs (None: keiner bekannt)
-            fehler.weicht = weicht
-            raise fehler
-        genommen.append((name, exklusiv))
-    return genommen
+def gesperrt(conn: psycopg.Connection, name: str, was: str, weiter: str = "") -> LaufGesperrt:
+    """Der Fehler für ``was`` („Slot …“), dessen Sperre ``name`` ein anderer hält; nennt ihn.
+    ``LaufGesperrt.seit``: Beginn des ältesten haltenden Laufs (None: keiner bekannt)."""
+    halter, seit = halter_von(conn, name)
+    fehler = LaufGesperrt(
+        f"{was} bearbeitet gerade ein anderer Lauf (Sperre „{name}“){halter}. "
+        f"Dieser Lauf bricht ab, ohne etwas zu schreiben. {weiter}".rstrip()
+    )
+    fehler.seit = seit
+    return fehler
 
 
-def warten(
-    conn: psycopg.Connection, version: str, teil: tuple[int, int] | None, sekunden: float
-) -> list[tuple[str, bool]] | None:
-    """Auf die Sperren warten, höchstens ``sekunden`` – in der Schlange des Servers, vor dem langen
-    Lauf, der sie freigibt und danach wieder will. None, wenn sie nicht kamen (dann hält diese
-    Verbindung keine)."""
-    gewollt = namen(version, teil)
-    conn.execute(SQL_FREIGEBEN)  # was der Versuch vorher schon bekam: sonst hielte sie es doppelt
-    try:
-        with conn.transaction():
-            conn.execute(SQL_WARTEGRENZE, (f"{int(sekunden * 1000)}ms",))
-            for name, exklusiv in gewollt:
-                conn.execute(SQL_WARTEN if exklusiv else SQL_WARTEN_GETEILT, (name,))
-    except psycopg.errors.LockNotAvailable:
-        conn.execute(SQL_FREIGEBEN)  # eine Session-Sperre bleibt auch nach dem Rollback
-        return None
-    return gewollt
-
-
-def wartet_jemand(conn: psycopg.Connection, name: str) -> bool:
-    return conn.execute(SQL_WARTET_JEMAND, (name,)).fetchone()[0]
-
-
-# So oft versucht ein Lauf, der gewichen ist, die Sperre wieder zu nehmen (Sekunden).
-WIEDER_VERSUCHEN = 0.5
-
-
-def weichen(conn: psycopg.Connection, sperren: list[tuple[str, bool]], abgebrochen) -> float | None:
-    """Die Sperren ``sperren`` (die der Version oder die eines Teils – worauf ein kurzer Lauf
-    wartet; die übrigen bleiben) kurz freigeben, damit der Wartende sie bekommt, und sie in ihrer
-    Reihenfolge wieder nehmen, sobald er fertig ist. Gibt die Sekunden zurück, die das dauerte –
-    None, wenn ``abgebrochen()`` (ein Signal) vorher kam: dann hält der Lauf sie nicht mehr alle
-    und darf nichts mehr schreiben."""
-    for name, exklusiv in sperren:
-        conn.execute(SQL_LOESEN if exklusiv else SQL_LOESEN_GETEILT, (name,))
-    start = time.monotonic()
-    for name, exklusiv in sperren:
-        while not conn.execute(SQL_SPERRE if exklusiv else SQL_SPERRE_GETEILT, (name,)).fetchone()[0]:
-            if abgebrochen():
-                return None
-            time.sleep(WIEDER_VERSUCHEN)
-    return time.monotonic() - start
-
-
-# Lange Läufe (über den ganzen Bestand) weichen kurzen (ein Slot, --nachholen) zwischen zwei Stapeln.
-WEICHENDE_MODI = ("backfill",)
-
-
-def _halter(conn: psycopg.Connection, name: str) -> tuple[str, datetime | None, bool]:
+def halter_von(conn: psycopg.Connection, name: str) -> tuple[str, datetime | None]:
     """„: Lauf 17 (--slot …, Prozess 19423 auf rechner, begonnen …)“ oder die Sitzung ohne Lauf;
-    dazu der Beginn des ältesten haltenden Laufs, den das Protokoll kennt, und ob jeder Halter ein
-    langer Lauf ist, der weicht (``--backfill``)."""
-    teile, seit, weicht = [], None, True
+    dazu der Beginn des ältesten haltenden Laufs, den das Protokoll kennt."""
+    teile, seit = [], None
     try:
         halter = conn.execute(SQL_SPERRE_WER, {"name": name}).fetchall()
     except psycopg.errors.InsufficientPrivilege:
         halter = conn.execute(SQL_SPERRE_SITZUNGEN, {"name": name}).fetchall()
-    for pid, anwendung, lauf_id, modus in halter:
-        weicht = weicht and modus in WEICHENDE_MODI
+    for pid, anwendung, lauf_id in halter:
         if lauf_id is not None:
             text, beginn = laeufe.beschreiben(conn, lauf_id)
             teile.append(text)
@@ -202,7 +148,7 @@ def _halter(conn: psycopg.Connection, name: str) -> tuple[str, datetime | None, 
             )
     if any(not t.startswith("Lauf ") for t in teile):
         seit = None  # eine Sitzung ohne Lauf hält mit: niemand weiß, wie lange schon
-    return ((": " + "; ".join(teile)) if teile else ""), seit, weicht and bool(halter)
+    return ((": " + "; ".join(teile)) if teile else ""), seit
 
 
 def freigeben(conn: psycopg.Connection) -> None:

@@ -37,7 +37,6 @@ import re
 import sys
 
 from auswahlstufe.extraktion import fassungen
-from auswahlstufe.extraktion.fassungen import FassungUngeprueft
 
 # --- Beschleuniger (reine Zwischenspeicher und Lookups in C) ----------------------------
 
@@ -157,31 +156,19 @@ def _klassen_lookup_in_c():
     return lookup
 
 
-def _html_parser():
-    """Die HTML-Parser, mit denen die drei Extraktoren ihre Bäume bauen (``fassungen.HTML_PARSER``)."""
-    import lxml.html
-
-    parser = {name: fassungen.objekt(name) for name in fassungen.HTML_PARSER}
-    for name, p in parser.items():
-        if type(p) is not lxml.html.HTMLParser:
-            raise FassungUngeprueft(f"{name} ist kein lxml.html.HTMLParser, sondern {type(p).__name__}")
-    return parser
-
-
 def beschleuniger_einspielen() -> None:
     """Tokenizer, Stoppwort-Speicher (newspaper4k) und Klassen-Lookup in C (alle drei); scheitert
     vor jeder Änderung mit ``FassungUngeprueft``, wenn etwas von der geprüften Fassung abweicht
     (ob sie laufen, entscheidet der Worker vorher: ``worker.anfang``)."""
     if _eingespielt:
         return
-    fassungen.pruefen()
-    parser = _html_parser()  # prüft vor jeder Änderung
+    fassungen.pruefen()  # auch: jeder der HTML_PARSER ist ein lxml.html.HTMLParser
     text = importlib.import_module("newspaper.text")
     text.default_tokenizer = _tokenizer_mit_tabelle()
     text.StopWords.__init__ = _stopwords_init_mit_speicher(text.StopWords.__init__)
     lookup = _klassen_lookup_in_c()
-    for p in parser.values():
-        p.set_element_class_lookup(lookup)
+    for name in fassungen.HTML_PARSER:  # die Parser, mit denen die drei Extraktoren ihre Bäume bauen
+        fassungen.objekt(name).set_element_class_lookup(lookup)
     _eingespielt.append(True)
 
 

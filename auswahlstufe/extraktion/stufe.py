@@ -8,11 +8,13 @@ weicht ab oder es gibt noch keine –, extrahiert sie auf Worker-Prozessen
 (extraktion.py) und schreibt ``extraktionen``: nur Zeilen, deren Text, Fehler,
 Fassung oder Seite sich geändert hat, in Stapeln zu je einer Transaktion.
 Gelesen wird wie in der Auswahl in Keyset-Seiten (``betrieb.keyset``), jede eine eigene
-kurze Transaktion: während die Extraktoren rechnen, hält die Stufe keine Transaktion offen.
+kurze Transaktion: während die Extraktoren rechnen, hält die Stufe keine Transaktion offen. Ein
+Backfill nimmt sich Blöcke von ``LESESEITE`` ids, die kein anderer Lauf hat (``betrieb.sperre``),
+und gibt jeden frei, sobald seine Seiten geschrieben sind.
 
 Der Lauf der Auswahl (``lauf.stufe``) ruft ``Extrahieren`` als Vorlauf jedes Bereichs, mit
 seinem Kontext (``betrieb.kontext.Laufkontext``): gelesen wird auf seiner Leseverbindung,
-geschrieben auf der Verbindung, die seine Sperre hält, protokolliert in seinem Eintrag in
+geschrieben auf der Verbindung, die seine Sperren hält, protokolliert in seinem Eintrag in
 ``auswahl_laeufe``; das erste SIGINT/SIGTERM beendet die laufende Seite, das zweite sofort.
 Danach wählt der Lauf für die betroffenen Items (die Auswahl erkennt geänderte Kandidaten an
 ihren Prüfsummen). Ein zweiter Lauf ohne Änderung extrahiert nichts.
@@ -39,7 +41,7 @@ from psycopg import sql
 import db
 from auswahlstufe import kerne
 from auswahlstufe.anzeige import zahl
-from auswahlstufe.betrieb import keyset, protokoll
+from auswahlstufe.betrieb import keyset, protokoll, sperre
 from auswahlstufe.betrieb.bereich import Bereich
 from auswahlstufe.betrieb.ingest import ohne_geloeschte
 from auswahlstufe.betrieb.kontext import Laufkontext
@@ -55,7 +57,7 @@ STAPEL = 50  # Seiten je Schreibtransaktion
 # OOM-Kill des Kernels ist selten zweimal hintereinander dieselbe Seite; wer dreimal scheitert,
 # scheitert an der Seite selbst – und kostet dann nicht jeden Lauf bis zu 3 × 30 s.
 GRENZE = 3
-LESESEITE = 20  # Seiten je Leseabfrage (HTML im Speicher: höchstens diese plus die in Arbeit)
+LESESEITE = 20  # Seiten je Leseabfrage, ids je Block (HTML im Speicher: höchstens diese plus die in Arbeit)
 
 SQL_GIBT_ES_SEITEN = "select to_regclass('seiten') is not null"
 
@@ -92,7 +94,7 @@ cross join lateral (
                    as pruefen
     ) z
 ) a
-where {bedingung} and s.item_id >= %(ab)s and (a.namen is not null or a.pruef_namen is not null)
+where {bedingung} and s.item_id >= %(ab)s and s.item_id <= %(bis)s and (a.namen is not null or a.pruef_namen is not null)
 order by s.item_id
 limit %(seite)s
 """
@@ -139,7 +141,9 @@ def fassungen() -> dict[str, str]:
 def plan_des_bestands(conn: psycopg.Connection) -> plan.Plan:
     """Was ``--extrahieren --backfill`` jetzt täte (``check_db.py``)."""
     abfrage, params = _abfrage(Bereich())
-    return plan.erstellen(conn, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "seite": None})
+    return plan.erstellen(
+        conn, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "bis": keyset.GROESSTE_ID, "seite": None}
+    )
 
 
 def _abfrage(bereich: Bereich) -> tuple[sql.Composed, dict]:
@@ -190,7 +194,9 @@ class Extrahieren:
                 f"Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (als Admin der Stufe: {db.CHECK_DB} --migrieren)."
             )
         abfrage, params = _abfrage(bereich)
-        vorhaben = plan.erstellen(k.leser, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "seite": None})
+        vorhaben = plan.erstellen(
+            k.leser, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "bis": keyset.GROESSTE_ID, "seite": None}
+        )
         zaehlung["zu_extrahieren"] = vorhaben.zu_extrahieren
         zaehlung["veraltet"] = vorhaben.zu_extrahieren + vorhaben.nachzupruefen
         prozesse = self.prozesse or kerne.nutzbar()
@@ -205,7 +211,7 @@ class Extrahieren:
                 return extraktion.Extraktion(self.prozesse, zeitlimit_s=self.zeitlimit_s)
 
             try:
-                _extrahieren(k, fabrik, abfrage, params, zaehlung)
+                _extrahieren(k, fabrik, bereich, abfrage, params, zaehlung)
             except (psycopg.Error, StufenFehler, db.Fehler):
                 if zaehlung["extrahiert"]:
                     log.warning(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}")
@@ -261,13 +267,14 @@ def _bilanz(zaehlung: dict[str, int], start: float) -> str:
 
 
 def _extrahieren(
-    k: Laufkontext, fabrik, abfrage: sql.Composed, params: dict, zaehlung: dict[str, int]
+    k: Laufkontext, fabrik, bereich: Bereich, abfrage: sql.Composed, params: dict, zaehlung: dict[str, int]
 ) -> None:
     versionen = aufrufe.versionen()
     fassung = {n: aufrufe.extraktor_fassung(n, versionen[n]) for n in aufrufe.EXTRAKTOREN}
     arbeit = _Arbeit(fassung, zaehlung)
+    seiten = _seiten(k, _lesen(k, bereich, abfrage, params), arbeit)
     try:
-        _seiten_extrahieren(k, _verteilen(k, fabrik, _seiten(k, abfrage, params, arbeit)), arbeit)
+        _seiten_extrahieren(k, _verteilen(k, fabrik, seiten), arbeit)
     except StufenFehler:
         # Etwa ein neuer Worker, der nicht startet: die fertigen Seiten bleiben nicht liegen.
         _schreiben(k, arbeit)
@@ -286,6 +293,10 @@ class _Arbeit:
     summen: dict[int, tuple[int, bytes, dict[str, int]]] = field(default_factory=dict)
     zeilen: list[dict] = field(default_factory=list)  # die Parameter von SQL_SCHREIBEN
     stempeln: list[tuple] = field(default_factory=list)  # (fassung, item_id, extraktor, fassung)
+    # Die Blöcke, deren Sperre der Lauf hält: (Name, wie viele Seiten verbraucht sein müssen, bevor
+    # alles von ihm in ``zeilen`` und ``stempeln`` steht); ``verbraucht``: Seiten zurück von den Workern.
+    bloecke: list[tuple[str, int]] = field(default_factory=list)
+    verbraucht: int = 0
 
     def kandidat(self, item_id: int, name: str, text, fehler, sha: bytes, versuche: int, vorlaeufig: bool):
         self.zeilen.append(
@@ -299,35 +310,51 @@ class _Arbeit:
         return len(self.zeilen) + len(self.stempeln) >= STAPEL * len(aufrufe.EXTRAKTOREN)
 
 
-def _seiten(k: Laufkontext, abfrage: sql.Composed, params: dict, arbeit: _Arbeit) -> Iterator:
+def _lesen(k: Laufkontext, bereich: Bereich, abfrage: sql.Composed, params: dict) -> Iterator:
+    """Die veralteten Seiten in Leseseiten, je mit der Sperre ihres Blocks: ein Backfill nimmt nur
+    Blöcke, die kein anderer hat; ein Slot steht unter der Sperre seines Laufs (None)."""
+    if bereich.slot is not None:
+        for zeilen in keyset.seiten(k.leser, abfrage, params, LESESEITE):
+            yield None, zeilen
+        return
+
+    def name(nummer: int) -> str:
+        return sperre.block("extraktion", LESESEITE, nummer, bereich.teil)
+
+    bloecke = keyset.bloecke(k.leser, abfrage, params, LESESEITE, lambda nummer: k.nehmen(name(nummer)))
+    while not k.abgebrochen:  # nach einem Signal keinen Block mehr nehmen
+        nummer, zeilen = next(bloecke, (None, None))
+        if zeilen is None:
+            return
+        yield name(nummer), zeilen
+
+
+def _seiten(k: Laufkontext, gelesen: Iterator, arbeit: _Arbeit) -> Iterator:
     """Die Seiten, an denen ein Extraktor arbeiten muss; was sich ohne ihn klärt (nur die Seitenart
-    änderte sich), geht gleich in ``arbeit``. Wartet ein kurzer Lauf auf die Sperre, kommt eine
-    ``SCHRANKE``, und danach liest diese Quelle von dort aus neu."""
-    nr, ab = 0, keyset.KLEINSTE_ID
-    while ab is not None:
-        seiten, ab = keyset.seiten(k.leser, abfrage, params, LESESEITE, ab=ab), None
-        for zeilen in seiten:
-            for item_id, html, url, content_type, sha, namen, versuche, *pruefen in zeilen:
-                if k.abgebrochen:  # nach einem Signal keine neuen Seiten mehr
-                    return
-                if k.weichen_noetig():
-                    yield extraktion.SCHRANKE
-                    ab = item_id  # diese Seite und alles danach nach dem Weichen neu lesen
-                    break
-                seite = extraktion.Seite(bytes(html), url, str(item_id), content_type)
-                namen = list(namen or []) + _nachpruefen(seite, item_id, sha, pruefen, arbeit)
-                if not namen:
-                    continue
-                arbeit.summen[nr] = (
-                    item_id,
-                    sha,
-                    dict(zip(namen, list(versuche or []) + [0] * 3, strict=False)),
-                )
-                nr += 1
-                seite.extraktoren = tuple(n for n in aufrufe.EXTRAKTOREN if n in namen)
-                yield seite
-            if ab is not None:
-                break
+    änderte sich), geht gleich in ``arbeit``. Nach jedem Block steht er in ``arbeit.bloecke``."""
+    nr = 0
+    for name, zeilen in gelesen:
+        eigene = False
+        for item_id, html, url, content_type, sha, namen, versuche, *pruefen in zeilen:
+            if k.abgebrochen:  # nach einem Signal keine neuen Seiten mehr
+                return
+            seite = extraktion.Seite(bytes(html), url, str(item_id), content_type)
+            namen = list(namen or []) + _nachpruefen(seite, item_id, sha, pruefen, arbeit)
+            if not namen:
+                continue
+            arbeit.summen[nr] = (
+                item_id,
+                sha,
+                dict(zip(namen, list(versuche or []) + [0] * 3, strict=False)),
+            )
+            nr += 1
+            eigene = True
+            seite.extraktoren = tuple(n for n in aufrufe.EXTRAKTOREN if n in namen)
+            yield seite
+        if name is not None:
+            arbeit.bloecke.append((name, nr if eigene else 0))
+            if arbeit.voll():  # auch wenn nur nachzuprüfen ist: Speicher und Sperren bleiben begrenzt
+                _schreiben(k, arbeit)
 
 
 def _nachpruefen(
@@ -363,9 +390,6 @@ def _verteilen(k: Laufkontext, fabrik, seiten: Iterator) -> Iterator:
     Seite einen Extraktor braucht: ist nur nachzuprüfen, startet kein Worker."""
     quelle = iter(seiten)
     for eintrag in quelle:
-        if eintrag is extraktion.SCHRANKE:
-            yield eintrag
-            continue
         yield from k.pool("extraktion", fabrik).seiten(itertools.chain([eintrag], quelle))
         return
 
@@ -382,12 +406,9 @@ def _seiten_extrahieren(k: Laufkontext, eintraege: Iterator, arbeit: _Arbeit) ->
     ) as weiter:
         fertig = 0
         for eintrag in eintraege:
-            if eintrag is extraktion.SCHRANKE:  # nichts mehr unterwegs: schreiben, weichen
-                _schreiben(k, arbeit)
-                k.weichen()
-                continue
             nr, kandidaten = eintrag
             item_id, sha, bisher = arbeit.summen.pop(nr)
+            arbeit.verbraucht = nr + 1
             if k.abgebrochen and any(_abgestuerzt(e["error"]) for e in kandidaten.values()):
                 # Starb ein Worker im Abbruch mit, ist das kein Befund über die Seite:
                 # nicht schreiben, der nächste Lauf extrahiert sie.
@@ -427,9 +448,17 @@ def _schreiben(k: Laufkontext, arbeit: _Arbeit) -> None:
     """Was ``arbeit`` gesammelt hat, in einer Transaktion, auf der Verbindung mit der Sperre des
     Laufs. Löschte Ingest inzwischen ein Item, entfallen seine Zeilen (gezählt), der Rest wird
     geschrieben."""
+    if arbeit.zeilen or arbeit.stempeln:
+        _zeilen_schreiben(k, arbeit)
+    # Ein Block ist fertig, wenn seine Seiten von den Workern zurück und geschrieben sind.
+    fertig = [b for b in arbeit.bloecke if b[1] <= arbeit.verbraucht]
+    arbeit.bloecke = [b for b in arbeit.bloecke if b[1] > arbeit.verbraucht]
+    for name, _ in fertig:
+        k.loesen(name)
+
+
+def _zeilen_schreiben(k: Laufkontext, arbeit: _Arbeit) -> None:
     zeilen, stempeln, zaehlung = arbeit.zeilen, arbeit.stempeln, arbeit.zaehlung
-    if not zeilen and not stempeln:
-        return
 
     def schreiben(weg: frozenset[int]) -> tuple[list, int]:
         bleiben = [z for z in zeilen if z["item_id"] not in weg]

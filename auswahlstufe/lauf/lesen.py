@@ -5,7 +5,7 @@ Gelesen wird in Keyset-Seiten (``betrieb.keyset``), jede eine eigene kurze Trans
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 from psycopg import sql
@@ -52,7 +52,7 @@ left join lateral (
     where e.item_id = r.id and e.extraktor = any(%(bekannt)s)
       and (%(alle)s or k.summe is distinct from s.pruefsumme)
 ) t on true
-where {bedingung} and r.id >= %(ab)s
+where {bedingung} and r.id >= %(ab)s and r.id <= %(bis)s
 order by r.id
 limit %(seite)s
 """
@@ -75,3 +75,11 @@ def seiten_lesen(
     Seite erst, wenn sie gebraucht wird."""
     anfrage = sql.SQL(SQL_LESEN).format(bedingung=bereich.bedingung())
     return keyset.seiten(conn, anfrage, params, groesse, binaer=True)
+
+
+def bloecke_lesen(
+    conn: psycopg.Connection, bereich: Bereich, params: dict, breite: int, nehmen: Callable[[int], bool]
+) -> Iterator[tuple[int, list[tuple]]]:
+    """Die Items je Block von ``breite`` ids, nur die Blöcke, die ``nehmen`` gibt (ein Backfill)."""
+    anfrage = sql.SQL(SQL_LESEN).format(bedingung=bereich.bedingung())
+    return keyset.bloecke(conn, anfrage, params, breite, nehmen, binaer=True)

@@ -40,7 +40,7 @@ from psycopg import sql
 # Viertelstunde zwölf Stunden: eine Nacht, in der der Rechner aus war, holt ein Aufruf
 # nach. Ohne Extraktion dauert ein Slot unter einer Sekunde, mit Extraktion von 400
 # Seiten etwa 45 s (docs/extraktion.md) – 48 Slots also gut eine halbe Stunde, in der
-# die nächsten Aufrufe an der Sperre still mit Exit 5 enden. Die Grenze hält einen
+# die nächsten Aufrufe die Slots überspringen, die er gerade hat. Die Grenze hält einen
 # Aufruf so kurz, dass er nicht stundenlang läuft, wenn etwa eine neue coder_version
 # ohne --backfill in Betrieb geht (dann ist jeder Slot offen).
 HOECHSTENS = 48

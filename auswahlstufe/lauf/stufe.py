@@ -12,14 +12,14 @@ Der Ablauf steht hier; die Teile je in ihrem Modul:
   (``betrieb.pool``), höchstens ``2 × Prozesse`` Stapel unterwegs: der Speicher bleibt flach;
 * ``schreiben``: je Stapel eine Transaktion; ein abgebrochener Lauf hinterlässt jede Zeile alt
   oder neu, ein zweiter macht den Rest;
-* ``betrieb.sperre``, ``betrieb.laeufe``: die Sperre und das Protokoll in ``auswahl_laeufe``;
-  ``nachholen``: welche Slots noch offen sind.
+* ``betrieb.sperre``, ``betrieb.laeufe``: wer welche Arbeit nimmt (ein Backfill Blöcke, ein Tick
+  seinen Slot) und das Protokoll in ``auswahl_laeufe``; ``nachholen``: welche Slots noch offen sind.
 
-``--nachholen`` kodiert jeden offenen Slot als eigenen Slot-Lauf, der neueste zuerst, alle
-unter einer Sperre und in einem Aufruf (``modus = 'nachholen'``). ``--trocken`` vergleicht nur
-(lesend) und schreibt nichts, auch kein Protokoll. Mit ``--extrahieren`` läuft vor der Auswahl
-jedes Bereichs ein ``Vorlauf`` (die Extraktion) im selben Kontext: unter derselben Sperre und im
-Protokoll desselben Laufs.
+``--nachholen`` kodiert jeden offenen Slot als eigenen Slot-Lauf, der neueste zuerst, in einem
+Aufruf (``modus = 'nachholen'``); einen Slot, den gerade ein anderer Tick hat, überspringt er.
+``--trocken`` vergleicht nur (lesend) und schreibt nichts, auch kein Protokoll. Mit
+``--extrahieren`` läuft vor der Auswahl jedes Bereichs ein ``Vorlauf`` (die Extraktion) im selben
+Kontext und im Protokoll desselben Laufs.
 
 Was ein Lauf über Items weiß, die sich während des Laufs ändern: ein Item, das Ingest löscht,
 nachdem der Lauf es las, entfällt (gezählt, nicht geschrieben). Ein Item, das Ingest einfügt,
@@ -48,11 +48,9 @@ from auswahlstufe.betrieb.bereich import Bereich, slot_parsen, teil_parsen
 from auswahlstufe.betrieb.kontext import Laufkontext
 from auswahlstufe.betrieb.pool import Auftrag, Fehlschlag, Pool
 from auswahlstufe.betrieb.protokoll import log
-from auswahlstufe.betrieb.sperre import SPERR_PRAEFIX, WIEDERHOLEN, sperren
+from auswahlstufe.betrieb.sperre import SPERR_PRAEFIX, WIEDERHOLEN
 from auswahlstufe.fehler import (
     Abgebrochen,
-    LaufGesperrt,
-    LaufGesperrtLeise,
     StufenFehler,
     WorkerFehler,
     als_stufenfehler,
@@ -67,11 +65,8 @@ from auswahlstufe.pruefung import stichprobe as stichprobe_modul
 STAPEL = 200  # Items je Stapel = je Schreibtransaktion = je Leseseite
 STAPEL_JE_PROZESS = 2  # so viele Stapel je Worker gleichzeitig unterwegs
 ZEITLIMIT = 300.0  # Sekunden je Stapel (Voreinstellung von --stapel-zeitlimit)
-# So lange wartet ein kurzer Lauf (--slot, --nachholen) auf einen Backfill, der ihm die Sperre
-# zwischen zwei Stapeln gibt (betrieb.sperre); sonst Exit 5 wie sonst.
-WARTEN = 300.0
-# Hält ein anderer Lauf die Sperre, endet --nachholen mit Exit 5 still (Hinweis im Protokoll,
-# keine Mail): der nächste Aufruf holt nach. Läuft der andere schon länger, oder ist er
+# Hat ein anderer Tick einen offenen Slot, überspringt --nachholen ihn still (Hinweis im
+# Protokoll, keine Mail): jener macht ihn. Läuft der andere schon länger, oder ist er
 # unbekannt, ist es eine Meldung auf stderr – dann hängt vielleicht etwas.
 STILL_WARTEN = timedelta(hours=6)
 
@@ -134,7 +129,6 @@ def lauf(
                 url,
                 schreibend=not e.trocken,
                 auswahlpool=auswahlpool,
-                weicht=nachholen_hoechstens is None and bereich.slot is None,  # ein Backfill
             ) as k,
         ):
             modus = (
@@ -160,7 +154,7 @@ def lauf(
 def _sofort(sofort: SofortAbbruch) -> Abgebrochen:
     return Abgebrochen(
         f"Sofort abgebrochen ({sofort.wann}, {signal.Signals(sofort.signal).name}): "
-        "die offene Transaktion ist zurückgerollt, die Worker sind beendet, die Sperre ist frei; "
+        "die offene Transaktion ist zurückgerollt, die Worker sind beendet, die Sperren sind frei; "
         "jede Zeile ist alt oder neu, ein erneuter Lauf macht den Rest."
     )
 
@@ -228,41 +222,32 @@ def _abmelden(s: _Sitzung, lauf_id: int, bilanz: Bilanz, code: int, meldung: str
         laeufe.beenden(neu, lauf_id, bilanz, code, meldung)
 
 
-def _sperren(s: _Sitzung, teil: tuple[int, int] | None, lauf_id: int | None, weiter: str = "") -> None:
-    """Sperre nehmen (oder Exit 5, ``weiter`` am Ende der Meldung), Läufe schließen, die nie
-    endeten, Zwischenablage anlegen."""
+def _vorbereiten(s: _Sitzung, lauf_id: int | None) -> None:
+    """Läufe schließen, die nie endeten; die Zwischenablage anlegen."""
     with s.k.verbindung_der_sperre() as conn:
-        try:
-            s.k.sperren = sperren(conn, s.e.version, teil, weiter)
-        except LaufGesperrt as fehler:
-            # Ein kurzer Lauf wartet auf einen langen, der weicht; sonst bleibt es bei Exit 5.
-            if s.k.weicht or not getattr(fehler, "weicht", False):
-                raise
-            log.info(
-                "Hinweis: ein Backfill hält die Sperre; dieser Lauf wartet, bis er sie zwischen zwei "
-                f"Stapeln freigibt (höchstens {int(WARTEN)} s)."
-            )
-            with s.k.abbruch.wartend():
-                genommen = sperre.warten(conn, s.e.version, teil, WARTEN)
-            if genommen is None:
-                raise
-            s.k.sperren = genommen
         laeufe.verwaiste_schliessen(conn, SPERR_PRAEFIX, lauf_id)
         conn.execute(SQL_TEMP)
 
 
 def _protokolliert(s: _Sitzung, bereich: Bereich) -> Bilanz:
-    """Der schreibende Lauf (--backfill, --slot): Sperre, Protokoll am Anfang und am Ende."""
+    """Der schreibende Lauf (--backfill, --slot): Protokoll am Anfang und am Ende; ein Slot unter
+    seiner Sperre, ein Backfill nimmt sich Blöcke (``_auftraege``)."""
     lauf_id = _beginnen(s, slot=bereich.slot, teil=bereich.teil)
     bilanz = Bilanz()
     with _protokolliert_als(s, lauf_id, bilanz):
-        _sperren(s, bereich.teil, lauf_id, WIEDERHOLEN)
+        if bereich.slot is not None:
+            name = sperre.slot(s.e.version, bereich.slot, bereich.teil)
+            if not s.k.nehmen(name):
+                with s.k.verbindung_der_sperre() as conn:
+                    raise sperre.gesperrt(conn, name, f"Slot {laeufe.slot_text(bereich.slot)}", WIEDERHOLEN)
+        _vorbereiten(s, lauf_id)
         _einheit(s, bereich, bilanz)
     return bilanz
 
 
 def _nachholen(s: _Sitzung, hoechstens: int) -> Bilanz:
-    """--nachholen: jeden offenen Slot als eigenen Slot-Lauf, der neueste zuerst."""
+    """--nachholen: jeden offenen Slot als eigenen Slot-Lauf, der neueste zuerst; einen, den ein
+    anderer Tick gerade hat, überspringen."""
     summe = Bilanz()
     start = time.perf_counter()
     mit_seiten = s.vorlauf is not None
@@ -276,19 +261,14 @@ def _nachholen(s: _Sitzung, hoechstens: int) -> Bilanz:
         return summe
     aufruf = _beginnen(s, modus="nachholen", slot=None)
     with _protokolliert_als(s, aufruf, summe):
-        try:
-            _sperren(s, None, aufruf)
-        except LaufGesperrt as fehler:
-            seit = getattr(fehler, "seit", None)
-            if seit is not None and datetime.now(seit.tzinfo) - seit < STILL_WARTEN:
-                raise LaufGesperrtLeise(
-                    f"{fehler.format_message()} Nichts nachgeholt; der nächste Aufruf von --nachholen "
-                    "holt nach."
-                ) from None
-            raise
+        _vorbereiten(s, aufruf)
         slots, offen = nachholen.offene_slots(s.k.leser, s.e.version, hoechstens, mit_seiten=mit_seiten)
         for slot in slots:
             with protokoll.mit_slot(laeufe.slot_text(slot)):
+                name = sperre.slot(s.e.version, slot)
+                if not s.k.nehmen(name):
+                    _uebersprungen(s, slot, name)
+                    continue
                 lauf_id = _beginnen(s, slot=slot, aufruf=aufruf)
                 bilanz = Bilanz()
                 try:
@@ -296,9 +276,22 @@ def _nachholen(s: _Sitzung, hoechstens: int) -> Bilanz:
                         _einheit(s, Bereich(slot), bilanz)
                 finally:
                     summe.dazu(bilanz)
+                s.k.loesen(name)
         _rest_melden(offen, len(slots))
     summe.sekunden = time.perf_counter() - start
     return summe
+
+
+def _uebersprungen(s: _Sitzung, slot: datetime, name: str) -> None:
+    """Ein anderer Tick hat den Slot: ein Hinweis im Protokoll – auf stderr, wenn jener schon
+    länger als ``STILL_WARTEN`` läuft oder unbekannt ist (dann hängt vielleicht etwas)."""
+    with s.k.verbindung_der_sperre() as conn:
+        halter, seit = sperre.halter_von(conn, name)
+    satz = f"Hinweis: Slot {laeufe.slot_text(slot)} bearbeitet gerade ein anderer Lauf{halter}; übersprungen."
+    if seit is not None and datetime.now(seit.tzinfo) - seit < STILL_WARTEN:
+        log.info(satz)
+    else:
+        log.warning(satz)
 
 
 def _rest_melden(offen: int, genommen: int) -> None:
@@ -365,31 +358,48 @@ def _ablauf(s: _Sitzung, dieser: _Einheit) -> None:
         )
 
 
-def _auftraege(s: _Sitzung, dieser: _Einheit, groesse: int, n: int | None) -> Iterator[Auftrag]:
-    """Die Stapel des Bereichs in Lesereihenfolge: was ohne Rechnen erledigt ist (oder ohne
-    Worker gerechnet wird), steht schon fest; der Rest geht an die Worker. Davor, wenn ein kurzer
-    Lauf wartet, eine Schranke (``Auftrag(None, schranke=True)``)."""
-    e = s.e
-    seiten = lesen.seiten_lesen(s.k.leser, dieser.bereich, dieser.params, groesse)
-    nummer = 0
-    while True:
-        if s.k.weichen_noetig():
-            # Ein kurzer Lauf wartet: alles Unterwegs schreiben, dann weichen. Die nächste Seite
-            # liest der Lauf erst danach (nach der Schranke zieht reihe keinen Auftrag mehr).
-            yield Auftrag(None, schranke=True)
-        zeilen = next(seiten, None)
-        if zeilen is None or s.k.abgebrochen:
+def _seiten(s: _Sitzung, dieser: _Einheit, groesse: int) -> Iterator[tuple[str | None, list[tuple]]]:
+    """Die Seiten des Bereichs, je mit der Sperre, unter der sie stehen: ein schreibender Backfill
+    nimmt sich Blöcke von ``groesse`` ids, die kein anderer hat (``betrieb.sperre``); ein Slot steht
+    unter der Sperre seines Laufs, ein trockener Lauf unter keiner."""
+    b = dieser.bereich
+    if s.k.trocken or b.slot is not None:
+        for zeilen in lesen.seiten_lesen(s.k.leser, b, dieser.params, groesse):
+            yield None, zeilen
+        return
+
+    def name(nummer: int) -> str:
+        return sperre.block(s.e.version, groesse, nummer, b.teil)
+
+    bloecke = lesen.bloecke_lesen(
+        s.k.leser, b, dieser.params, groesse, lambda nummer: s.k.nehmen(name(nummer))
+    )
+    while not s.k.abgebrochen:  # nach einem Signal keinen Block mehr nehmen
+        nummer, zeilen = next(bloecke, (None, None))
+        if zeilen is None:
             return
-        nummer += 1
+        if zeilen:
+            yield name(nummer), zeilen
+        else:
+            s.k.loesen(name(nummer))  # inzwischen gelöscht
+
+
+def _auftraege(s: _Sitzung, dieser: _Einheit, groesse: int, n: int | None) -> Iterator[Auftrag]:
+    """Die Stapel des Bereichs in Lesereihenfolge, je mit ihrer Sperre: was ohne Rechnen erledigt
+    ist (oder ohne Worker gerechnet wird), steht schon fest; der Rest geht an die Worker."""
+    e = s.e
+    for nummer, (name, zeilen) in enumerate(_seiten(s, dieser, groesse), start=1):
+        if s.k.abgebrochen:
+            return
         stapel = Stapel(nummer, zeilen[0][0], zeilen[-1][0], len(zeilen))
         auftrag, lokal = vorsortieren(zeilen, alle=n is not None)
         del zeilen
         argumente = (auftrag, e.version, n, e.argumente)
         if s.k.auswahlpool is not None and auftrag:
-            yield Auftrag((stapel, lokal), stapel_kodieren, argumente)
+            yield Auftrag((stapel, lokal, name), stapel_kodieren, argumente)
         else:
             yield Auftrag(
-                (stapel, lokal), ergebnis=stapel_kodieren(*argumente) if auftrag else Stapelergebnis()
+                (stapel, lokal, name), ergebnis=stapel_kodieren(*argumente) if auftrag else Stapelergebnis()
             )
 
 
@@ -409,14 +419,12 @@ def _verarbeiten(s: _Sitzung, dieser: _Einheit, gesamt: int) -> None:
     with fortschritt(
         gesamt, "Kodieren", protokoll.fortschritt_datei(), melden=s.k.melder("Kodieren")
     ) as weiter:
-        for schluessel, ergebnis in reihe:
-            if schluessel is None:  # die Schranke: nichts mehr unterwegs
-                s.k.weichen()
-                continue
-            stapel, lokal = schluessel
+        for (stapel, lokal, name), ergebnis in reihe:
             if isinstance(ergebnis, Fehlschlag):
                 raise worker_fehler(s.e, stapel, ergebnis, fenster - 1)
             _abschliessen(s, dieser, lokal.dazu(ergebnis))
+            if name is not None:
+                s.k.loesen(name)  # geschrieben: der Block ist fertig
             weiter(stapel.items)
 
 
@@ -424,7 +432,7 @@ def worker_fehler(e: Einstellungen, stapel: Stapel, fehlschlag: Fehlschlag, unte
     """Die Meldung nennt die Ursache des Scheiterns und ihren Stapel – auch wenn der Stapel, der als
     erster an der Reihe war, nur mit den Workern beendet wurde (``mitgerissen``)."""
     if fehlschlag.ursache is not None:
-        (stapel, _), fehlschlag = fehlschlag.ursache
+        (stapel, *_), fehlschlag = fehlschlag.ursache
     weitere = f" (dazu bis zu {unterwegs} weitere Stapel unterwegs)" if unterwegs else ""
     if fehlschlag.art == "zeitlimit":
         return WorkerFehler(
@@ -451,7 +459,7 @@ def _todesart(tot: Fehlschlag) -> str:
 
 
 def _abschliessen(s: _Sitzung, dieser: _Einheit, ergebnis: Stapelergebnis) -> None:
-    """Einen fertigen Stapel schreiben (auf der Verbindung mit der Sperre) und zählen."""
+    """Einen fertigen Stapel schreiben (auf der Verbindung mit den Sperren) und zählen."""
     bilanz = dieser.bilanz
     if not s.k.trocken:
         with s.k.schreiben() as conn:

@@ -21,8 +21,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-
-from auswahlstufe.lauf import ingest
+from datetime import datetime, timedelta, timezone
 
 EXTRAKTOREN = ("newspaper4k", "readability", "trafilatura")
 HAEUSER = ("tagesschau", "spiegel", "zeit", "faz", "sueddeutsche", "taz", "welt", "ndr", "br", "mdr")
@@ -247,9 +246,20 @@ def _kandidat(rng: random.Random, name: str, haus: str, absaetze: list[str]) -> 
     return {"text": text, "error": fehler}
 
 
+# Ein Poll-Slot fasst etwa so viele Items wie im Betrieb (etwa 400 je Slot): je ITEMS_JE_SLOT Items
+# eine Stunde, ab ERSTER_SLOT (so vergibt auch bench.ingest Slots an Artikel ohne slot).
+ITEMS_JE_SLOT = 400
+ERSTER_SLOT = datetime(2026, 9, 1, 6, 0, tzinfo=timezone(timedelta(hours=2)))
+
+
+def slot_zeit(index: int) -> datetime:
+    """Poll-Slot des index-ten Items: stündlich, je ITEMS_JE_SLOT Items."""
+    return ERSTER_SLOT + timedelta(hours=index // ITEMS_JE_SLOT)
+
+
 def slot_von(index: int) -> str:
-    """Poll-Slot des index-ten Items: stündlich, je 400 Items (wie ingest.slot_von)."""
-    return ingest.slot_von(index).isoformat()
+    """``slot_zeit`` als ISO-Zeitpunkt mit Versatz, wie im Stapelformat."""
+    return slot_zeit(index).isoformat()
 
 
 def artikel(n: int, seed: int = 1) -> Iterator[dict]:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from psycopg import sql
 
-from auswahlstufe.lauf.ingest import RAW_ITEMS
+from auswahlstufe.server import RAW_ITEMS
 from version import CODER_VERSION
 
 SLOT = datetime(2026, 9, 7, 6, 0, tzinfo=UTC)  # 08:00 in Berlin (Sommerzeit)
@@ -144,12 +144,15 @@ def fingerabdruck(url: str) -> tuple:
         return conn.execute(SQL_FINGERABDRUCK).fetchone()
 
 
-def sperrname(teil: tuple[int, int] | None = None) -> str:
-    """Der Name der Sperre, wie sperre.sperren ihn bildet."""
+def slotsperre(slot: datetime = SLOT, teil: tuple[int, int] | None = None) -> str:
+    """Der Name der Sperre eines Slots, wie ein Tick sie nimmt (``betrieb.sperre.slot``)."""
     from auswahlstufe.betrieb import sperre
 
-    ganz = f"{sperre.SPERR_PRAEFIX} {CODER_VERSION}"
-    return ganz if teil is None else f"{ganz} teil {teil[0]}/{teil[1]}"
+    return sperre.slot(CODER_VERSION, slot, teil)
+
+
+# Wie viele Advisory-Sperren halten andere Sitzungen? Nach einem Lauf: keine.
+SQL_FREMDE_SPERREN = "select count(*) from pg_locks where locktype = 'advisory' and pid <> pg_backend_pid()"
 
 
 def zeit(jahr=2026, monat=9, tag=7, stunde=6, minute=0) -> datetime:

@@ -1,31 +1,25 @@
-"""Die Tabelle von Ingest, wie diese Stufe sie erwartet: ``raw_items`` – und Items für ein Testhaus.
+"""Items für ein Testhaus: ``raw_items`` füllen, wie Ingest es täte.
 
-Sie gehört Ingest, nicht dieser Stufe; die Stufe liest sie nur. Hier steht ihr
-Schema an einer Stelle für alle, die eine Datenbank ohne Ingest brauchen: die
-Vorführung, eine lokale Datenbank, die Tests und die Benchmarks. Pflicht sind
-``id`` (bigint) und ``slot`` (timestamptz); die übrigen Spalten lesen die Sicht
-``auswahl_uebersicht`` und die psql-Abfragen der Dokumentation.
-
-**Nur für ein Testhaus** trägt ``python -m auswahlstufe.lauf.ingest [DATEI.json]``
+**Nur für ein Testhaus** trägt ``.venv/bin/python -m bench.ingest [DATEI.json]`` (im Klon)
 die Items einer Datei im Stapelformat in ``raw_items`` ein, unter der Rolle von
 Ingest (``DATABASE_URL``; sie besitzt die Tabelle): ``item_id``, ``slot``,
 ``haus``, ``titel``, ``url`` je Artikel, ohne Datei die Beispiele
 (``beispiele/artikel.json``). Fehlt ``raw_items`` (ein Testhaus ohne Schritt 2 der
-Einrichtung), legt es die Tabelle an wie oben, mit Index; steht sie schon, bleibt sie, wie
-sie ist. Unter einer anderen Rolle als Ingest schreibt es nichts und nennt Ingest. Ein
-Artikel ohne ``item_id`` bekommt seine Nummer in der Datei (ab 1, mit ``--erste-id N`` ab
-N), ohne ``slot`` je 400 Artikel eine Stunde ab 2026-09-01 06:00 Berliner Zeit – so wie
-``bench.bestand``. Items, die es schon gibt, bleiben; gibt es eines schon mit anderen
-Werten, endet es mit Exit 1 und trägt nichts ein. Die Stufe selbst schreibt ``raw_items``
-nie (docs/betrieb.md#eigene-testdaten-in-ein-frisches-haus).
+Einrichtung), legt es die Tabelle an wie Ingest (``auswahlstufe.server.RAW_ITEMS``), mit
+Index; steht sie schon, bleibt sie, wie sie ist. Unter einer anderen Rolle als Ingest schreibt
+es nichts und nennt Ingest. Ein Artikel ohne ``item_id`` bekommt seine Nummer in der Datei (ab
+1, mit ``--erste-id N`` ab N), ohne ``slot`` je 400 Artikel eine Stunde ab 2026-09-01 06:00
+Berliner Zeit – so wie der Erzeuger (``auswahlstufe.referenz.erzeugen.slot_zeit``) und
+``bench.bestand``. Items, die es schon gibt, bleiben; gibt es eines schon mit anderen Werten,
+endet es mit Exit 1 und trägt nichts ein. Die Stufe selbst schreibt ``raw_items`` nie
+(docs/betrieb.md#eigene-testdaten-in-ein-frisches-haus).
 """
 
 from __future__ import annotations
 
 import shlex
 import sys
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import datetime
 
 import click
 
@@ -33,24 +27,9 @@ import db
 from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.fehler import EingabeFehler, VoraussetzungFehlt
 from auswahlstufe.jsoneingabe import anzeigename, ist_item_id, kein_zeitpunkt, laden, typname, zeitpunkt
+from auswahlstufe.referenz.erzeugen import slot_zeit
+from auswahlstufe.server import BEISPIEL, RAW_ITEMS, RAW_ITEMS_COPY, SQL_GIBT_ES_RAW_ITEMS
 
-# Wörtlich so in docs/betrieb.md, Einrichtung, Schritt 2 (ein Test vergleicht beide): die Tabelle
-# und ihr Index auf slot (ein Slot-Lauf liest sonst die ganze Tabelle); steht sie schon, nichts.
-RAW_ITEMS = """\
-create table if not exists raw_items (
-    id bigint primary key,
-    slot timestamptz not null,
-    haus text,
-    titel text,
-    teaser text,
-    url text,
-    veroeffentlicht_am timestamptz
-);
-create index if not exists raw_items_slot on raw_items (slot);
-"""
-
-RAW_ITEMS_COPY = "copy raw_items (id, slot, haus, titel, url) from stdin"
-SQL_GIBT_ES_RAW_ITEMS = "select to_regclass('raw_items') is not null"
 # Darf die Rolle raw_items lesen und schreiben – oder, wenn es fehlt, anlegen? Und wer ist Ingest?
 SQL_ROLLE_VON_INGEST = """
 select current_user, current_database(), to_regclass('raw_items') is not null,
@@ -62,22 +41,12 @@ select current_user, current_database(), to_regclass('raw_items') is not null,
 """
 SQL_RAW_ITEMS_DA = "select id, slot, haus, titel, url from raw_items where id = any(%s)"
 
-BEISPIELE = Path(__file__).resolve().parents[2] / "beispiele" / "artikel.json"
-# Ein Poll-Slot fasst etwa so viele Items wie im Betrieb (etwa 400 je Slot); ohne slot
-# in der Datei bekommt je ITEMS_JE_SLOT Artikel eine Stunde, ab ERSTER_SLOT (auch der Erzeuger).
-ITEMS_JE_SLOT = 400
-ERSTER_SLOT = datetime(2026, 9, 1, 6, 0, tzinfo=timezone(timedelta(hours=2)))
 SPALTEN = ("haus", "titel", "url")
-
-
-def slot_von(index: int) -> datetime:
-    """Poll-Slot des index-ten Artikels ohne eigenen slot: stündlich, je ITEMS_JE_SLOT Artikel."""
-    return ERSTER_SLOT + timedelta(hours=index // ITEMS_JE_SLOT)
 
 
 def item_zeile(eintrag: dict, index: int, name: str, erste: int = 1) -> tuple:
     """(id, slot, haus, titel, url) eines Artikels; ohne item_id seine Nummer in der Datei (ab
-    ``erste``), ohne slot slot_von(index). Formfehler brechen mit Ort ab."""
+    ``erste``), ohne slot ``slot_zeit(index)``. Formfehler brechen mit Ort ab."""
     wo = f"{name}: Artikel [{index}]"
     item_id = eintrag.get("item_id")
     if item_id is None:
@@ -88,7 +57,7 @@ def item_zeile(eintrag: dict, index: int, name: str, erste: int = 1) -> tuple:
         )
     slot = eintrag.get("slot")
     if slot is None:
-        slot = slot_von(index)
+        slot = slot_zeit(index)
     elif (slot := zeitpunkt(slot)) is None:
         raise EingabeFehler(kein_zeitpunkt(wo, "slot", eintrag["slot"], "nichts eingetragen"))
     werte = []
@@ -171,7 +140,7 @@ def als_ingest(conn) -> None:
     raise VoraussetzungFehlt(
         f"Der Rolle {ich} fehlt das Recht, {was}. Der Helfer trägt Items für Ingest ein und läuft "
         f"als Ingest, {wem}: DATABASE_URL='user={ingest} dbname={datenbank}' .venv/bin/python -m "
-        f"auswahlstufe.lauf.ingest {shlex.join(sys.argv[1:])}".rstrip()
+        f"bench.ingest {shlex.join(sys.argv[1:])}".rstrip()
         + " (docs/betrieb.md, Eigene Testdaten in ein frisches Haus). Nichts eingetragen."
     )
 
@@ -196,7 +165,7 @@ def main(datei: str | None, erste_id: int) -> None:
     Beispiele (beispiele/artikel.json). Fehlt raw_items, wird es angelegt wie bei
     Ingest. Die Stufe selbst schreibt raw_items nie.
     """
-    datei = datei or str(BEISPIELE)
+    datei = datei or str(BEISPIEL)
     name = anzeigename(datei)
     artikel, _ = laden(datei)
     zeilen = item_zeilen(artikel, name, erste_id)
