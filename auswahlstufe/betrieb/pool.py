@@ -419,9 +419,12 @@ class Pool:
         Jeder offene Auftrag, dessen Worker schon tot war, trägt seine eigene Ursache – über seiner
         Frist ``zeitlimit``, sonst ``tot`` –; mit ``neustart`` übernimmt ein neuer Executor die
         übrigen, ohne sind sie ``mitgerissen`` mit der Ursache des ersten gescheiterten."""
-        prozesse = list(self._prozesse().items())
-        tote = {pid for pid, p in prozesse if multiprocessing.connection.wait([p.sentinel], 0)}
-        beendet = {p.pid: p for p in self._beenden()}
+        # Tot ist, wer schon endete, und nicht mit 0: mit 0 geht ein Worker, dem der Executor nach
+        # dem Bruch sagt, er solle aufhören – er ist keine Ursache.
+        prozesse = list(self._prozesse().values())
+        tote = {p.pid: p.exitcode for p in prozesse if multiprocessing.connection.wait([p.sentinel], 0)}
+        tote = {pid: code for pid, code in tote.items() if code != 0}
+        self._beenden()
         jetzt = time.monotonic()
         offen, gescheitert = [u for u in unterwegs if not u.fertig], []
         for u in offen:
@@ -430,7 +433,7 @@ class Pool:
                 continue
             pid = self._pid(u)
             if pid in tote and pid not in self._zeitlimits:
-                u.fertig, u.ergebnis = True, Fehlschlag("tot", beendet[pid].exitcode)
+                u.fertig, u.ergebnis = True, Fehlschlag("tot", tote[pid])
             elif self._ueber_der_frist(u, jetzt):
                 u.fertig, u.ergebnis = True, Fehlschlag("zeitlimit")
             else:
@@ -444,8 +447,7 @@ class Pool:
                 self._abgeben(u)
             return
         if not gescheitert:  # starb ein Worker ohne Auftrag, trägt es der nächste an der Reihe
-            tot = next((beendet[pid].exitcode for pid in tote), None)
-            offen[0].fertig, offen[0].ergebnis = True, Fehlschlag("tot", tot)
+            offen[0].fertig, offen[0].ergebnis = True, Fehlschlag("tot", next(iter(tote.values()), None))
             gescheitert, offen = [offen[0]], offen[1:]
         erster = gescheitert[0]
         self._kaputt = Fehlschlag("mitgerissen", ursache=(erster.auftrag.schluessel, erster.ergebnis))
