@@ -421,10 +421,10 @@ class Pool:
         übrigen, ohne sind sie ``mitgerissen`` mit der Ursache des ersten gescheiterten."""
         # Tot ist, wer schon endete, und nicht mit 0: mit 0 geht ein Worker, dem der Executor nach
         # dem Bruch sagt, er solle aufhören – er ist keine Ursache.
-        prozesse = list(self._prozesse().values())
-        tote = {p.pid: p.exitcode for p in prozesse if multiprocessing.connection.wait([p.sentinel], 0)}
-        tote = {pid: code for pid, code in tote.items() if code != 0}
+        # Den Exit-Code erst nach dem Beenden lesen: er steht etwas später fest als die Sentinel.
+        schon_tot = [p for p in self._prozesse().values() if multiprocessing.connection.wait([p.sentinel], 0)]
         self._beenden()
+        tote = {p.pid: p.exitcode for p in schon_tot if p.exitcode != 0}
         jetzt = time.monotonic()
         offen, gescheitert = [u for u in unterwegs if not u.fertig], []
         for u in offen:
