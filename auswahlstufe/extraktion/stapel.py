@@ -41,6 +41,7 @@ from auswahlstufe.fehler import EingabeFehler
 from auswahlstufe.fortschritt import BALKEN_AB_BYTES, fortschritt
 from auswahlstufe.jsoneingabe import typname
 from auswahlstufe.pruefung import stichprobe as stichprobe_modul
+from auswahlstufe.pruefung.auslese import schluessel
 
 HTML = "html"
 EXTRACTIONS = "extractions"
@@ -104,7 +105,7 @@ def pruefen(artikel: list[dict], name: str) -> None:
     for index, eintrag in enumerate(artikel):
         wo = f"{name}: Artikel [{index}]"
         if "id" in eintrag:
-            wo += f" (id {stapel.schluessel(eintrag, index)})"
+            wo += f" (id {schluessel(eintrag, index)})"
         if not isinstance(eintrag.get(HTML), str):
             art = "fehlt" if HTML not in eintrag else f"ist {typname(eintrag[HTML])}"
             raise EingabeFehler(
@@ -132,7 +133,7 @@ def extrahieren(
 
         def seite(index: int) -> extraktion.Seite:
             eintrag = artikel[index]
-            return extraktion.Seite(eintrag[HTML], eintrag.get("url"), stapel.schluessel(eintrag, index))
+            return extraktion.Seite(eintrag[HTML], eintrag.get("url"), schluessel(eintrag, index))
 
     nochmal: dict[int, tuple[str, ...]] = {}  # Artikel → Extraktoren, die an der Umgebung scheiterten
     with (

@@ -25,17 +25,15 @@ auch, welche Fassung recht hatte.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import click
 
 from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
-from auswahlstufe.fehler import EingabeFehler
+from auswahlstufe.jsoneingabe import laden
 from auswahlstufe.pruefung import pruefseite
-from auswahlstufe.pruefung.bewertung import json_laden
+from auswahlstufe.pruefung.auslese import fall_aus_artikel
 from auswahlstufe.pruefung.stichprobe import Fall, Stichprobe, schreiben
 from auswahlstufe.regeln import waehle
-from version import CODER_VERSION, PRIORITAET, Variante, variante_lesen
+from version import CODER_VERSION, Variante, variante_lesen
 
 HOECHSTENS = 200  # so viele Fälle zeigt die Seite mit --datenbank höchstens
 
@@ -60,35 +58,18 @@ def _versionen(ctx, param, werte: tuple[str, str] | None) -> tuple[str, str] | N
         raise click.BadParameter(f"{fehler}; oder eine coder_version wie {CODER_VERSION}") from None
 
 
-def _texte(extraktionen: object) -> dict[str, str | None]:
-    texte: dict[str, str | None] = {}
-    if isinstance(extraktionen, Mapping):
-        for name in PRIORITAET:
-            eintrag = extraktionen.get(name)
-            text = eintrag.get("text") if isinstance(eintrag, Mapping) else None
-            texte[name] = text if isinstance(text, str) else None
-    return texte
-
-
 def vergleichen(pfad: str, grundlage: Variante, variante: Variante) -> tuple[int, Stichprobe]:
     """Die Zahl der Items und die Fälle, in denen die Variante anders wählt als die Grundlage."""
-    daten = json_laden(pfad)
-    if not isinstance(daten, list):
-        raise EingabeFehler(f"{pfad}: erwartet ein JSON-Array von Artikeln.")
+    daten, _ = laden(pfad)
     anders: list[Fall] = []
     for index, art in enumerate(daten):
-        if not isinstance(art, Mapping):
-            raise EingabeFehler(f"{pfad}: Artikel {index} ist kein Objekt.")
         extraktionen = art.get("extractions")
         a = waehle(extraktionen, **grundlage.argumente())
         b = waehle(extraktionen, **variante.argumente())
         if a.extraktor != b.extraktor:
-            schluessel = next(
-                (str(art[n]) for n in ("id", "item_id") if isinstance(art.get(n), str | int)), f"[{index}]"
+            anders.append(
+                fall_aus_artikel(art, index, a, variante=f"{variante.name} wählt {b.extraktor} ({b.regel})")
             )
-            info = {"variante": f"{variante.name} wählt {b.extraktor} ({b.regel})"}
-            info |= {n: art[n] for n in ("url", "titel") if isinstance(art.get(n), str)}
-            anders.append(Fall(schluessel, a, _texte(extraktionen), info))
     probe = Stichprobe(max(1, len(anders)))
     for fall in anders:
         probe.beachte(fall)
