@@ -300,7 +300,7 @@ def differenzen(
     return "\n".join(linien)
 
 
-@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl)
 @click.argument("auswahl_datei", metavar="AUSWAHL.json", required=False)
 @click.argument("wahrheit_datei", metavar="WAHRHEIT.json", required=False)
 @click.option(

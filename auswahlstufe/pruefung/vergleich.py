@@ -76,7 +76,7 @@ def vergleichen(pfad: str, grundlage: Variante, variante: Variante) -> tuple[int
     return len(daten), probe
 
 
-@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl)
 @click.argument("datei", metavar="[KANDIDATEN.json]", required=False)
 @click.option(
     "--variante",
