@@ -1,26 +1,12 @@
 """Vergleich zweier Fassungen der Auswahl: wo eine Variante anders wählt.
 
-Aufruf::
-
     .venv/bin/python vergleich.py KANDIDATEN.json --variante k4:0.03
     .venv/bin/python vergleich.py KANDIDATEN.json --variante quelle000 --gegen k4:0.03
     .venv/bin/python vergleich.py --datenbank GRUNDLAGE VARIANTE [--hoechstens N]
 
-Mit ``--datenbank`` kommen beide Fassungen aus ``selected_extractor`` (DATABASE_URL):
-GRUNDLAGE und VARIANTE sind coder_versionen oder Schreibweisen einer Variante
-(``voreinstellung``, ``k4:0.03`` …); gelesen wird in ``vergleich_db.py``, die
-Zählung geht nach stdout.
-
-Entscheidet jedes Item einer Datei im Stapelformat zweimal – mit der
-Grundlage (``--gegen``, Voreinstellung: die Regeln, wie sie gelten) und mit der
-Variante (``version.Variante``, dieselbe Schreibweise wie ``bewertung.py
---variante``) – und schreibt die Items, bei denen beide verschieden wählen,
-als Prüfseite mit CSV daneben (wie ``--stichprobe``), in derselben
-Zweifelsordnung: zweifelhafteste Entscheidung der Grundlage zuerst (Dateien
-``vergleich-<coder_version der Grundlage>-<zeit>.csv`` und ``.html``). Grün ist
-die Wahl der Grundlage; was die Variante wählt, steht in der Zeile unter dem
-Schlüssel (Spalte ``variante`` der CSV). Ein Urteil auf der Seite sagt damit
-auch, welche Fassung recht hatte.
+Die Items, bei denen Grundlage und Variante verschieden wählen, als Prüfseite mit CSV (wie
+``--stichprobe``); mit ``--datenbank`` liest ``vergleich_db.py`` beide aus ``selected_extractor``.
+Was Seite und Zählung zeigen: docs/stichprobe.md, „Varianten nebeneinander“.
 """
 
 from __future__ import annotations
