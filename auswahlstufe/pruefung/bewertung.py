@@ -263,9 +263,7 @@ def referenzen_laden(pfad: str, artikel: Sequence[Mapping], ohne_titel: bool) ->
 # --- Ausgabe -----------------------------------------------------------------
 
 
-def zahl(wert: float) -> str:
-    """Drei Nachkommastellen mit Dezimalkomma."""
-    return anzeige.zahl(wert, 3)
+zahl = functools.partial(anzeige.zahl, stellen=3)  # drei Nachkommastellen mit Dezimalkomma
 
 
 def tabelle(zeilen: Mapping[str, Sequence[Seite]], streuung: Mapping[str, list[float]] | None) -> str:
@@ -364,7 +362,7 @@ def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, s
             raise Aufruffehler("--urteile gilt allein, ohne AUSWAHL.json und WAHRHEIT.json.")
         from auswahlstufe.pruefung import urteile
 
-        click.echo(urteile.bericht(*urteile.lesen(urteile_datei, json_lesen(urteile_datei))))
+        click.echo(urteile.bericht(*urteile.lesen(urteile_datei)))
         return
     if wahrheit_datei is None:
         fehlt = (
