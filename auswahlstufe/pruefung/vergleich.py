@@ -17,7 +17,7 @@ from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
 from auswahlstufe.jsoneingabe import laden
 from auswahlstufe.pruefung import pruefseite
 from auswahlstufe.pruefung.auslese import fall_aus_artikel
-from auswahlstufe.pruefung.stichprobe import Fall, Stichprobe, schreiben
+from auswahlstufe.pruefung.stichprobe import Stichprobe, schreiben
 from auswahlstufe.regeln import waehle
 from version import CODER_VERSION, Variante, variante_lesen
 
@@ -47,18 +47,15 @@ def _versionen(ctx, param, werte: tuple[str, str] | None) -> tuple[str, str] | N
 def vergleichen(pfad: str, grundlage: Variante, variante: Variante) -> tuple[int, Stichprobe]:
     """Die Zahl der Items und die Fälle, in denen die Variante anders wählt als die Grundlage."""
     daten, _ = laden(pfad)
-    anders: list[Fall] = []
+    probe = Stichprobe(max(1, len(daten)))  # behält jeden Fall, in Zweifelsordnung
     for index, art in enumerate(daten):
         extraktionen = art.get("extractions")
         a = waehle(extraktionen, **grundlage.argumente())
         b = waehle(extraktionen, **variante.argumente())
         if a.extraktor != b.extraktor:
-            anders.append(
+            probe.beachte(
                 fall_aus_artikel(art, index, a, variante=f"{variante.name} wählt {b.extraktor} ({b.regel})")
             )
-    probe = Stichprobe(max(1, len(anders)))
-    for fall in anders:
-        probe.beachte(fall)
     return len(daten), probe
 
 
