@@ -1,21 +1,8 @@
-"""Verbindung zur Datenbank: DATABASE_URL finden, verbinden, Fehler übersetzen.
-
-* ``datenbank_url`` liest DATABASE_URL aus der Umgebung, sonst aus ``.env`` (python-dotenv;
-  eine Warnung, wenn die Datei ein Passwort enthält und Gruppe oder andere sie lesen dürfen,
-  und eine, wenn DATABASE_URL selbst ein Passwort trägt – je Prozess einmal, ohne das
-  Passwort) und merkt sich, woher (``DatenbankUrl.herkunft``) – eine gescheiterte Anmeldung
-  sagt es.
-* ``maskieren`` und ``ohne_passwort``: jede Meldung mit einer URL geht ohne Passwort hinaus.
-* ``verbinden`` prüft DATABASE_URL, die Grenzen aus der Umgebung und – ohne Passwort in der
-  URL – die Passwortdatei (eines kaputt oder die Datei für andere lesbar: Exit 7), setzt
-  application_name, statement_timeout und lock_timeout und prüft die Mindestversion des
-  Servers (zu alt: Exit 4).
-* ``fehler_uebersetzen`` macht aus psycopg-Fehlern die Fehlerklassen unten mit einem deutschen
-  Satz – nie ein Traceback, nie ein Passwort. Hat der Fehler einen SQLSTATE, entscheidet seine
-  Klasse (``_NACH_SQLSTATE``); ein fehlendes Recht wird ``RechtFehlt``, den nächsten Schritt
-  hängt der Befehl an. Ohne SQLSTATE kam die Verbindung nicht zustande – psycopg reicht beim
-  Verbinden nie einen; den Satz dazu schreibt ``db_anmeldung`` (warum dort der Wortlaut zählt,
-  steht da) – oder sie riss ab („Verbindung zur Datenbank verloren“, mit dem Text von libpq).
+"""Verbindung zur Datenbank: DATABASE_URL finden (``datenbank_url``, mit ``herkunft``), prüfen und
+verbinden (``verbinden``: Grenzen, Passwortdatei, Mindestversion des Servers) und psycopg-Fehler in
+die Fehlerklassen unten übersetzen (``fehler_uebersetzen``: nach SQLSTATE, ohne ihn ``db_anmeldung``)
+– nie ein Traceback, nie ein Passwort. Welcher Fehler welchen Code bekommt: docs/betrieb.md,
+„Exit-Codes (Datenbank und Konfiguration)“.
 
 Die Fehlerklassen gehören diesem Modul: es steht als gemeinsame Datei des
 Hauses unter dem Paket der Stufe und importiert nichts aus ihm. Welchen

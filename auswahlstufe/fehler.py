@@ -1,20 +1,8 @@
-"""Fehler der Stufe und ihre Exit-Codes – eine Stelle für alle Module.
+"""Fehler der Stufe und ihre Exit-Codes – eine Stelle für alle Module; was jeder Code bedeutet,
+steht im README (Exit-Codes).
 
 Die Fehler der Datenbankschicht (``db.Fehler``) bekommen ihren Code hier (``als_stufenfehler``);
 Aufruffehler und die deutsche Hilfe stehen in ``befehl.py``.
-
-| Code | Bedeutung |
-|---|---|
-| 0 | Erfolg |
-| 1 | Eingabefehler: Datei, JSON, Slot, Argumentwert |
-| 2 | Aufruffehler (falsche Optionen; von click) |
-| 3 | Datenbank nicht erreichbar, Anmeldung gescheitert, Verbindung verloren |
-| 4 | Voraussetzung fehlt: DATABASE_URL nicht gesetzt, raw_items, Spalten, Migrationen, Migrationsdateien, Rechte, Serverversion, Extraktoren, ein Python ohne die Pakete der Stufe (``pakete.py``) |
-| 5 | Ein anderer Lauf derselben coder_version (oder ein anderer Migrationslauf) hält die Sperre |
-| 6 | Zeitlimit der Datenbank (statement_timeout, lock_timeout) überschritten |
-| 7 | Konfiguration kaputt: DATABASE_URL nicht lesbar, ungültige Verbindungsoption oder Grenze |
-| 8 | Ein Worker-Prozess starb, oder ein Stapel überschritt --stapel-zeitlimit |
-| 130 | Abgebrochen (SIGINT/SIGTERM) nach dem laufenden Stapel (Extraktion: nach der laufenden Seite) |
 """
 
 from __future__ import annotations

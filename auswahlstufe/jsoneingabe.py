@@ -268,15 +268,10 @@ def typname(wert: object) -> str:
     return JSON_TYPEN.get(type(wert), "eine Zahl")
 
 
-def parsen(text: str, name: str) -> list[dict]:
-    """JSON-Liste von Objekten; jede Abweichung wird ein Satz mit Ort."""
-    if not text.strip():
-        raise EingabeFehler(f"{name} ist leer; erwartet wird eine JSON-Liste von Artikeln.")
-    doppelte = _Doppelte()
+def _json(text: str, name: str, **haken) -> object:
+    """``json.loads`` mit den Prüfungen der Zahlen; jeder Fehler wird ein Satz mit Ort."""
     try:
-        artikel = json.loads(
-            text, object_pairs_hook=doppelte, parse_float=_kommazahl, parse_constant=_konstante
-        )
+        return json.loads(text, parse_float=_kommazahl, parse_constant=_konstante, **haken)
     except json.JSONDecodeError as e:
         meldung = JSON_MELDUNGEN.get(e.msg, e.msg)
         raise EingabeFehler(
@@ -296,6 +291,20 @@ def parsen(text: str, name: str) -> list[dict]:
             f"{name} ist zu tief verschachtelt (mehr als etwa {sys.getrecursionlimit()} Ebenen); "
             "so tiefe Artikel werden nicht verarbeitet."
         ) from None
+
+
+def json_lesen(datei: str) -> object:
+    """Eine JSON-Datei beliebiger Form (Referenz, Urteile), gelesen und geprüft wie die Eingabe."""
+    name = anzeigename(datei)
+    return _json(dekodieren(lesen(datei), name), name)
+
+
+def parsen(text: str, name: str) -> list[dict]:
+    """JSON-Liste von Objekten; jede Abweichung wird ein Satz mit Ort."""
+    if not text.strip():
+        raise EingabeFehler(f"{name} ist leer; erwartet wird eine JSON-Liste von Artikeln.")
+    doppelte = _Doppelte()
+    artikel = _json(text, name, object_pairs_hook=doppelte)
     if not isinstance(artikel, list):
         raise EingabeFehler(
             f"{name}: oben steht {typname(artikel)}; erwartet wird eine JSON-Liste von Artikeln."
@@ -311,20 +320,13 @@ def parsen(text: str, name: str) -> list[dict]:
 def warnen_doppelte(artikel: list[dict], doppelte: _Doppelte) -> None:
     """Doppelte Schlüssel sind gültiges JSON, aber fast immer ein Fehler beim Erzeugen.
     Die ersten Funde einzeln, der Rest als Zahl – stderr soll lesbar bleiben."""
-    funde = (
-        (index, pfad, s) for index, eintrag in enumerate(artikel) for pfad, s in doppelte.fundstellen(eintrag)
-    )
-    for nummer, (index, pfad, schluessel) in enumerate(funde):
-        if nummer == HOECHSTENS_WARNUNGEN:
-            rest = len(doppelte.objekte) - nummer
-            click.echo(
-                f"Warnung: doppelte Schlüssel in {rest} weiteren Objekten, nicht einzeln gezeigt.", err=True
-            )
-            return
-        namen = ", ".join(f"„{s}“" for s in schluessel)
-        click.echo(
-            f"Warnung: Artikel [{index}], {pfad}: Schlüssel {namen} doppelt – der letzte Wert gilt.", err=True
-        )
+    melder = DoppelteMelder()
+    for index, eintrag in enumerate(artikel):
+        if len(melder.saetze) == HOECHSTENS_WARNUNGEN:
+            break
+        melder.beachte(index, eintrag, doppelte)
+    melder.weitere = len(doppelte.objekte) - len(melder.saetze)
+    melder.zeigen()
 
 
 # --- Artikel einzeln: Speicher nach dem größten Artikel, nicht nach der Datei ---------------
@@ -354,7 +356,6 @@ class DoppelteMelder:
                 )
             else:
                 self.weitere += 1
-        doppelte.objekte.clear()
 
     def zeigen(self) -> None:
         for satz in self.saetze:

@@ -35,6 +35,7 @@ from auswahlstufe.fehler import Abgebrochen, EingabeFehler
 from auswahlstufe.fortschritt import BALKEN_AB_BYTES, fortschritt
 from auswahlstufe.jsoneingabe import HOECHSTENS_WARNUNGEN, STDIO, anzeigename, laden
 from auswahlstufe.pruefung import stichprobe as stichprobe_modul
+from auswahlstufe.pruefung.auslese import fall_aus_artikel, kennung
 from auswahlstufe.regeln import REGELN, Entscheidung, waehle
 from normalisierung import bereinigen
 from version import CODER_VERSION, PRIORITAET
@@ -102,22 +103,6 @@ def zeile(eintrag: dict) -> bytes:
         return json.dumps(eintrag, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(eintrag, ensure_ascii=True, allow_nan=False).encode("ascii")
-
-
-def schluessel(eintrag: dict, index: int) -> str:
-    return kennung(eintrag) or f"[{index}]"
-
-
-def fall(eintrag: dict, index: int, entscheidung: Entscheidung) -> stichprobe_modul.Fall:
-    extraktionen = eintrag.get("extractions")
-    texte: dict[str, str | None] = {}
-    if isinstance(extraktionen, Mapping):
-        for name in PRIORITAET:
-            kandidat = extraktionen.get(name)
-            text = kandidat.get("text") if isinstance(kandidat, Mapping) else None
-            texte[name] = text if isinstance(text, str) else None
-    info = {name: eintrag[name] for name in ("url", "titel") if isinstance(eintrag.get(name), str)}
-    return stichprobe_modul.Fall(schluessel(eintrag, index), entscheidung, texte, info)
 
 
 # Felder eines Kandidaten, die die Regeln lesen; alles andere übergehen sie.
@@ -201,14 +186,6 @@ class Formpruefung:
             )
 
 
-def kennung(eintrag: dict) -> str:
-    """id oder item_id des Artikels als Text; leer, wenn er keine brauchbare hat."""
-    for name in ("id", "item_id"):
-        if isinstance(eintrag.get(name), str | int) and not isinstance(eintrag.get(name), bool):
-            return str(eintrag[name])
-    return ""
-
-
 def mit_entscheidung(eintrag: dict, entscheidung: Entscheidung) -> dict:
     """Der Artikel mit ``auswahl`` direkt hinter ``selected_extractor``: Regel,
     Konsensgröße und der bereinigte Text der Wahl – dieselben Werte, die die
@@ -256,7 +233,7 @@ def entscheiden(
             bilanz.unbekannt.update(entscheidung.unbekannt)
             bilanz.ohne_extractions += not isinstance(extraktionen, Mapping)
             if stichprobe is not None:
-                stichprobe.beachte(fall(eintrag, index, entscheidung))
+                stichprobe.beachte(fall_aus_artikel(eintrag, index, entscheidung))
             if mit_auswahl:
                 eintrag = mit_entscheidung(eintrag, entscheidung)
             try:

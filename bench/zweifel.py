@@ -33,7 +33,8 @@ import click
 
 from auswahlstufe.anzeige import zahl
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.pruefung.bewertung import json_laden, messen, text_von
+from auswahlstufe.jsoneingabe import json_lesen
+from auswahlstufe.pruefung.bewertung import messen, text_von
 from auswahlstufe.regeln import (
     EINZIGER,
     OHNE_KONSENS_GROESSTER,
@@ -57,8 +58,8 @@ class Seite:
 
 
 def seiten_laden(kandidaten: Path, wahrheit: Path) -> list[Seite]:
-    artikel = json_laden(str(kandidaten))
-    referenzen = json_laden(str(wahrheit))
+    artikel = json_lesen(str(kandidaten))
+    referenzen = json_lesen(str(wahrheit))
     seiten = []
     for art in artikel:
         referenz = referenzen[str(art["id"])]["articleBody"]

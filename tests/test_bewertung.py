@@ -191,9 +191,9 @@ def test_cli_waehlt_selbst_ohne_selected_extractor(tmp_path, dateien):
 @pytest.mark.parametrize(
     ("auswahl_inhalt", "wahrheit_inhalt", "meldung"),
     [
-        ("[", None, "kein gültiges JSON (Zeile 1, Spalte 2"),
-        ('{"a": 1}', None, "erwartet ein JSON-Array"),
-        ('[{"id": "a"}, 3]', None, "Artikel 1 ist kein Objekt"),
+        ("[", None, "kein gültiges JSON: Zeile 1, Spalte 2: Wert erwartet."),
+        ('{"a": 1}', None, "oben steht ein Objekt; erwartet wird eine JSON-Liste von Artikeln"),
+        ('[{"id": "a"}, 3]', None, "Artikel [1] ist kein Objekt, sondern eine Zahl"),
         ('[{"extractions": {}}]', None, "Artikel 0 hat keine id"),
         ('[{"id": "fehlt", "extractions": {}}]', None, "keine Referenz für Artikel 0 (id fehlt)"),
         (
@@ -207,13 +207,13 @@ def test_cli_waehlt_selbst_ohne_selected_extractor(tmp_path, dateien):
         (
             None,
             '{"a": "nur Text", "b": {}}',
-            "Referenz für Artikel 0 (id a) ist ein Text, erwartet ein Objekt",
+            "Referenz für Artikel 0 (id a) ist eine Zeichenkette, erwartet ein Objekt",
         ),
         (None, '{"a": [], "b": {}}', "Referenz für Artikel 0 (id a) ist eine Liste, erwartet ein Objekt"),
         (None, '{"a": null, "b": {}}', "Referenz für Artikel 0 (id a) ist null"),
-        ("[" * 100_000, None, "JSON zu tief verschachtelt"),
-        (None, '{"a": ' * 100_000, "JSON zu tief verschachtelt"),
-        ("[" + "9" * 5000 + "]", None, "kein lesbares JSON"),
+        ("[" * 100_000, None, "ist zu tief verschachtelt"),
+        (None, '{"a": ' * 100_000, "ist zu tief verschachtelt"),
+        ("[" + "9" * 5000 + "]", None, "eine ganze Zahl mit mehr als 4300 Stellen wird nicht gelesen"),
         (
             '[{"id": "a", "selected_extractor": ["newspaper4k"]}]',
             None,
@@ -246,7 +246,7 @@ def test_cli_fehler_klar_und_ohne_traceback(tmp_path, dateien, auswahl_inhalt, w
     # Die Meldung nennt die kaputte Datei, und stdout bleibt leer.
     # „keine Referenz“ betrifft die Wahrheitsdatei, auch wenn die id aus der Auswahl stammt.
     kaputt = wahrheit_datei if wahrheit_inhalt is not None or "keine Referenz" in meldung else auswahl_datei
-    assert ergebnis.stderr.splitlines()[-1].startswith(f"Fehler: {kaputt}: ")
+    assert ergebnis.stderr.splitlines()[-1].startswith(f"Fehler: {kaputt}")
     assert ergebnis.stdout == ""
     assert ergebnis.exception is None or isinstance(ergebnis.exception, SystemExit)
 
@@ -277,7 +277,7 @@ def test_kandidat_ohne_mapping_oder_text_ist_leer(eintrag):
 
 def test_cli_fehlende_datei(tmp_path, dateien):
     ergebnis = aufruf(str(tmp_path / "gibtsnicht.json"), dateien[1])
-    assert ergebnis.exit_code == 1 and "nicht lesbar" in ergebnis.stderr
+    assert ergebnis.exit_code == 1 and "gibtsnicht.json gibt es nicht." in ergebnis.stderr
 
 
 # --- die veröffentlichten Zahlen des Benchmarks ---------------------------------
@@ -472,4 +472,4 @@ def test_urteile_kaputt_klare_meldung(tmp_path, inhalt, meldung):
 def test_fehlende_datei_deutsch_benannt(dateien, tmp_path):
     e = aufruf(str(dateien[0]), str(tmp_path / "gibtsnicht.json"))
     assert e.exit_code == 1
-    assert "gibtsnicht.json: nicht lesbar (gibt es nicht)." in e.output, e.output
+    assert "Die Eingabedatei " in e.output and "gibtsnicht.json gibt es nicht." in e.output, e.output

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from auswahlstufe import jsoneingabe
 from auswahlstufe.anzeige import BERLIN
 from auswahlstufe.pruefung import vergleich
 from auswahlstufe.pruefung.vergleich_db import entscheidung_aus_zeile
@@ -84,7 +85,7 @@ def test_gegen_eine_andere_grundlage(tmp_path, monkeypatch):
     assert ergebnis.exit_code == 0, ergebnis.output
     pfad = next(tmp_path.glob("vergleich-*.csv"))
     assert variante_lesen("k4:0.03").coder_version.replace(">", "-") in pfad.name
-    artikel = {a["id"]: a for a in vergleich.json_laden(str(KANDIDATEN))}
+    artikel = {a["id"]: a for a in jsoneingabe.json_lesen(str(KANDIDATEN))}
     with pfad.open(encoding="utf-8") as datei:
         for zeile in csv.DictReader(datei):
             e = waehle(artikel[zeile["schluessel"]]["extractions"], k=4)
@@ -146,7 +147,7 @@ def test_kaputte_datei_klare_meldung(tmp_path, monkeypatch):
     datei.write_text('{"a": 1}', encoding="utf-8")
     ergebnis = aufruf(tmp_path, monkeypatch, str(datei), "--variante", "k4:0.03")
     assert ergebnis.exit_code == 1
-    assert "x.json: erwartet ein JSON-Array von Artikeln." in ergebnis.stderr
+    assert "x.json: oben steht ein Objekt; erwartet wird eine JSON-Liste von Artikeln." in ergebnis.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
 
 

@@ -1,29 +1,10 @@
 """Ist das eine HTML-Seite, und ist etwas darin? Vor den Extraktoren, an den Bytes (``keine_html``,
 ``leer``; ``Urteil``).
 
-Ein Abholer speichert, was der Server schickte: manchmal ein PDF, ein Bild, ein
-Archiv. Die Extraktoren machen daraus Text – aus einem PDF 41.000 Zeichen
-Zeichensalat, aus Zufallsbytes bei newspaper4k und readability dieselben
-31.000 Zeichen, die dann als „Konsens“ gelten. Darum erkennt die Extraktion
-solche Seiten vorher, und alle drei Kandidaten bekommen denselben Fehler
-(``keine HTML-Seite: PDF``); die Auswahl fällt nach ihren Regeln zurück.
-
-Drei Prüfungen, in dieser Reihenfolge, nur an Bytes und Text (ohne E/A):
-
-1. **Bekannte Anfänge** (magische Zahlen) von Dokumenten, Bildern, Tönen,
-   Filmen, Archiven und Programmen (``MAGIE``): PDF, PNG, ZIP …
-2. **Steuerzeichen:** NUL und die anderen C0-Zeichen außer Tab, Zeilenumbruch,
-   Seitenvorschub, Wagenrücklauf und ESC (ISO-2022-JP schaltet mit ESC um).
-   Text hat so gut wie keine, Binärdaten etwa 27 von 256 Bytewerten (10,5 %).
-3. **Unlesbares:** Ersatzzeichen (U+FFFD), die die Zeichensatzregel einsetzen
-   musste, weil kein Zeichensatz die Bytes las (``zeichensatz.dekodieren``).
-
-Die Grenzen (``STEUER_ANTEIL``, ``ERSATZ_ANTEIL``, je mindestens
-``MINDESTENS`` Zeichen) und ihr Abstand zu echten Seiten und zu Binärdaten sind
-gemessen: ``python -m bench.seitenart`` (docs/extraktion.md). Der
-Content-Type entscheidet nicht: Server schicken HTML auch als
-``application/octet-stream`` und Fehlerseiten als ``image/png``; er wirkt nur
-über die Zeichensatzregel (ein deklariertes UTF-16 wird als UTF-16 gelesen).
+Drei Prüfungen, ohne E/A: bekannte Anfänge (``MAGIE``), Steuerzeichen (``STEUER_ANTEIL``),
+Ersatzzeichen der Zeichensatzregel (``ERSATZ_ANTEIL``), je mindestens ``MINDESTENS`` Zeichen; der
+Content-Type entscheidet nicht. Warum und wie die Grenzen gemessen sind (``python -m bench.seitenart``):
+docs/extraktion.md, „Keine HTML-Seite: PDF, Bild, Archiv, Binärdaten“.
 """
 
 from __future__ import annotations

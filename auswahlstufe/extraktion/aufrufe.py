@@ -1,23 +1,10 @@
 """Die drei Extraktoren: von einer Seite (HTML und URL) zu ihrem Text – im Worker aufgerufen.
 
-Mit genau den Einstellungen, mit denen die veröffentlichten Kandidaten des Benchmarks entstanden
-(bench/aeb, docs/extraktion.md):
-
-* trafilatura: ``trafilatura.extract(html)`` mit Voreinstellungen;
-* newspaper4k: ``Article(url, fetch_images=False)``, ``download(input_html=html)``,
-  ``parse()``, ``.text``; koreanische Seiten mit ``word_tokenize(…, preserve_line=True)``
-  (braucht keine NLTK-Daten), japanische mit tinysegmenter;
-* readability: ``Document(html).summary()``, daraus Text mit Absatzgrenzen
-  (``readability_text``).
-
-Das sind die Stock-Aufrufe (``STOCK_AUFRUFE``). Zwei Eingriffe, beide an die geprüften
-Fassungen gebunden (``fassungen.py``): newspaper4k wird deterministisch
-(``newspaper_fest.py``: zwei Mengen in fester Reihenfolge; die einzige Abweichung von stock
-newspaper4k), und die Stufe ruft die schnellen Aufrufe (``AUFRUFE``, ``schnell.py``), die
-Byte für Byte dieselben Texte und Fehler geben wie die Stock-Aufrufe mit diesem Fix.
-
-``extraktor_fassung`` sagt, was eine gespeicherte Extraktion festhält: Paketversion,
-Einstellungen, Zeichensatzregel.
+Die Stock-Aufrufe (``STOCK_AUFRUFE``) mit genau den Einstellungen der veröffentlichten Kandidaten
+(bench/aeb); die Stufe ruft die schnellen (``AUFRUFE``, ``schnell.py``) mit newspaper4k
+deterministisch (``newspaper_fest.py``), beide an die geprüften Fassungen gebunden (``fassungen.py``).
+``extraktor_fassung`` sagt, was eine gespeicherte Extraktion festhält. Aufrufe und Einstellungen:
+docs/extraktion.md, „Die Extraktoren und ihre Einstellungen“.
 """
 
 from __future__ import annotations

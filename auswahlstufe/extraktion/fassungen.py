@@ -1,30 +1,11 @@
 """Gegen welche Fassungen der Extraktoren ``newspaper_fest`` und ``schnell`` geprüft sind.
 
-Beide greifen in fremde Bibliotheken ein: ``newspaper_fest`` ordnet zwei Ergebnisse von
-newspaper4k fest, ``schnell`` ruft nur die Schritte auf, von denen der Text abhängt, und
-ersetzt ein paar Funktionen durch gleichwertige schnellere. Das ist nur für genau den
-Quelltext bewiesen, gegen den es geprüft ist (``tests/test_extraktion_schnell.py`` vergleicht
-Byte für Byte mit den Stock-Aufrufen). Darum hält dieses Modul fest:
-
-* ``GEPRUEFT``: die Paketversionen (wie in ``pyproject.toml`` gepinnt);
-* ``QUELLTEXT``: den sha256 des Quelltexts jeder Funktion, die umschlossen, nachgebaut,
-  ersetzt oder deren Verhalten für eine Abkürzung vorausgesetzt wird;
-* ``HTML_PARSER``: die Parser, denen ``schnell`` den Klassen-Lookup in C gibt.
-
-Weicht etwas ab (andere Version, ein Patch im venv), gilt zweierlei:
-
-* **newspaper_fest streng** (``newspaper_fest_pruefen``): newspaper4k in ``FEST_PAKETE`` und
-  der Quelltext in ``FEST``. Ohne den Fix gibt newspaper4k nicht immer denselben Text, mit
-  einem Fix gegen ungeprüften Quelltext vielleicht einen anderen: die Extraktion startet
-  nicht (``FassungUngeprueft``, Exit 4) und sagt, warum.
-* **schnell fällt zurück** (``beschleuniger_abweichung``): alles andere. Die Extraktion läuft
-  mit den Stock-Aufrufen (``seiten.STOCK_AUFRUFE``) – dieselben Texte, nur langsamer –, und
-  der Hauptprozess sagt es einmal je Lauf (``HINWEIS``). Eine Sicherheitsfassung von lxml
-  hält die Extraktion so nicht an.
-
-Wer eine Version hebt: die Tests mit der neuen Fassung laufen lassen, die Eingriffe gegen den
-neuen Quelltext prüfen, dann die Tabellen hier und den Pin in ``pyproject.toml`` anpassen und
-die Fassung in ``seiten.EINSTELLUNGEN`` hochzählen.
+``GEPRUEFT`` (Paketversionen wie in ``pyproject.toml``), ``QUELLTEXT`` (sha256 jeder Funktion, die
+umschlossen, nachgebaut, ersetzt oder vorausgesetzt wird) und ``HTML_PARSER``. Weicht etwas ab, wovon
+``newspaper_fest`` abhängt (``FEST_PAKETE``, ``FEST``), startet die Extraktion nicht
+(``newspaper_fest_pruefen``: ``FassungUngeprueft``, Exit 4); weicht nur anderes ab, laufen die
+Stock-Aufrufe mit einem Hinweis (``beschleuniger_abweichung``, ``HINWEIS``). Wer eine Version hebt
+und warum: docs/extraktion.md, „Eine andere Fassung: langsamer, nicht angehalten“.
 """
 
 from __future__ import annotations

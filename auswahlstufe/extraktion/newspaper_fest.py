@@ -1,53 +1,18 @@
 """newspaper4k 0.9.6 deterministisch: zwei Mengen in fester Reihenfolge.
 
-**Was an stock newspaper4k nicht deterministisch ist.** ``ArticleBodyExtractor`` (in
-``newspaper/extractors/articlebody_extractor.py``) ordnet an zwei Stellen Kandidatenknoten
-über ``set(...)``. lxml-Elemente hashen nach der Speicheradresse ihres Python-Stellvertreters;
-die Reihenfolge einer solchen Menge hängt damit von der Vorgeschichte des Prozesses ab
-(welche Seiten er vorher las, was er wo belegt hat, ASLR) – und mit ihr der Text:
-
-* ``nodes_to_check`` (Zeile 216): ``items = set(items)`` ordnet die ``div``-Kandidaten. Danach
-  sortiert ``compute_features`` stabil nach Baumtiefe; innerhalb einer Tiefe bleibt die
-  Mengenordnung stehen. ``compute_gravity_scores`` vergibt in dieser Reihenfolge einen
-  abklingenden Bonus (30, 15, 10, …), zieht dem letzten Viertel Punkte ab und summiert
-  Gleitkommazahlen – die Reihenfolge ändert die Punkte und damit den Hauptknoten.
-* ``compute_gravity_scores`` (Zeile 144): ``set(parent_nodes)``. ``calculate_best_node``
-  sortiert danach stabil nach Punkten; bei Gleichstand gewinnt, wer in der Menge vorn steht.
-
-Gemessen (2026-12-01): auf sechs Seiten aus WCXB (``bench/newspaper4k-zufall/``) gab derselbe
-Aufruf in sechs frischen Prozessen bis zu sechs verschiedene Texte (etwa 9.648 bis 11.853
-Zeichen auf derselben Seite); zwei Seiten hängen an der zweiten Stelle (Gleichstand an der
-Spitze), vier an der ersten. Auf den 181 Seiten von ``bench/aeb`` zeigt es sich nicht.
-
-**Was hier anders ist als stock.** Beide Stock-Methoden laufen unverändert; ein Umschlag
-ordnet nur ihr Ergebnis fest, ohne ein Element hinzuzufügen oder wegzulassen:
-
-* ``nodes_to_check``: die ``div``-Gruppe (stock: ``list(set(divs))`` am Ende der Liste) in
-  Dokumentreihenfolge; die Gruppen davor (``p``, ``pre``, ``td``, ``article``, aus XPath,
-  schon in Dokumentreihenfolge) bleiben, wie sie sind.
-* ``compute_gravity_scores``: die Eltern- und Großelternknoten in der Reihenfolge, in der
-  stock sie anhängt (erstes Auftreten), so wie ``dict.fromkeys(parent_nodes)`` im offenen
-  Upstream-PR AndyTheFactory/newspaper4k#738.
-
-Jede Reihenfolge, die ``set()`` liefern könnte, gibt so denselben Text – den, den stock
-bei dieser einen Reihenfolge gäbe. Die Wirkung (2026-12-01, ``docs/extraktion.md``): auf den
-181 aeb-Seiten ändert sich kein Text (alle 543 Kandidaten zeichengleich mit
-``bench/aeb/candidates.json``, F1 der Auswahl 0,973 wie ohne den Fix), auf den sechs Seiten steht
-statt eines zufälligen Texts immer derselbe. Kosten: etwa 0,1 ms je Seite.
-
-Kein Fork: eingespielt wird nur bei genau der geprüften Fassung und unverändertem Quelltext
-der Methoden (``fassungen.newspaper_fest_pruefen``); sonst ``FassungUngeprueft`` (Exit 4) –
-anders als die Beschleuniger fällt der Fix nicht zurück, denn ohne ihn ist newspaper4k nicht
-deterministisch. Test:
-``tests/test_extraktion_schnell.py`` (jede simulierte Mengenordnung gibt denselben Text, ohne
-Umschlag nicht; frische Prozesse mit verschiedener Vorgeschichte geben dieselben Texte).
+``ArticleBodyExtractor`` ordnet Kandidatenknoten über ``set(...)`` (``nodes_to_check`` und
+``compute_gravity_scores``); lxml-Elemente hashen nach ihrer Adresse, der Text hängt so an der
+Vorgeschichte des Prozesses. Beide Stock-Methoden laufen unverändert, ein Umschlag ordnet nur ihr
+Ergebnis fest – eingespielt nur bei geprüfter Fassung (``fassungen.newspaper_fest_pruefen``).
+Warum, wie gemessen und getestet: docs/extraktion.md, „Deterministisch: newspaper4k ordnet seine
+Kandidaten fest“.
 """
 
 from __future__ import annotations
 
-from auswahlstufe.extraktion import fassungen
+import functools
 
-_eingespielt: list[bool] = []
+from auswahlstufe.extraktion import fassungen
 
 
 def umschlag_nodes_to_check(stock):
@@ -89,14 +54,12 @@ def umschlag_compute_gravity_scores(stock):
     return compute_gravity_scores
 
 
+@functools.cache
 def einspielen() -> None:
     """Macht newspaper4k deterministisch. Einmal je Prozess, weitere Aufrufe tun nichts;
     scheitert laut (``FassungUngeprueft``) bei einer anderen Fassung oder anderem Quelltext."""
-    if _eingespielt:
-        return
     fassungen.newspaper_fest_pruefen()
     from newspaper.extractors.articlebody_extractor import ArticleBodyExtractor as abe
 
     abe.nodes_to_check = umschlag_nodes_to_check(abe.nodes_to_check)
     abe.compute_gravity_scores = umschlag_compute_gravity_scores(abe.compute_gravity_scores)
-    _eingespielt.append(True)

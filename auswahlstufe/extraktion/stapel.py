@@ -1,25 +1,10 @@
-"""Stapelmodus der Extraktion: ``auswahl.py --extrahieren SEITEN.json [-o AUSGABE.json]``.
+"""Stapelmodus der Extraktion: ``auswahl.py --extrahieren SEITEN.json|ORDNER [-o AUSGABE.json]``.
 
-Eine JSON-Liste von Artikeln mit ``html`` (Zeichenkette) und wahlweise ``url``
-und ``id`` rein; jeder Artikel bekommt ``extractions`` (die drei Kandidaten im
-Stapelformat) und ``selected_extractor``; alle anderen Felder bleiben. Lesen,
-Prüfen, Entscheiden und das atomare Schreiben sind die des Stapelbetriebs
-(stapel.py): die Ausgabe ist gültige Eingabe von ``auswahl.py DATEI.json`` und
-gibt dort dieselben Entscheidungen. Erst wird alles geprüft, dann extrahiert,
-dann geschrieben: bei einem Fehler bleibt eine bestehende Ausgabe unberührt.
-
-Statt der JSON-Datei geht auch ein Ordner mit ``.html``- und ``.html.gz``-Dateien:
-je Datei ein Artikel, ``id`` ist der Dateiname ohne Endung, das HTML sind die
-Bytes der Datei (den Zeichensatz bestimmt ``zeichensatz.dekodieren``). Gelesen
-wird jede Datei erst, wenn sie an der Reihe ist; in die Ausgabe
-(Voreinstellung ``<ordner>_selected.json`` neben dem Ordner) kommen ``id``,
-``extractions`` und ``selected_extractor``, nicht das HTML.
-
-Einen späteren Lauf, der Fehler der Umgebung wiederholt (Zeitlimit, Absturz des
-Workers, Speichergrenze; ``extraktion.stufe``), gibt es hier nicht: solche
-Kandidaten versucht der Stapel gleich noch einmal, am Ende, auf frischen Workern
-und nur mit den gescheiterten Extraktoren; scheitert auch das, steht im Fehler
-„… nach 2 Versuchen aufgegeben“.
+Jeder Artikel bekommt ``extractions`` und ``selected_extractor``; Lesen, Prüfen, Entscheiden und
+das atomare Schreiben sind die des Stapelbetriebs (``stapel.py``). Ein Ordner liefert je
+``.html``/``.html.gz``-Datei einen Artikel, gelesen erst, wenn er an der Reihe ist. Fehler der
+Umgebung versucht der Stapel am Ende einmal nach (``VERSUCHE``). Format und Meldungen:
+docs/extraktion.md, „Stapel“ und „Ein Ordner als Eingabe“.
 """
 
 from __future__ import annotations
@@ -41,6 +26,7 @@ from auswahlstufe.fehler import EingabeFehler
 from auswahlstufe.fortschritt import BALKEN_AB_BYTES, fortschritt
 from auswahlstufe.jsoneingabe import typname
 from auswahlstufe.pruefung import stichprobe as stichprobe_modul
+from auswahlstufe.pruefung.auslese import schluessel
 
 HTML = "html"
 EXTRACTIONS = "extractions"
@@ -104,7 +90,7 @@ def pruefen(artikel: list[dict], name: str) -> None:
     for index, eintrag in enumerate(artikel):
         wo = f"{name}: Artikel [{index}]"
         if "id" in eintrag:
-            wo += f" (id {stapel.schluessel(eintrag, index)})"
+            wo += f" (id {schluessel(eintrag, index)})"
         if not isinstance(eintrag.get(HTML), str):
             art = "fehlt" if HTML not in eintrag else f"ist {typname(eintrag[HTML])}"
             raise EingabeFehler(
@@ -132,7 +118,7 @@ def extrahieren(
 
         def seite(index: int) -> extraktion.Seite:
             eintrag = artikel[index]
-            return extraktion.Seite(eintrag[HTML], eintrag.get("url"), stapel.schluessel(eintrag, index))
+            return extraktion.Seite(eintrag[HTML], eintrag.get("url"), schluessel(eintrag, index))
 
     nochmal: dict[int, tuple[str, ...]] = {}  # Artikel → Extraktoren, die an der Umgebung scheiterten
     with (

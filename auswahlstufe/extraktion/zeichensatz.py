@@ -1,15 +1,6 @@
-"""Zeichensatz einer Seite (``dekodieren``), eine Regel für alle drei Extraktoren.
-
-Byte-Order-Mark, sonst der im HTTP-Kopf deklarierte, sonst der im Dokument deklarierte (``<meta charset>``,
-``http-equiv``, XML-Deklaration; in den ersten 4096 Bytes), sofern die Bytes sich
-damit fehlerfrei lesen lassen; sonst UTF-8, wenn die Bytes gültiges UTF-8 sind;
-sonst die Erkennung von charset_normalizer (über die ersten 64 KiB); sonst UTF-8
-mit Ersatzzeichen. Wie in Browsern gelten ISO-8859-1, Latin-1 und ASCII als
-windows-1252 und ein im Dokument deklariertes UTF-16 als UTF-8. Danach fallen
-eine XML-Deklaration am Anfang, Steuerzeichen (außer Tab und Zeilenumbrüchen)
-und einzelne Surrogate weg (``lesbar``): lxml nimmt sie in Text nicht an, und
-alle drei Extraktoren sehen so denselben Text. Auch HTML, das schon als Text
-kommt (Stapelmodus), geht durch ``lesbar``.
+"""Zeichensatz einer Seite (``dekodieren``), eine Regel für alle drei Extraktoren, und was lxml
+in Text nicht annimmt (``lesbar``). Die Regel Schritt für Schritt: docs/extraktion.md, „Zeichensatz:
+eine Regel für alle drei“.
 """
 
 from __future__ import annotations

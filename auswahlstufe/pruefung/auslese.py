@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from auswahlstufe.regeln import Entscheidung, zweifel
+from version import PRIORITAET
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,33 @@ class Fall:
     entscheidung: Entscheidung
     texte: Mapping[str, str | None]  # Rohtexte der bekannten Extraktoren
     info: Mapping[str, str] = field(default_factory=dict)  # z. B. url, titel
+
+
+def kennung(eintrag: Mapping) -> str:
+    """id oder item_id des Artikels als Text; leer, wenn er keine brauchbare hat."""
+    for name in ("id", "item_id"):
+        wert = eintrag.get(name)
+        if isinstance(wert, str | int) and not isinstance(wert, bool):
+            return str(wert)
+    return ""
+
+
+def schluessel(eintrag: Mapping, index: int) -> str:
+    return kennung(eintrag) or f"[{index}]"
+
+
+def fall_aus_artikel(eintrag: Mapping, index: int, entscheidung: Entscheidung, **info: str) -> Fall:
+    """Der Fall eines Artikels im Stapelformat: die Texte der Kandidaten (was kein Text ist: None),
+    dazu ``info`` und url und titel des Artikels."""
+    extraktionen = eintrag.get("extractions")
+    texte: dict[str, str | None] = {}
+    if isinstance(extraktionen, Mapping):
+        for name in PRIORITAET:
+            kandidat = extraktionen.get(name)
+            text = kandidat.get("text") if isinstance(kandidat, Mapping) else None
+            texte[name] = text if isinstance(text, str) else None
+    info |= {name: eintrag[name] for name in ("url", "titel") if isinstance(eintrag.get(name), str)}
+    return Fall(schluessel(eintrag, index), entscheidung, texte, info)
 
 
 class Stichprobe:

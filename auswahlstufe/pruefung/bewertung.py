@@ -20,7 +20,6 @@ Aufruf im Klon: ``.venv/bin/python bewertung.py AUSWAHL.json WAHRHEIT.json``.
 from __future__ import annotations
 
 import functools
-import json
 import random
 import re
 from collections import Counter
@@ -30,9 +29,10 @@ from dataclasses import dataclass
 import click
 
 from auswahlstufe import anzeige
-from auswahlstufe.anzeige import kurz, os_fehler
+from auswahlstufe.anzeige import kurz
 from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
 from auswahlstufe.fehler import EingabeFehler
+from auswahlstufe.jsoneingabe import json_lesen, laden, typname
 from version import PRIORITAET, Variante
 
 SHINGLE_LAENGE = 4
@@ -187,42 +187,6 @@ def varianten_messen(
 # --- Einlesen ----------------------------------------------------------------
 
 
-def json_laden(pfad: str) -> object:
-    """Eine JSON-Datei; jeder Lesefehler wird ein EingabeFehler mit dem Dateinamen."""
-    try:
-        with open(pfad, encoding="utf-8") as datei:
-            return json.load(datei)
-    except OSError as fehler:
-        raise EingabeFehler(f"{pfad}: nicht lesbar ({os_fehler(fehler)}).") from None
-    except UnicodeDecodeError:
-        raise EingabeFehler(f"{pfad}: kein UTF-8.") from None
-    except json.JSONDecodeError as fehler:
-        raise EingabeFehler(
-            f"{pfad}: kein gültiges JSON (Zeile {fehler.lineno}, Spalte {fehler.colno}: {fehler.msg})."
-        ) from None
-    except RecursionError:
-        # Der Parser steigt je Klammer eine Ebene tiefer; „[" * 100000 sprengt den Stapel.
-        raise EingabeFehler(f"{pfad}: JSON zu tief verschachtelt.") from None
-    except ValueError as fehler:
-        # Nach JSONDecodeError (eine Unterklasse): z. B. Zahlen über die Ziffergrenze von int.
-        raise EingabeFehler(f"{pfad}: kein lesbares JSON ({fehler}).") from None
-
-
-_JSON_ART = {
-    dict: "ein Objekt",
-    list: "eine Liste",
-    str: "ein Text",
-    bool: "ein Wahrheitswert",
-    int: "eine Zahl",
-    float: "eine Zahl",
-}
-
-
-def json_art(wert: object) -> str:
-    """Die Art eines JSON-Werts für Meldungen, ohne den (vielleicht langen) Wert selbst."""
-    return "null" if wert is None else _JSON_ART.get(type(wert), type(wert).__name__)
-
-
 def extraktor_pruefen(pfad: str, index: int, art: Mapping) -> None:
     """selected_extractor muss einer der Extraktoren der Rangfolge sein.
 
@@ -234,7 +198,7 @@ def extraktor_pruefen(pfad: str, index: int, art: Mapping) -> None:
     wert = art["selected_extractor"]
     if isinstance(wert, str) and wert in PRIORITAET:
         return
-    was = f"„{wert}“" if isinstance(wert, str) else json_art(wert)
+    was = f"„{wert}“" if isinstance(wert, str) else typname(wert)
     raise EingabeFehler(
         f"{pfad}: Artikel {index} (id {art['id']}): selected_extractor ist {was}, "
         f"erwartet einer von {', '.join(PRIORITAET)}."
@@ -248,14 +212,10 @@ def artikel_laden(pfad: str, waehlen: Callable[[object], str]) -> list[Mapping]:
     ein vorhandenes ``selected_extractor`` muss ein Name der Rangfolge sein
     (siehe ``extraktor_pruefen``).
     """
-    daten = json_laden(pfad)
-    if not isinstance(daten, list):
-        raise EingabeFehler(f"{pfad}: erwartet ein JSON-Array von Artikeln.")
+    daten, _ = laden(pfad)
     artikel: list[Mapping] = []
     nachgewaehlt = 0
     for index, art in enumerate(daten):
-        if not isinstance(art, dict):
-            raise EingabeFehler(f"{pfad}: Artikel {index} ist kein Objekt.")
         if not isinstance(art.get("id"), str | int):
             raise EingabeFehler(f"{pfad}: Artikel {index} hat keine id.")
         if "selected_extractor" not in art:
@@ -273,7 +233,7 @@ def artikel_laden(pfad: str, waehlen: Callable[[object], str]) -> list[Mapping]:
 
 def referenzen_laden(pfad: str, artikel: Sequence[Mapping], ohne_titel: bool) -> list[str]:
     """Je Artikel der Referenztext aus ``{id: {"articleBody": …}}``."""
-    daten = json_laden(pfad)
+    daten = json_lesen(pfad)
     if not isinstance(daten, dict):
         raise EingabeFehler(f'{pfad}: erwartet ein JSON-Objekt {{id: {{"articleBody": …}}}}.')
     referenzen = []
@@ -284,12 +244,12 @@ def referenzen_laden(pfad: str, artikel: Sequence[Mapping], ohne_titel: bool) ->
         eintrag = daten[schluessel]
         if not isinstance(eintrag, dict):
             raise EingabeFehler(
-                f"{pfad}: Referenz für Artikel {index} (id {art['id']}) ist {json_art(eintrag)}, "
+                f"{pfad}: Referenz für Artikel {index} (id {art['id']}) ist {typname(eintrag)}, "
                 'erwartet ein Objekt {"articleBody": …}.'
             )
         text = eintrag.get("articleBody")
         if not isinstance(text, str):
-            statt = f" (sondern {json_art(text)})" if "articleBody" in eintrag else ""
+            statt = f" (sondern {typname(text)})" if "articleBody" in eintrag else ""
             raise EingabeFehler(
                 f"{pfad}: id {art['id']} (Artikel {index}) hat kein articleBody als Text{statt}."
             )
@@ -303,9 +263,7 @@ def referenzen_laden(pfad: str, artikel: Sequence[Mapping], ohne_titel: bool) ->
 # --- Ausgabe -----------------------------------------------------------------
 
 
-def zahl(wert: float) -> str:
-    """Drei Nachkommastellen mit Dezimalkomma."""
-    return anzeige.zahl(wert, 3)
+zahl = functools.partial(anzeige.zahl, stellen=3)  # drei Nachkommastellen mit Dezimalkomma
 
 
 def tabelle(zeilen: Mapping[str, Sequence[Seite]], streuung: Mapping[str, list[float]] | None) -> str:
@@ -340,7 +298,7 @@ def differenzen(
     return "\n".join(linien)
 
 
-@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl)
 @click.argument("auswahl_datei", metavar="AUSWAHL.json", required=False)
 @click.argument("wahrheit_datei", metavar="WAHRHEIT.json", required=False)
 @click.option(
@@ -404,7 +362,7 @@ def cli(auswahl_datei, wahrheit_datei, urteile_datei, ohne_titel, stichproben, s
             raise Aufruffehler("--urteile gilt allein, ohne AUSWAHL.json und WAHRHEIT.json.")
         from auswahlstufe.pruefung import urteile
 
-        click.echo(urteile.bericht(*urteile.lesen(urteile_datei, json_laden(urteile_datei))))
+        click.echo(urteile.bericht(*urteile.lesen(urteile_datei)))
         return
     if wahrheit_datei is None:
         fehlt = (

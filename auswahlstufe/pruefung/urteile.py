@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from auswahlstufe.fehler import EingabeFehler
+from auswahlstufe.jsoneingabe import json_lesen
 from version import PRIORITAET
 
 URTEILE_FORMAT = "wurzelwerk-urteile/1"
@@ -37,8 +38,9 @@ class Urteil:
     grund: str | None  # Grund des Zweifels, wenn die Datei ihn nennt
 
 
-def lesen(pfad: str, daten: object) -> tuple[str, list[Urteil]]:
-    """Die coder_version und die Urteile einer Urteilsdatei (schon als JSON gelesen)."""
+def lesen(pfad: str) -> tuple[str, list[Urteil]]:
+    """Die coder_version und die Urteile einer Urteilsdatei."""
+    daten = json_lesen(pfad)
     if not isinstance(daten, Mapping) or daten.get("format") != URTEILE_FORMAT:
         raise EingabeFehler(
             f"{pfad}: keine Urteilsdatei (erwartet ein Objekt mit „format“: „{URTEILE_FORMAT}“)."
@@ -63,11 +65,10 @@ def lesen(pfad: str, daten: object) -> tuple[str, list[Urteil]]:
         gesehen.add(schluessel)
         if wahl not in PRIORITAET:
             raise EingabeFehler(f"{wo}: „wahl“ ist keiner von {', '.join(PRIORITAET)}.")
-        if (urteil == RICHTIG and besser is None) or (
-            urteil == ANDERER and besser in PRIORITAET and besser != wahl
+        if not (
+            (urteil == RICHTIG and besser is None)
+            or (urteil == ANDERER and besser in PRIORITAET and besser != wahl)
         ):
-            pass
-        else:
             raise EingabeFehler(
                 f"{wo}: erwartet „urteil“: „{RICHTIG}“ ohne „besser“, oder „{ANDERER}“ mit einem anderen "
                 f"Kandidaten als „besser“."

@@ -1,41 +1,25 @@
 """Vergleich zweier Fassungen der Auswahl: wo eine Variante anders wählt.
 
-Aufruf::
-
     .venv/bin/python vergleich.py KANDIDATEN.json --variante k4:0.03
     .venv/bin/python vergleich.py KANDIDATEN.json --variante quelle000 --gegen k4:0.03
     .venv/bin/python vergleich.py --datenbank GRUNDLAGE VARIANTE [--hoechstens N]
 
-Mit ``--datenbank`` kommen beide Fassungen aus ``selected_extractor`` (DATABASE_URL):
-GRUNDLAGE und VARIANTE sind coder_versionen oder Schreibweisen einer Variante
-(``voreinstellung``, ``k4:0.03`` …); gelesen wird in ``vergleich_db.py``, die
-Zählung geht nach stdout.
-
-Entscheidet jedes Item einer Datei im Stapelformat zweimal – mit der
-Grundlage (``--gegen``, Voreinstellung: die Regeln, wie sie gelten) und mit der
-Variante (``version.Variante``, dieselbe Schreibweise wie ``bewertung.py
---variante``) – und schreibt die Items, bei denen beide verschieden wählen,
-als Prüfseite mit CSV daneben (wie ``--stichprobe``), in derselben
-Zweifelsordnung: zweifelhafteste Entscheidung der Grundlage zuerst (Dateien
-``vergleich-<coder_version der Grundlage>-<zeit>.csv`` und ``.html``). Grün ist
-die Wahl der Grundlage; was die Variante wählt, steht in der Zeile unter dem
-Schlüssel (Spalte ``variante`` der CSV). Ein Urteil auf der Seite sagt damit
-auch, welche Fassung recht hatte.
+Die Items, bei denen Grundlage und Variante verschieden wählen, als Prüfseite mit CSV (wie
+``--stichprobe``); mit ``--datenbank`` liest ``vergleich_db.py`` beide aus ``selected_extractor``.
+Was Seite und Zählung zeigen: docs/stichprobe.md, „Varianten nebeneinander“.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import click
 
 from auswahlstufe.befehl import VARIANTE, Aufruffehler, DeutscherBefehl
-from auswahlstufe.fehler import EingabeFehler
+from auswahlstufe.jsoneingabe import laden
 from auswahlstufe.pruefung import pruefseite
-from auswahlstufe.pruefung.bewertung import json_laden
-from auswahlstufe.pruefung.stichprobe import Fall, Stichprobe, schreiben
+from auswahlstufe.pruefung.auslese import fall_aus_artikel
+from auswahlstufe.pruefung.stichprobe import Stichprobe, schreiben
 from auswahlstufe.regeln import waehle
-from version import CODER_VERSION, PRIORITAET, Variante, variante_lesen
+from version import CODER_VERSION, Variante, variante_lesen
 
 HOECHSTENS = 200  # so viele Fälle zeigt die Seite mit --datenbank höchstens
 
@@ -60,42 +44,22 @@ def _versionen(ctx, param, werte: tuple[str, str] | None) -> tuple[str, str] | N
         raise click.BadParameter(f"{fehler}; oder eine coder_version wie {CODER_VERSION}") from None
 
 
-def _texte(extraktionen: object) -> dict[str, str | None]:
-    texte: dict[str, str | None] = {}
-    if isinstance(extraktionen, Mapping):
-        for name in PRIORITAET:
-            eintrag = extraktionen.get(name)
-            text = eintrag.get("text") if isinstance(eintrag, Mapping) else None
-            texte[name] = text if isinstance(text, str) else None
-    return texte
-
-
 def vergleichen(pfad: str, grundlage: Variante, variante: Variante) -> tuple[int, Stichprobe]:
     """Die Zahl der Items und die Fälle, in denen die Variante anders wählt als die Grundlage."""
-    daten = json_laden(pfad)
-    if not isinstance(daten, list):
-        raise EingabeFehler(f"{pfad}: erwartet ein JSON-Array von Artikeln.")
-    anders: list[Fall] = []
+    daten, _ = laden(pfad)
+    probe = Stichprobe(max(1, len(daten)))  # behält jeden Fall, in Zweifelsordnung
     for index, art in enumerate(daten):
-        if not isinstance(art, Mapping):
-            raise EingabeFehler(f"{pfad}: Artikel {index} ist kein Objekt.")
         extraktionen = art.get("extractions")
         a = waehle(extraktionen, **grundlage.argumente())
         b = waehle(extraktionen, **variante.argumente())
         if a.extraktor != b.extraktor:
-            schluessel = next(
-                (str(art[n]) for n in ("id", "item_id") if isinstance(art.get(n), str | int)), f"[{index}]"
+            probe.beachte(
+                fall_aus_artikel(art, index, a, variante=f"{variante.name} wählt {b.extraktor} ({b.regel})")
             )
-            info = {"variante": f"{variante.name} wählt {b.extraktor} ({b.regel})"}
-            info |= {n: art[n] for n in ("url", "titel") if isinstance(art.get(n), str)}
-            anders.append(Fall(schluessel, a, _texte(extraktionen), info))
-    probe = Stichprobe(max(1, len(anders)))
-    for fall in anders:
-        probe.beachte(fall)
     return len(daten), probe
 
 
-@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl)
 @click.argument("datei", metavar="[KANDIDATEN.json]", required=False)
 @click.option(
     "--variante",
