@@ -149,20 +149,29 @@ def test_ein_beendeter_befund_steht_einmal_im_protokoll(daten):
     assert nachholen.quellenwache(daten.conn, CODER_VERSION) == []
 
 
+# Ein Haus mit 2 Items alle zwei Stunden über 30 Tage; am letzten Tag liefert readability nichts mehr.
+SQL_GESCHICHTE = """
+insert into auswahl_kennzahlen
+select %(version)s, 'taz', slot, 2, 0, case when slot > %(ende)s - interval '1 day' then 2 else 0 end, 0,
+       2, 0, 0, 0, 0, 0, 2, 2, 2, 0, 0, 0, 6000
+from generate_series(%(ende)s - interval '30 days', %(ende)s, interval '2 hours') as slot
+"""
+
+
 def test_check_db_nennt_die_offenen_befunde(daten, monkeypatch):
-    """Ohne Befund eine Zeile mit 0; mit Befund je einer sein Satz (die Sicht, hier als Tabelle)."""
+    """Ohne Befund eine Zeile mit 0; mit Befund je einer sein Satz aus der Sicht (sie zeigt die
+    coder_version des letzten Laufs: hier ein Backfill über den leeren Bestand)."""
     import check_db
 
+    monkeypatch.setenv("DATABASE_URL", daten.url)
+    stufe.lauf(stufe.Einstellungen(CODER_VERSION))
     zeilen: list[str] = []
     check_db.pruefen(daten.url, ausgabe=zeilen.append)
     assert "Offene Befunde der Quellenwache: 0" in zeilen, zeilen
-    daten.ausfuehren("alter view auswahl_quellenwache rename to auswahl_quellenwache_echt")
-    daten.ausfuehren(
-        "create table auswahl_quellenwache as select 'taz' as haus, 'taz: readability liefert …'::text as satz, "
-        "%s::text as coder_version",
-        (CODER_VERSION,),
-    )
+    daten.ausfuehren(SQL_GESCHICHTE, {"version": CODER_VERSION, "ende": BEGINN + timedelta(days=30)})
+    ((satz,),) = daten.abfrage("select satz from auswahl_quellenwache")
+    assert satz.startswith("taz: readability") and "(vorher 0 %)" in satz, satz
     zeilen.clear()
     check_db.pruefen(daten.url, ausgabe=zeilen.append)
     i = zeilen.index("Offene Befunde der Quellenwache: 1 (Sicht auswahl_quellenwache; docs/quellenwache.md)")
-    assert zeilen[i + 1] == "  taz: readability liefert …", zeilen
+    assert zeilen[i + 1] == f"  {satz}", zeilen
