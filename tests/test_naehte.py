@@ -157,7 +157,7 @@ FEHLER_PORT = "Fehler: DATABASE_URL: Port 'keinport' ist keine Zahl von 1 bis 65
         (
             ["bewertung.py", "fehlt-a.json", "fehlt-b.json"],
             1,
-            ["Fehler: fehlt-a.json: nicht lesbar (gibt es nicht)."],
+            ["Fehler: Die Eingabedatei fehlt-a.json gibt es nicht."],
         ),
         (
             ["demo.py", "--lokal-stoppen", "--daten", "kein-server"],

@@ -48,6 +48,7 @@ import os
 import pickle
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import traceback
@@ -71,6 +72,9 @@ FORKSERVER_VERSUCHE = 5
 PLAETZE = 1024
 # Exit-Code eines Workers, der einen Auftrag an der Speichergrenze nicht lesen konnte.
 EXIT_SPEICHER = 75
+# Stirbt der Hauptprozess (kill -9), räumt der resource_tracker die Semaphoren des Executors ab und
+# warnte darüber auf stderr – in die Mail von cron. Er erbt die Warnfilter seines Elternprozesses.
+STILL = "ignore:resource_tracker:UserWarning"
 ORDNER = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
@@ -245,6 +249,8 @@ class Pool:
         self.zeitlimit = zeitlimit
         self.neustart = neustart
         self._kontext = multiprocessing.get_context(start)
+        if STILL not in sys.warnoptions:
+            sys.warnoptions.append(STILL)
         if vorladen:
             self._kontext.set_forkserver_preload(list(vorladen))
         self._vorbereitung, self._argumente = vorbereitung, argumente
