@@ -57,6 +57,7 @@ class Haltepunkte:
 
 def einrichten(wert: str) -> None:
     """Die Halte um die Funktionen der Stufe legen (im Hauptprozess des Laufs, vor seinem Start)."""
+    from auswahlstufe.extraktion import seiten as extraktion_seiten
     from auswahlstufe.extraktion import stufe as extraktion
     from auswahlstufe.lauf import stufe as auswahl
 
@@ -72,7 +73,8 @@ def einrichten(wert: str) -> None:
     def je_seite(k, eintraege: Iterator, arbeit) -> None:
         def seiten() -> Iterator:
             for eintrag in eintraege:
-                halt.vorbei("seite", lambda: k.abbruch.gesetzt)
+                if eintrag is not extraktion_seiten.SCHRANKE:
+                    halt.vorbei("seite", lambda: k.abbruch.gesetzt)
                 yield eintrag
 
         seiten_extrahieren(k, seiten(), arbeit)
