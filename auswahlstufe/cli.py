@@ -42,8 +42,9 @@ STAPEL = frozenset({"datei", "extraktion"})  # extraktion: DATEI mit --extrahier
 ALLE = STAPEL | DATENBANK | {"einlesen"}
 # Welche Optionen wo gelten: (Optionen, Marken des Aufrufs, in denen sie gelten, Satz sonst).
 # Die Marken eines Aufrufs: seine Betriebsart (DATEI mit --extrahieren heißt „extraktion“), dazu
-# „extrahieren“, wenn --extrahieren gesetzt ist. Geprüft in dieser Reihenfolge; die erste Option,
-# die in keiner Marke des Aufrufs gilt, ist der Aufruffehler.
+# „extrahieren“, wenn --extrahieren gesetzt ist, und „pruefseite“ mit --trocken und --stichprobe.
+# Geprüft in dieser Reihenfolge; die erste Option, die in keiner Marke des Aufrufs gilt, ist der
+# Aufruffehler.
 REGELN: tuple[tuple[tuple[str, ...], frozenset[str], str], ...] = (
     (("hoechstens",), frozenset({"nachholen"}), "--hoechstens gilt nur mit --nachholen."),
     (
@@ -83,6 +84,12 @@ REGELN: tuple[tuple[tuple[str, ...], frozenset[str], str], ...] = (
         "--trocken, --teil und --prozesse gelten nur mit --backfill, --slot oder --nachholen.",
     ),
     (("stichprobe",), ALLE - {"einlesen"}, "--stichprobe gilt nicht mit --einlesen."),
+    (
+        ("haus", "seit"),
+        frozenset({"pruefseite"}),
+        "--haus und --seit gelten nur mit --trocken und --stichprobe N (zu --backfill oder --slot): sie "
+        "zeigen die Prüfseite eines Hauses seit einem Zeitpunkt und schreiben nichts.",
+    ),
 )
 
 
@@ -161,6 +168,17 @@ REGELN: tuple[tuple[tuple[str, ...], frozenset[str], str], ...] = (
     help="Die N zweifelhaftesten Entscheidungen als CSV (und HTML) zum Prüfen von Hand schreiben.",
 )
 @click.option(
+    "--haus",
+    metavar="NAME",
+    help="Mit --trocken --stichprobe N: nur Items dieses Hauses (raw_items.haus), ohne --seit ab dem "
+    "offenen Befund der Quellenwache (docs/quellenwache.md).",
+)
+@click.option(
+    "--seit",
+    metavar="ZEITPUNKT",
+    help="Mit --trocken --stichprobe N: nur Items ab diesem Slot, z. B. 2026-12-03T14:00 (wie --slot).",
+)
+@click.option(
     "--teil", metavar="K/N", help="Nur die Items mit id % N = K-1 (Arbeit auf mehrere Rechner verteilen)."
 )
 @click.option(
@@ -220,6 +238,8 @@ def cli(
     einlesen,
     trocken,
     stichprobe,
+    haus,
+    seit,
     teil,
     extrahieren,
     variante,
@@ -239,6 +259,8 @@ def cli(
       wurzelwerk-auswahl --backfill [--trocken] [--stichprobe N] [--teil K/N]
                          [--variante k4:0.03]
       wurzelwerk-auswahl --slot 2026-09-07T08:00 [--trocken] [--stichprobe N]
+      wurzelwerk-auswahl --backfill --trocken --stichprobe N --haus taz
+                         [--seit 2026-12-03T14:00]  (Prüfseite eines Hauses)
       wurzelwerk-auswahl --nachholen [--hoechstens 48] [--trocken]  (für cron)
       wurzelwerk-auswahl --einlesen DATEI.json|ORDNER
       wurzelwerk-auswahl --extrahieren --backfill|--slot|--nachholen …
@@ -278,9 +300,9 @@ def cli(
             "--extrahieren Eingabe."
         )
     art = next(param for param in BETRIEBSARTEN if ctx.params[param])
-    marken = {"extraktion" if art == "datei" and extrahieren else art} | (
-        {"extrahieren"} if extrahieren else set()
-    )
+    marken = {"extraktion" if art == "datei" and extrahieren else art}
+    marken |= {"extrahieren"} if extrahieren else set()
+    marken |= {"pruefseite"} if trocken and stichprobe else set()
     gegeben = {
         param.name
         for param in ctx.command.params
@@ -342,6 +364,8 @@ def cli(
             einstellungen,
             slot=slot,
             teil=teil,
+            haus=haus,
+            seit=seit,
             nachholen_hoechstens=(hoechstens or nachholen_modul.HOECHSTENS) if nachholen else None,
             vorlauf=vorlauf,
         )

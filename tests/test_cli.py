@@ -58,6 +58,19 @@ def aufruf(*args: str):
             "Fehler: --trocken, --teil und --prozesse gelten nur mit --backfill, --slot oder --nachholen.",
         ),
         (["--einlesen", "a.json", "--stichprobe", "3"], "Fehler: --stichprobe gilt nicht mit --einlesen."),
+        *(
+            (
+                args,
+                "Fehler: --haus und --seit gelten nur mit --trocken und --stichprobe N (zu --backfill oder "
+                "--slot): sie zeigen die Prüfseite eines Hauses seit einem Zeitpunkt und schreiben nichts.",
+            )
+            for args in (
+                ["--backfill", "--haus", "taz"],
+                ["--backfill", "--stichprobe", "5", "--haus", "taz"],
+                ["--slot", "x", "--trocken", "--seit", "2026-12-03T14:00"],
+                ["a.json", "--stichprobe", "3", "--haus", "taz"],
+            )
+        ),
         (["--bla"], "Fehler: Unbekannte Option: --bla"),
         (["--backfil"], "Fehler: Unbekannte Option: --backfil (gemeint: --backfill?)"),
         (["--slot"], "Fehler: Die Option --slot braucht einen Wert."),

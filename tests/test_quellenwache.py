@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from auswahlstufe.fehler import EingabeFehler
 from auswahlstufe.lauf import nachholen, stufe
 from tests.hilfen.daten import Daten
 from version import CODER_VERSION
@@ -175,3 +176,52 @@ def test_check_db_nennt_die_offenen_befunde(daten, monkeypatch):
     check_db.pruefen(daten.url, ausgabe=zeilen.append)
     i = zeilen.index("Offene Befunde der Quellenwache: 1 (Sicht auswahl_quellenwache; docs/quellenwache.md)")
     assert zeilen[i + 1] == f"  {satz}", zeilen
+
+
+# --- Ein Blick: die Prüfseite eines Hauses seit dem Befund (--haus, --seit) -------------------
+
+
+def meldung(n: int) -> dict[str, str]:
+    satz = f"Meldung {n}: Der Stadtrat hat am Montag den Haushalt beschlossen und die Schule vertagt. " * 3
+    return {"newspaper4k": "Jetzt abonnieren! " + satz, "readability": satz, "trafilatura": satz[:150]}
+
+
+def pruefseite(tmp_path: Path, **bereich) -> tuple[set[str], str]:
+    """Ein trockener Backfill mit Stichprobe, auf ein Haus beschränkt: die Schlüssel der CSV, die Seite."""
+    stufe.lauf(stufe.Einstellungen(CODER_VERSION, trocken=True, stichprobe=10), **bereich)
+    (pfad,) = tmp_path.glob("stichprobe-*.csv")
+    schluessel = {zeile.split(",")[1] for zeile in pfad.read_text(encoding="utf-8").splitlines()[1:]}
+    seite = pfad.with_suffix(".html").read_text(encoding="utf-8")
+    for datei in tmp_path.glob("stichprobe-*"):
+        datei.unlink()
+    return schluessel, seite
+
+
+def test_die_pruefseite_eines_hauses_zeigt_nur_seine_items_seit_dem_befund(daten, monkeypatch, tmp_path):
+    monkeypatch.setenv("DATABASE_URL", daten.url)
+    monkeypatch.chdir(tmp_path)
+    stufe.lauf(stufe.Einstellungen(CODER_VERSION))
+    daten.ausfuehren(SQL_GESCHICHTE, {"version": CODER_VERSION, "ende": BEGINN + timedelta(days=30)})
+    ((seit,),) = daten.abfrage("select seit from auswahl_quellenwache where haus = 'taz'")
+    for n, slot, haus in [(1, -2, "taz"), (2, 0, "taz"), (3, 2, "taz"), (4, 0, "faz")]:
+        daten.item(n, seit + timedelta(hours=slot), haus=haus)
+        daten.kandidaten(n, meldung(n))
+
+    # ohne --seit: seit dem offenen Befund des Hauses; die Kandidaten nebeneinander
+    schluessel, seite = pruefseite(tmp_path, haus="taz")
+    assert schluessel == {"2", "3"}
+    assert "Meldung 2:" in seite and "Meldung 1:" not in seite and "Meldung 4:" not in seite
+    assert all(name in seite for name in meldung(2))
+    # --seit gilt vor dem Befund; allein schränkt es alle Häuser ein
+    assert pruefseite(tmp_path, haus="taz", seit=(seit + timedelta(hours=2)).isoformat())[0] == {"3"}
+    assert pruefseite(tmp_path, seit=seit.isoformat())[0] == {"2", "3", "4"}
+
+
+def test_ein_unbekanntes_haus_ist_ein_eingabefehler(daten, monkeypatch, tmp_path):
+    monkeypatch.setenv("DATABASE_URL", daten.url)
+    monkeypatch.chdir(tmp_path)
+    daten.item(1, BEGINN, haus="taz")
+    daten.kandidaten(1, meldung(1))
+    with pytest.raises(EingabeFehler, match="Keine Items für Haus „tazz“ in raw_items"):
+        stufe.lauf(stufe.Einstellungen(CODER_VERSION, trocken=True, stichprobe=5), haus="tazz")
+    assert not list(tmp_path.glob("stichprobe-*"))

@@ -1,4 +1,4 @@
-"""Welche Items ein Lauf nimmt: alle, ein Slot (Europe/Berlin), ein Teil ``K/N``.
+"""Welche Items ein Lauf nimmt: alle, ein Slot (Europe/Berlin), ein Teil ``K/N``, ein Haus ab einem Slot.
 
 ``Bereich`` ist die eine Stelle für die Bedingung über ``raw_items r``, die Auswahl und
 Extraktion gleich lesen; ``slot_parsen`` und ``teil_parsen`` prüfen die Angaben der
@@ -20,14 +20,19 @@ BEDINGUNG_ALLE = sql.SQL("true")
 BEDINGUNG_SLOT = sql.SQL("r.slot = %(slot)s")
 # mod() ist bei negativen ids negativ; so landet jede id in genau einem Teil.
 BEDINGUNG_TEIL = sql.SQL("mod(mod(r.id, %(n)s) + %(n)s, %(n)s) = %(k)s")
+BEDINGUNG_HAUS = sql.SQL("r.haus = %(haus)s")
+BEDINGUNG_SEIT = sql.SQL("r.slot >= %(seit)s")
 
 
 @dataclass(frozen=True)
 class Bereich:
-    """Alles (``slot`` und ``teil`` None), ein Slot, ein Teil ``(K, N)`` – oder beides."""
+    """Alles (alle Felder None), ein Slot, ein Teil ``(K, N)``, ein Haus, ab einem Slot – oder
+    mehreres davon (``haus`` und ``seit`` nur für einen Blick: --trocken --stichprobe)."""
 
     slot: datetime | None = None
     teil: tuple[int, int] | None = None
+    haus: str | None = None
+    seit: datetime | None = None
 
     def bedingung(self) -> sql.Composable:
         teile: list[sql.Composable] = [BEDINGUNG_ALLE]
@@ -35,6 +40,10 @@ class Bereich:
             teile.append(BEDINGUNG_SLOT)
         if self.teil is not None:
             teile.append(BEDINGUNG_TEIL)
+        if self.haus is not None:
+            teile.append(BEDINGUNG_HAUS)
+        if self.seit is not None:
+            teile.append(BEDINGUNG_SEIT)
         return sql.SQL(" and ").join(teile)
 
     def parameter(self) -> dict[str, object]:
@@ -43,10 +52,14 @@ class Bereich:
             params["slot"] = self.slot
         if self.teil is not None:
             params["k"], params["n"] = self.teil[0] - 1, self.teil[1]
+        if self.haus is not None:
+            params["haus"] = self.haus
+        if self.seit is not None:
+            params["seit"] = self.seit
         return params
 
 
-def slot_parsen(text: str) -> datetime:
+def slot_parsen(text: str, option: str = "--slot") -> datetime:
     """``2026-09-07T08:00`` (Europe/Berlin) oder mit Offset ``…+02:00``/``…Z``; ein Tag ohne
     Uhrzeit ist ein Eingabefehler (kein stilles Mitternacht).
 
@@ -61,7 +74,7 @@ def slot_parsen(text: str) -> datetime:
         zeitpunkt = datetime.fromisoformat(text.strip())
     except ValueError:
         raise EingabeFehler(
-            f"--slot „{text}“ ist kein Zeitpunkt; erwartet z. B. 2026-09-07T08:00 "
+            f"{option} „{text}“ ist kein Zeitpunkt; erwartet z. B. 2026-09-07T08:00 "
             "(Europe/Berlin) oder 2026-09-07T08:00+02:00."
         ) from None
     try:  # nur ein Tag (2026-09-07, 20260907, 2026-W36-1) wäre sonst still Mitternacht
@@ -70,7 +83,7 @@ def slot_parsen(text: str) -> datetime:
         pass
     else:
         raise EingabeFehler(
-            f"--slot „{text}“ nennt keine Uhrzeit – ein Slot ist ein Zeitpunkt; erwartet z. B. "
+            f"{option} „{text}“ nennt keine Uhrzeit – ein Slot ist ein Zeitpunkt; erwartet z. B. "
             "2026-09-07T08:00 (Europe/Berlin) oder 2026-09-07T08:00+02:00."
         )
     if zeitpunkt.tzinfo is not None:
@@ -85,12 +98,12 @@ def slot_parsen(text: str) -> datetime:
         danach = erste.astimezone(UTC).astimezone(BERLIN)
         davor = (erste.astimezone(UTC) - timedelta(hours=1)).astimezone(BERLIN)
         raise EingabeFehler(
-            f"--slot „{text}“ gibt es in Europe/Berlin nicht (Beginn der Sommerzeit: die Uhr springt "
+            f"{option} „{text}“ gibt es in Europe/Berlin nicht (Beginn der Sommerzeit: die Uhr springt "
             f"von 02:00 auf 03:00). Gemeint ist eine Stunde davor oder danach, mit Offset eindeutig: "
             f"{davor:%Y-%m-%dT%H:%M}{_offset(davor)} oder {danach:%Y-%m-%dT%H:%M}{_offset(danach)}."
         )
     raise EingabeFehler(
-        f"--slot „{text}“ gibt es in Europe/Berlin zweimal (Ende der Sommerzeit). Bitte mit Offset "
+        f"{option} „{text}“ gibt es in Europe/Berlin zweimal (Ende der Sommerzeit). Bitte mit Offset "
         f"angeben: {ohne}{_offset(erste)} (Sommerzeit, das erste Mal) oder {ohne}{_offset(zweite)} "
         "(Winterzeit, das zweite Mal)."
     )

@@ -118,3 +118,12 @@ from vorbei
 def quellenwache(conn: psycopg.Connection, version: str) -> list[tuple[bool, str]]:
     """(neu?, Satz) je neuem und je beendetem Befund; ``conn`` schreibt (eine Anweisung)."""
     return conn.execute(SQL_QUELLENWACHE, {"version": version}).fetchall()
+
+
+# Ein Blick auf ein Haus (--haus ohne --seit): ab dem ersten Slot seines frühesten offenen Befunds.
+SQL_BEFUND_SEIT = "select min(seit) from auswahl_quellenwache where haus = %(haus)s"
+
+
+def befund_seit(conn: psycopg.Connection, haus: str) -> datetime | None:
+    """Seit wann das Haus auffällt; None ohne offenen Befund."""
+    return conn.execute(SQL_BEFUND_SEIT, {"haus": haus}).fetchone()[0]

@@ -232,8 +232,9 @@ def modus_des_aufrufs(params: dict) -> str | None:
         return "einlesen"
     if params.get("extrahieren"):
         return "extrahieren"
-    if params.get("trocken"):
+    if params.get("trocken") and not params.get("haus"):
         return "trocken"
+    # --haus liest raw_items.haus und die Sicht auswahl_quellenwache: Rechte des Modus stichprobe
     return "stichprobe" if params.get("stichprobe") else "lauf"
 
 

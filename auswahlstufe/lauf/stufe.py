@@ -32,6 +32,7 @@ die neue Summe und rechnet das Item neu.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -51,6 +52,7 @@ from auswahlstufe.betrieb.protokoll import log
 from auswahlstufe.betrieb.sperre import SPERR_PRAEFIX, WIEDERHOLEN
 from auswahlstufe.fehler import (
     Abgebrochen,
+    EingabeFehler,
     StufenFehler,
     WorkerFehler,
     als_stufenfehler,
@@ -110,12 +112,20 @@ def lauf(
     *,
     slot: str | None = None,
     teil: str | None = None,
+    haus: str | None = None,
+    seit: str | None = None,
     nachholen_hoechstens: int | None = None,
     vorlauf: Vorlauf | None = None,
 ) -> Bilanz:
-    """Ein Lauf: ohne ``slot`` --backfill, mit ``nachholen_hoechstens`` --nachholen."""
+    """Ein Lauf: ohne ``slot`` --backfill, mit ``nachholen_hoechstens`` --nachholen. ``haus`` ohne
+    ``seit``: ab dem offenen Befund der Quellenwache für dieses Haus, ohne Befund alles."""
     e = einstellungen
-    bereich = Bereich(slot_parsen(slot) if slot is not None else None, teil_parsen(teil) if teil else None)
+    bereich = Bereich(
+        slot_parsen(slot) if slot is not None else None,
+        teil_parsen(teil) if teil else None,
+        haus,
+        slot_parsen(seit, "--seit") if seit is not None else None,
+    )
     if bereich.slot is not None:
         protokoll.slot_setzen(laeufe.slot_text(bereich.slot))
     url = db.datenbank_url()
@@ -141,6 +151,10 @@ def lauf(
                 else "lauf"
             )
             migrationen.voraussetzungen(k.leser, modus)
+            if haus is not None and seit is None:
+                bereich = dataclasses.replace(bereich, seit=nachholen.befund_seit(k.leser, haus))
+                if bereich.seit is not None:
+                    log.info(f"Haus {haus} ab {laeufe.slot_text(bereich.seit)} (Befund der Quellenwache)")
             s = _Sitzung(k, e, vorlauf)
             if nachholen_hoechstens is not None:
                 return _nachholen(s, nachholen_hoechstens)
@@ -339,6 +353,9 @@ def _ablauf(s: _Sitzung, dieser: _Einheit) -> None:
     bilanz = dieser.bilanz
     gesamt = lesen.zahl(s.k.leser, dieser.bereich, dieser.params)
     bilanz.items = gesamt
+    if dieser.bereich.haus is not None and gesamt == 0:
+        ab = f" ab {laeufe.slot_text(dieser.bereich.seit)}" if dieser.bereich.seit is not None else ""
+        raise EingabeFehler(f"Keine Items für Haus „{dieser.bereich.haus}“ in raw_items{ab}.")
     try:
         _verarbeiten(s, dieser, gesamt)
     except (psycopg.Error, StufenFehler, db.Fehler):
