@@ -60,8 +60,9 @@ ZWISCHENABLAGE = sql.Identifier("aw_stapel")
 # lässt die Zeile unberührt (keine neue Zeilenversion, kodiert_am bleibt).
 # Neu oder geändert sagt der Vergleich mit dem Stand zu Beginn der Anweisung
 # (bisher; alle Teile einer Anweisung sehen denselben Snapshot) – kein Blick auf
-# Interna wie xmax. Nur eine Zeile, die ein gleichzeitiger --teil mit anderem N
-# nach diesem Snapshot einfügte, zählte hier als neu statt als geändert.
+# Interna wie xmax. Nur eine Zeile, die ein gleichzeitiger Lauf nach diesem Snapshot
+# einfügte, zählte hier als neu statt als geändert. In item_id-Reihenfolge: zwei Läufe,
+# die dieselben Zeilen ändern, sperren sie in derselben Folge (kein Deadlock).
 SQL_UPSERT = """
 with bisher as materialized (
     select s.item_id
@@ -71,6 +72,7 @@ insert into selected_extractor as s
     (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
 select item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme
 from aw_stapel
+order by item_id
 on conflict (item_id, coder_version) do update set
     extraktor = excluded.extraktor,
     regel = excluded.regel,
