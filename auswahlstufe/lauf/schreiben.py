@@ -44,11 +44,9 @@ alter table aw_stapel alter column text set storage external
 """
 # Die Zeilen eines Stapels, wie die Worker sie als COPY-Daten bauen. Items, die
 # beim Lesen keine Kodierung dieser Version hatten, gehen ohne Umweg direkt in
-# selected_extractor: die Sperre des Laufs (oder seines Teils) schließt aus,
-# dass jemand anders sie inzwischen schrieb – außer einem --teil mit anderem N,
-# den die Sperren nicht sehen. Ein Backfill in eine neue coder_version schreibt
-# so jede Zeile nur einmal. Geänderte gehen über aw_stapel und den Upsert,
-# ebenso neue, falls doch jemand zuvorkam (stapel_schreiben).
+# selected_extractor: ein Backfill in eine neue coder_version schreibt so jede
+# Zeile nur einmal. Geänderte gehen über aw_stapel und den Upsert, ebenso neue,
+# falls doch ein anderer Lauf zuvorkam (stapel_schreiben).
 SQL_COPY = """
 copy {tabelle}
     (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
@@ -209,8 +207,8 @@ def stapel_schreiben(conn: psycopg.Connection, version: str, ergebnis: Stapelerg
                     _copy(cur, ZIEL, ergebnis.neu_daten)
                 geschrieben.neu = cur.rowcount
             except (psycopg.errors.UniqueViolation, psycopg.errors.ForeignKeyViolation):
-                # Jemand schrieb eines dieser Items, seit wir lasen – etwa ein --teil mit
-                # anderem N (die Sperren trennen nur gleiche N) –, oder Ingest löschte eines.
+                # Ein anderer Lauf schrieb eines dieser Items, seit wir lasen (etwa ein Tick
+                # im Block eines Backfills), oder Ingest löschte eines.
                 ueber_upsert.append(ergebnis.neu_daten)
         if ueber_upsert:
             for daten in ueber_upsert:
