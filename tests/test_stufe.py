@@ -232,6 +232,31 @@ def test_zwei_laeufe_die_dieselben_zeilen_aendern_sperren_sie_in_derselben_folge
     assert zahlen(lauf())[:2] == (0, 0)
 
 
+def test_kennzahlen_rechnet_nur_ein_stapel_der_schrieb_oder_dem_sie_fehlen(daten, lauf):
+    """Die Quellenwache: ein erneuter Backfill ohne Änderung lässt auswahl_kennzahlen unberührt;
+    fehlen sie (der erste Backfill nach dem Update), füllt er sie; ändert sich ein Item, rechnet
+    sein Paar neu."""
+    for n in range(1, 7):
+        daten.item(n, SLOT + timedelta(hours=n % 2), haus="taz" if n <= 4 else "faz")
+        daten.kandidaten(n, drei(n))
+    lauf()
+
+    def kennzahlen() -> list[tuple]:
+        return daten.abfrage("select haus, slot, items, xmin::text from auswahl_kennzahlen order by 1, 2")
+
+    vorher = kennzahlen()
+    assert [(h, i) for h, _, i, _ in vorher] == [("faz", 1), ("faz", 1), ("taz", 2), ("taz", 2)]
+    assert zahlen(lauf())[:2] == (0, 0)
+    assert kennzahlen() == vorher  # nicht neu geschrieben
+    daten.ausfuehren("delete from auswahl_kennzahlen where haus = 'taz'")
+    lauf()
+    assert [z[:3] for z in kennzahlen()] == [z[:3] for z in vorher]
+    daten.kandidaten(5, drei(50))
+    assert zahlen(lauf())[:2] == (0, 1)
+    nachher = kennzahlen()
+    assert nachher[0][3] != vorher[0][3] or nachher[1][3] != vorher[1][3]  # das Paar von Item 5
+
+
 def test_rueckfall_ohne_newspaper4k_hat_text_null(daten, lauf):
     daten.item(1)
     daten.kandidaten(1, {"trafilatura": "", "readability": None})

@@ -115,6 +115,15 @@ select pg_advisory_xact_lock(hashtextextended('aw-kennzahlen ' || %(version)s ||
 from (select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null
       order by haus, slot) as p
 """
+# Ein Stapel, der nichts schrieb, rechnet nur, wenn einem seiner Paare die Kennzahlen fehlen –
+# so füllt der erste Backfill nach dem Update sie für den Bestand, und jeder weitere kostet nichts.
+SQL_KENNZAHLEN_FEHLEN = """
+select exists (
+    select 1 from raw_items r
+    where r.id = any(%(ids)s) and r.haus is not null and not exists (
+        select 1 from auswahl_kennzahlen k
+        where k.coder_version = %(version)s and k.haus = r.haus and k.slot = r.slot))
+"""
 SQL_KENNZAHLEN = """
 with paare as (
     select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null
@@ -229,7 +238,14 @@ def stapel_schreiben(conn: psycopg.Connection, version: str, ergebnis: Stapelerg
         if ergebnis.entfernen:
             cur.execute(SQL_ENTFERNEN, {"version": version, "ids": ergebnis.entfernen})
             geschrieben.entfernt = cur.rowcount
-        if ergebnis.ids:
-            cur.execute(SQL_PAARE_SPERREN, {"version": version, "ids": ergebnis.ids})
-            cur.execute(SQL_KENNZAHLEN, {"version": version, "ids": ergebnis.ids})
+        kennzahlen = {"version": version, "ids": ergebnis.ids}
+        if ergebnis.ids and (
+            geschrieben.neu
+            or geschrieben.geaendert
+            or geschrieben.entfernt
+            or geschrieben.entfallen
+            or cur.execute(SQL_KENNZAHLEN_FEHLEN, kennzahlen).fetchone()[0]
+        ):
+            cur.execute(SQL_PAARE_SPERREN, kennzahlen)
+            cur.execute(SQL_KENNZAHLEN, kennzahlen)
     return geschrieben
