@@ -206,9 +206,9 @@ VORGESCHICHTE = {
 # Prozessen: --langsam.
 STUFE_SEITEN = {AEB: 6, ZUFALL: 1}
 STUFE_ZAHL = len(range(0, 181, 6)) + 6
-# Stock und schnell über jede dritte aeb-Seite (darin jede sechste der Stufe), alle sechs Zufalls-
+# Stock und schnell über jede sechste aeb-Seite (dieselben wie die Stufe), alle sechs Zufalls-
 # und alle feindlichen Seiten; über alle 181: --langsam (hier und in der langen Fassung unten).
-AEB_JEDE = 3
+AEB_JEDE = 6
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import random
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -144,6 +146,14 @@ def test_backfill_und_aenderung_schreiben_sonderzeichen_unverfaelscht(daten, lau
     assert daten.kodierungen()[0][6] == bereinigen(heikel + "\\Nachtrag\\")
 
 
+def auftrag(item_id: int, kandidaten: dict[str, str] | None = None) -> tuple:
+    """Ein Auftrag, wie ihn ein Worker für ein Item ohne bisherige Zeile bekäme."""
+    kandidaten = kandidaten or drei(item_id)
+    namen = sorted(kandidaten)
+    roh = [kandidaten[n].encode("utf-8") for n in namen]
+    return item_id, None, None, bytes(32), namen, roh, [None] * len(namen)
+
+
 def test_neue_zeile_die_inzwischen_jemand_schrieb_geht_ueber_den_upsert(daten, lauf, db_url):
     """Ein Item ohne Kodierung beim Lesen, das bis zum Schreiben doch eine bekam
     (ein --teil mit anderem N): kein Abbruch, der Stapel geht über den Upsert."""
@@ -153,12 +163,6 @@ def test_neue_zeile_die_inzwischen_jemand_schrieb_geht_ueber_den_upsert(daten, l
     assert zahlen(lauf())[:2] == (1, 0)
     vorher = daten.kodierungen(mit_zeit=True)
     daten.kandidaten(2, drei(2))
-
-    def auftrag(item_id: int) -> tuple:
-        kandidaten = drei(item_id)
-        namen = sorted(kandidaten)
-        roh = [kandidaten[n].encode("utf-8") for n in namen]
-        return item_id, None, None, bytes(32), namen, roh, [None] * len(namen)
 
     # so, wie ein Worker ihn gebaut hätte, der beide Items noch ohne Zeile sah
     ergebnis = kodierung.stapel_kodieren([auftrag(1), auftrag(2)], CODER_VERSION, None)
@@ -171,6 +175,86 @@ def test_neue_zeile_die_inzwischen_jemand_schrieb_geht_ueber_den_upsert(daten, l
     assert nachher[0] == vorher[0]  # gleiche Zeilenversion: nicht neu geschrieben
     assert [z[0] for z in nachher] == [1, 2]
     assert zahlen(lauf())[:2] == (0, 0)
+
+
+def test_zwei_laeufe_die_dieselben_zeilen_aendern_sperren_sie_in_derselben_folge(daten, lauf, db_url):
+    """Zwei Läufe schreiben dieselben Items, der eine hat sie absteigend in seinem Stapel: beide
+    enden ohne Deadlock, weil der Upsert nach item_id geordnet sperrt. Eine dritte Verbindung hält
+    Item 3, bis beide warten: A hält dann 1 und 2, B wartete ungeordnet schon auf 3 und hielte 4."""
+    for n in range(1, 5):
+        daten.item(n)
+        daten.kandidaten(n, drei(n))
+    lauf()
+    vorher = daten.kodierungen()
+    neu = {n: drei(n + 10) for n in range(1, 5)}
+    for n, kandidaten_ in neu.items():
+        daten.kandidaten(n, kandidaten_)
+    stapel = {
+        name: kodierung.stapel_kodieren([auftrag(n, neu[n]) for n in folge], CODER_VERSION, None)
+        for name, folge in (("auf", [1, 2, 3, 4]), ("ab", [4, 3, 2, 1]))
+    }
+    fehler: dict[str, BaseException] = {}
+
+    def schreiben_als(name: str, pids: list[int]) -> None:
+        try:
+            with psycopg.connect(db_url, autocommit=True) as conn:
+                pids.append(conn.info.backend_pid)
+                conn.execute(schreiben.SQL_TEMP)
+                with conn.transaction():
+                    schreiben.stapel_schreiben(conn, CODER_VERSION, stapel[name])
+        except BaseException as e:
+            fehler[name] = e
+
+    def wartet(beobachter: psycopg.Connection, pids: list[int]) -> bool:
+        sql_ = "select wait_event_type = 'Lock' from pg_stat_activity where pid = %s"
+        return bool(pids) and beobachter.execute(sql_, (pids[0],)).fetchone()[0]
+
+    with psycopg.connect(db_url, autocommit=True) as halter, psycopg.connect(db_url, autocommit=True) as beob:
+        with halter.transaction():
+            halter.execute("select 1 from selected_extractor where item_id = 3 for update")
+            faeden = []
+            for name in ("auf", "ab"):
+                pids: list[int] = []
+                faden = threading.Thread(target=schreiben_als, args=(name, pids))
+                faden.start()
+                faeden.append(faden)
+                frist = time.monotonic() + 60
+                while not wartet(beob, pids):
+                    assert time.monotonic() < frist, f"{name} wartet nicht auf eine Sperre"
+                    time.sleep(0.05)
+        for faden in faeden:
+            faden.join(timeout=60)
+    assert fehler == {}, fehler
+    nachher = daten.kodierungen()
+    assert [z[0] for z in nachher] == [1, 2, 3, 4]
+    assert all(a[6] != b[6] for a, b in zip(vorher, nachher, strict=True))
+    # genau, was ein Lauf über die neuen Kandidaten schriebe
+    assert zahlen(lauf())[:2] == (0, 0)
+
+
+def test_kennzahlen_rechnet_nur_ein_stapel_der_schrieb_oder_dem_sie_fehlen(daten, lauf):
+    """Die Quellenwache: ein erneuter Backfill ohne Änderung lässt auswahl_kennzahlen unberührt;
+    fehlen sie (der erste Backfill nach dem Update), füllt er sie; ändert sich ein Item, rechnet
+    sein Paar neu."""
+    for n in range(1, 7):
+        daten.item(n, SLOT + timedelta(hours=n % 2), haus="taz" if n <= 4 else "faz")
+        daten.kandidaten(n, drei(n))
+    lauf()
+
+    def kennzahlen() -> list[tuple]:
+        return daten.abfrage("select haus, slot, items, xmin::text from auswahl_kennzahlen order by 1, 2")
+
+    vorher = kennzahlen()
+    assert [(h, i) for h, _, i, _ in vorher] == [("faz", 1), ("faz", 1), ("taz", 2), ("taz", 2)]
+    assert zahlen(lauf())[:2] == (0, 0)
+    assert kennzahlen() == vorher  # nicht neu geschrieben
+    daten.ausfuehren("delete from auswahl_kennzahlen where haus = 'taz'")
+    lauf()
+    assert [z[:3] for z in kennzahlen()] == [z[:3] for z in vorher]
+    daten.kandidaten(5, drei(50))
+    assert zahlen(lauf())[:2] == (0, 1)
+    nachher = kennzahlen()
+    assert nachher[0][3] != vorher[0][3] or nachher[1][3] != vorher[1][3]  # das Paar von Item 5
 
 
 def test_rueckfall_ohne_newspaper4k_hat_text_null(daten, lauf):

@@ -7,7 +7,7 @@ Unterprozess – ein Signal trifft so genau das, was im Betrieb läuft.
   selected_extractor alt oder neu (gleich der Zeile eines sauberen Backfills
   des vorigen oder des neuen Stands, alle Spalten außer kodiert_am), raw_items
   und extraktionen sind Byte für Byte unverändert, und ein zweiter Lauf ergibt
-  genau den sauberen Backfill. Der schnelle Versuch (CI) macht 20 Abbrüche, der
+  genau den sauberen Backfill. Der schnelle Versuch (CI) macht 12 Abbrüche, der
   große (``-m langsam``) 100 auf einem größeren Bestand.
 * SIGINT/SIGTERM (an den Hauptprozess oder die ganze Prozessgruppe, wie
   systemd es tut): Schluss nach dem laufenden Stapel, Bilanz des Geschriebenen
@@ -237,7 +237,7 @@ def abbrueche(reihe: Versuchsreihe, versuche: int, saat: int) -> list[int]:
 
 def test_sigkill_zu_zufaelligen_zeitpunkten(db_url, tmp_path):
     reihe = Versuchsreihe.anlegen(db_url, 1000, tmp_path)
-    abbrueche(reihe, 20, saat=6)
+    abbrueche(reihe, 12, saat=6)
 
 
 @pytest.mark.langsam

@@ -44,11 +44,9 @@ alter table aw_stapel alter column text set storage external
 """
 # Die Zeilen eines Stapels, wie die Worker sie als COPY-Daten bauen. Items, die
 # beim Lesen keine Kodierung dieser Version hatten, gehen ohne Umweg direkt in
-# selected_extractor: die Sperre des Laufs (oder seines Teils) schließt aus,
-# dass jemand anders sie inzwischen schrieb – außer einem --teil mit anderem N,
-# den die Sperren nicht sehen. Ein Backfill in eine neue coder_version schreibt
-# so jede Zeile nur einmal. Geänderte gehen über aw_stapel und den Upsert,
-# ebenso neue, falls doch jemand zuvorkam (stapel_schreiben).
+# selected_extractor: ein Backfill in eine neue coder_version schreibt so jede
+# Zeile nur einmal. Geänderte gehen über aw_stapel und den Upsert, ebenso neue,
+# falls doch ein anderer Lauf zuvorkam (stapel_schreiben).
 SQL_COPY = """
 copy {tabelle}
     (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
@@ -60,8 +58,9 @@ ZWISCHENABLAGE = sql.Identifier("aw_stapel")
 # lässt die Zeile unberührt (keine neue Zeilenversion, kodiert_am bleibt).
 # Neu oder geändert sagt der Vergleich mit dem Stand zu Beginn der Anweisung
 # (bisher; alle Teile einer Anweisung sehen denselben Snapshot) – kein Blick auf
-# Interna wie xmax. Nur eine Zeile, die ein gleichzeitiger --teil mit anderem N
-# nach diesem Snapshot einfügte, zählte hier als neu statt als geändert.
+# Interna wie xmax. Nur eine Zeile, die ein gleichzeitiger Lauf nach diesem Snapshot
+# einfügte, zählte hier als neu statt als geändert. In item_id-Reihenfolge: zwei Läufe,
+# die dieselben Zeilen ändern, sperren sie in derselben Folge (kein Deadlock).
 SQL_UPSERT = """
 with bisher as materialized (
     select s.item_id
@@ -71,6 +70,7 @@ insert into selected_extractor as s
     (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
 select item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme
 from aw_stapel
+order by item_id
 on conflict (item_id, coder_version) do update set
     extraktor = excluded.extraktor,
     regel = excluded.regel,
@@ -114,6 +114,15 @@ SQL_PAARE_SPERREN = """
 select pg_advisory_xact_lock(hashtextextended('aw-kennzahlen ' || %(version)s || haus || slot::text, 0))
 from (select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null
       order by haus, slot) as p
+"""
+# Ein Stapel, der nichts schrieb, rechnet nur, wenn einem seiner Paare die Kennzahlen fehlen –
+# so füllt der erste Backfill nach dem Update sie für den Bestand, und jeder weitere kostet nichts.
+SQL_KENNZAHLEN_FEHLEN = """
+select exists (
+    select 1 from raw_items r
+    where r.id = any(%(ids)s) and r.haus is not null and not exists (
+        select 1 from auswahl_kennzahlen k
+        where k.coder_version = %(version)s and k.haus = r.haus and k.slot = r.slot))
 """
 SQL_KENNZAHLEN = """
 with paare as (
@@ -207,8 +216,8 @@ def stapel_schreiben(conn: psycopg.Connection, version: str, ergebnis: Stapelerg
                     _copy(cur, ZIEL, ergebnis.neu_daten)
                 geschrieben.neu = cur.rowcount
             except (psycopg.errors.UniqueViolation, psycopg.errors.ForeignKeyViolation):
-                # Jemand schrieb eines dieser Items, seit wir lasen – etwa ein --teil mit
-                # anderem N (die Sperren trennen nur gleiche N) –, oder Ingest löschte eines.
+                # Ein anderer Lauf schrieb eines dieser Items, seit wir lasen (etwa ein Tick
+                # im Block eines Backfills), oder Ingest löschte eines.
                 ueber_upsert.append(ergebnis.neu_daten)
         if ueber_upsert:
             for daten in ueber_upsert:
@@ -229,7 +238,14 @@ def stapel_schreiben(conn: psycopg.Connection, version: str, ergebnis: Stapelerg
         if ergebnis.entfernen:
             cur.execute(SQL_ENTFERNEN, {"version": version, "ids": ergebnis.entfernen})
             geschrieben.entfernt = cur.rowcount
-        if ergebnis.ids:
-            cur.execute(SQL_PAARE_SPERREN, {"version": version, "ids": ergebnis.ids})
-            cur.execute(SQL_KENNZAHLEN, {"version": version, "ids": ergebnis.ids})
+        kennzahlen = {"version": version, "ids": ergebnis.ids}
+        if ergebnis.ids and (
+            geschrieben.neu
+            or geschrieben.geaendert
+            or geschrieben.entfernt
+            or geschrieben.entfallen
+            or cur.execute(SQL_KENNZAHLEN_FEHLEN, kennzahlen).fetchone()[0]
+        ):
+            cur.execute(SQL_PAARE_SPERREN, kennzahlen)
+            cur.execute(SQL_KENNZAHLEN, kennzahlen)
     return geschrieben
