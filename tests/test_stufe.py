@@ -519,15 +519,15 @@ def test_ein_zweiter_lauf_desselben_slots_stoppt_sofort(db_url, daten, cli):
 
 
 def test_einen_block_den_ein_anderer_hat_ueberspringt_der_backfill(db_url, daten, lauf):
-    """Drei Items, ein Prozess: Blöcke von zwei ids (so viele, dass jeder Stapel zwei hat). Hält
+    """Drei Items in zwei Blöcken (``stufe.STAPEL`` ids breit, gleich wie viele Prozesse). Hält
     ein anderer den ersten Block, schreibt der Backfill nur den zweiten; danach den Rest."""
-    for n in (1, 2, 3):
+    for n in (1, 2, stufe.STAPEL + 1):
         daten.item(n)
         daten.kandidaten(n, drei(n))
-    halter = sperre_halten(db_url, sperre.block(CODER_VERSION, 2, 0))
+    halter = sperre_halten(db_url, sperre.block(CODER_VERSION, stufe.STAPEL, 0))
     try:
         assert zahlen(lauf()) == (1, 0, 0, 0, 0)
-        assert [k[0] for k in daten.kodierungen()] == [3]
+        assert [k[0] for k in daten.kodierungen()] == [stufe.STAPEL + 1]
     finally:
         halter.close()
     assert zahlen(lauf()) == (2, 0, 1, 0, 0)

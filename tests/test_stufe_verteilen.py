@@ -115,6 +115,25 @@ def test_zwei_rechner_mit_demselben_backfill_teilen_sich_den_bestand(db_url, tmp
     assert entschieden(db_url, 1, bestand) == bestand
 
 
+def test_ein_kleiner_bestand_mit_verschieden_vielen_prozessen_keiner_doppelt(db_url, tmp_path):
+    """Die Blöcke haben überall dieselbe Breite: ein Rechner mit zwei Workern (kleinere Stapel) und
+    einer mit einem sehen dieselben Sperren – kein Item wird von beiden gerechnet."""
+    bestand = 600
+    anlegen(db_url, 1, bestand, SLOT)
+    halt, erster = stehen_lassen(db_url, tmp_path, "--backfill", punkt="stapel", n=1)
+    try:
+        zweiter = auswahl_starten("--backfill", "--prozesse", "1", url=db_url, cwd=tmp_path)
+    finally:
+        halt.weiter()
+    code, out, err = ende(erster)
+    assert (code, err, zweiter.code) == (EXIT_OK, "", EXIT_OK), f"{out}\n{err}\n{zweiter}"
+    erste, zweite = zahlen(bilanzzeile(out)), zahlen(bilanzzeile(zweiter.out))
+    # Der zweite nahm nur Blöcke, die der erste nicht hielt: nichts darin war schon entschieden.
+    assert 0 < zweite["neu"] < bestand and zweite["unverändert"] == 0, (out, zweiter.out)
+    assert erste["neu"] + zweite["neu"] == bestand, (out, zweiter.out)
+    assert entschieden(db_url, 1, bestand) == bestand
+
+
 @pytest.mark.parametrize(
     ("backfill", "tick", "je_tick"),
     [

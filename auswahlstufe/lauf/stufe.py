@@ -390,19 +390,21 @@ def _seiten(s: _Sitzung, dieser: _Einheit, groesse: int) -> Iterator[tuple[str |
         return
 
     def name(nummer: int) -> str:
-        return sperre.block(s.e.version, groesse, nummer, b.teil)
+        return sperre.block(s.e.version, STAPEL, nummer, b.teil)
 
+    # Blöcke überall STAPEL ids breit (gleiche Sperren auf jedem Rechner), in Stapel von ``groesse``
+    # geteilt; die Sperre geht mit dem letzten Stapel des Blocks.
     bloecke = lesen.bloecke_lesen(
-        s.k.leser, b, dieser.params, groesse, lambda nummer: s.k.nehmen(name(nummer))
+        s.k.leser, b, dieser.params, STAPEL, lambda nummer: s.k.nehmen(name(nummer))
     )
     while not s.k.abgebrochen:  # nach einem Signal keinen Block mehr nehmen
         nummer, zeilen = next(bloecke, (None, None))
         if zeilen is None:
             return
-        if zeilen:
-            yield name(nummer), zeilen
-        else:
+        if not zeilen:
             s.k.loesen(name(nummer))  # inzwischen gelöscht
+        for ab in range(0, len(zeilen), groesse):
+            yield name(nummer) if ab + groesse >= len(zeilen) else None, zeilen[ab : ab + groesse]
 
 
 def _auftraege(s: _Sitzung, dieser: _Einheit, groesse: int, n: int | None) -> Iterator[Auftrag]:
