@@ -1,33 +1,9 @@
 """Schneller extrahieren, dieselben Texte: nur die nötigen Schritte, Zwischenspeicher, C statt Python.
 
-Die Stufe ruft die drei Extraktoren so auf, wie die veröffentlichten Kandidaten des
-Benchmarks entstanden (``seiten.STOCK_AUFRUFE``). Dieses Modul gibt für jede Seite Byte für
-Byte dieselben Texte und dieselben Fehler wie diese Stock-Aufrufe (mit ``newspaper_fest``),
-mit weniger Arbeit:
-
-* ``newspaper4k_text``: nur die Schritte von ``Article.parse()``, von denen der Text abhängt
-  (Titel, Metadaten und Sprache, Hauptknoten, Reinigung, Formatierung). Autoren, Datum,
-  Videos und Bilder entfallen: sie verändern den Baum nicht und setzen nur eigene Felder.
-  Nur wenn einer dieser Schritte auf der Seite eine Ausnahme würfe (JSON-LD unerwarteter
-  Gestalt, ein Datum, an dem dateutil mit ``InvalidOperation`` scheitert) – stock speichert
-  dann einen Fehler statt eines Texts –, läuft das vollständige ``parse()``, mit demselben
-  Fehler (``_nebenschritte_unbedenklich``).
-* Beschleuniger in newspaper4k (``beschleuniger_einspielen``): die Übersetzungstabelle des
-  Tokenizers einmal statt bei jedem Aufruf, ein Gedächtnis für schon zerlegte Texte, die
-  Stoppwort-Objekte je Sprache ohne Dateisystemzugriff.
-* Ein Beschleuniger für alle drei Extraktoren: lxml.html bestimmt die Python-Klasse jedes
-  Knotens über einen Python-Rückruf; hier dieselbe Zuordnung mit lxmls Lookups in C.
-
-trafilatura und readability laufen sonst wie stock: die geprüften Abkürzungen brachten zu
-wenig oder änderten Texte (docs/extraktion.md, „Verworfen“).
-
-Gebunden an die geprüften Fassungen: weicht etwas ab (``fassungen.beschleuniger_abweichung``),
-spielt der Worker nichts ein und nimmt die Stock-Aufrufe (``worker.anfang``);
-``beschleuniger_einspielen`` selbst prüft vor jeder Änderung noch einmal streng
-(``fassungen.pruefen``). Jede Abkürzung vergleicht
-``tests/test_extraktion_schnell.py`` mit dem Stock-Aufruf auf den 181 aeb-Seiten, den sechs
-Seiten aus ``bench/newspaper4k-zufall`` und den feindlichen Seiten
-(``auswahlstufe/referenz/feindlich.py``).
+Gibt auf jeder Seite Byte für Byte dieselben Texte und Fehler wie die Stock-Aufrufe
+(``seiten.STOCK_AUFRUFE`` mit ``newspaper_fest``). Was abgekürzt wird, warum das gleich bleibt,
+woran es gebunden ist und was es prüft: docs/extraktion.md, „Schneller: dieselben Texte mit
+weniger Arbeit“.
 """
 
 from __future__ import annotations
@@ -49,19 +25,11 @@ GEDAECHTNIS_ZEICHEN = 1_000_000
 
 
 def _tokenizer_mit_tabelle():
-    """``newspaper.text.default_tokenizer`` mit einmal gebauter Tabelle und Regex und
-    einem Gedächtnis für schon zerlegte Texte.
-
-    Stock baut bei jedem Aufruf ``str.maketrans(punctuation, " " * len(punctuation))``
-    (über 800 Zeichen) und den Regex-Text neu; beides hängt nur von Modulkonstanten ab.
-    ``"".join(contraction_separators)`` ordnet eine Menge (je PYTHONHASHSEED anders) –
-    als Zeichenklasse ist die Reihenfolge gleichgültig, wie bei stock.
-
-    Derselbe Text wird oft mehrmals zerlegt (``compute_features`` zählt Stoppwörter im Text
-    eines Knotens, ``is_highlink_density`` zerlegt ihn gleich noch einmal, und den Text jedes
-    Links für jeden Vorfahren neu; auf den aeb-Seiten sind 64 % der Aufrufe Wiederholungen).
-    Die Zerlegung ist eine reine Funktion des Texts; das Gedächtnis hält höchstens
-    ``GEDAECHTNIS_ZEICHEN`` Zeichen und gibt wie stock jedes Mal eine neue Liste zurück."""
+    """``newspaper.text.default_tokenizer`` mit einmal gebauter Tabelle und Regex (stock baut
+    beide bei jedem Aufruf aus Modulkonstanten) und einem Gedächtnis für schon zerlegte Texte
+    (eine reine Funktion des Texts; auf den aeb-Seiten 64 % Wiederholungen).
+    ``"".join(contraction_separators)`` ordnet eine Menge je PYTHONHASHSEED anders – als
+    Zeichenklasse gleichgültig, wie bei stock."""
     text = importlib.import_module("newspaper.text")
     tabelle = str.maketrans(text.punctuation, " " * len(text.punctuation))
     zeichen = re.escape("".join(text.contraction_separators))
@@ -269,18 +237,8 @@ def _datumstexte(url: str, doc) -> list:
 
 
 def _nebenschritte_unbedenklich(artikel, doc) -> bool:
-    """True, wenn Autoren, Datum, Videos und Bilder auf dieser Seite keine Ausnahme werfen.
-
-    Von diesen Schritten hängt der Text nicht ab (sie lesen den Baum nur; die Autoren
-    arbeiten auf Kopien); sie zählen nur, weil eine Ausnahme in ihnen ``parse()`` abbricht
-    und die Stufe dann einen Fehler speichert. Werfen können sie (0.9.6) nur an zwei Stellen:
-
-    * im JSON-LD unerwarteter Gestalt (``null``, eine Zahl, ``"@graph": 5``, ein Name als
-      Zahl, eine ``contentUrl`` als Zahl, …) – hier laufen dieselben Schleifen wörtlich auf
-      denselben Objekten (``parsers.get_ld_json_object``, wie jeder der drei Extraktoren);
-    * in dateutil, das nicht nur die in ``_parse_date_str`` abgefangenen Fehler wirft
-      (``decimal.InvalidOperation`` bei langen Ziffernfolgen) – hier läuft das Stock-
-      ``_parse_date_str`` über eine Obermenge der Datumstexte (``_datumstexte``).
+    """True, wenn Autoren, Datum, Videos und Bilder auf dieser Seite keine Ausnahme werfen
+    (die zwei Stellen, an denen sie es können: docs/extraktion.md, „Schneller“).
 
     Der Rest kann nicht werfen: Autoren über Attribute (XPath, Textkopien, Regex auf str),
     Datum außerhalb dieser beiden Stellen, Videos im Hauptknoten (Attribute, ``int()`` mit
