@@ -1,31 +1,10 @@
 """Datenbankmodus der Extraktion: ``auswahl.py --extrahieren --backfill|--slot …``.
 
-Liest aus ``seiten`` (Migration aw-006) die Seiten, deren gespeicherte
-Extraktion veraltet ist – die Seite (SHA-256 aus dem SHA-256 der Bytes und dem
-Content-Type) oder
-die Fassung eines Extraktors (Paketversion, Einstellungen, Zeichensatzregel)
-weicht ab oder es gibt noch keine –, extrahiert sie auf Worker-Prozessen
-(extraktion.py) und schreibt ``extraktionen``: nur Zeilen, deren Text, Fehler,
-Fassung oder Seite sich geändert hat, in Stapeln zu je einer Transaktion.
-Gelesen wird wie in der Auswahl in Keyset-Seiten (``betrieb.keyset``), jede eine eigene
-kurze Transaktion: während die Extraktoren rechnen, hält die Stufe keine Transaktion offen. Ein
-Backfill nimmt sich Blöcke von ``LESESEITE`` ids, die kein anderer Lauf hat (``betrieb.sperre``),
-und gibt jeden frei, sobald seine Seiten geschrieben sind.
-
-Der Lauf der Auswahl (``lauf.stufe``) ruft ``Extrahieren`` als Vorlauf jedes Bereichs, mit
-seinem Kontext (``betrieb.kontext.Laufkontext``): gelesen wird auf seiner Leseverbindung,
-geschrieben auf der Verbindung, die seine Sperren hält, protokolliert in seinem Eintrag in
-``auswahl_laeufe``; das erste SIGINT/SIGTERM beendet die laufende Seite, das zweite sofort.
-Danach wählt der Lauf für die betroffenen Items (die Auswahl erkennt geänderte Kandidaten an
-ihren Prüfsummen). Ein zweiter Lauf ohne Änderung extrahiert nichts.
-
-Eine schlechte Nacht wird kein bleibendes Ergebnis (Migration aw-009): scheitert
-ein Extraktor an der Umgebung – Zeitlimit, Absturz des Workers, Speichergrenze
-(``seiten.voruebergehend``) –, ist seine Zeile vorläufig (``vorlaeufig``,
-``versuche``), und der nächste Lauf über die Seite extrahiert ihn wieder, nur ihn.
-Nach ``GRENZE`` solchen Versuchen bleibt der Fehler mit „… nach 3 Versuchen
-aufgegeben“. Ein Fehler des Extraktors selbst (eine Ausnahme der Bibliothek) und
-ein leerer Text sind sein Urteil über die Seite und bleiben endgültig.
+Extrahiert die Seiten aus ``seiten``, deren gespeicherte Extraktion fehlt oder veraltet ist
+(Seite oder Fassung eines Extraktors weicht ab, die Zeile ist vorläufig), auf den Workern und
+schreibt ``extraktionen`` – nur geänderte Zeilen, je Stapel eine Transaktion. Läuft als
+``Vorlauf`` im Kontext eines Laufs der Auswahl (``lauf.stufe``). Verhalten im Betrieb, Sperren,
+Abbruch und vorläufige Fehler: docs/extraktion.md, „Datenbank“ und „Fehler der Umgebung“.
 """
 
 from __future__ import annotations
