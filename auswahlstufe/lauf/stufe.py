@@ -1,32 +1,9 @@
 """Ein Lauf der Auswahl in der Datenbank: --backfill, --slot, --nachholen, --trocken, --stichprobe, --teil.
 
-Der Ablauf steht hier; die Teile je in ihrem Modul:
-
-* ``betrieb.kontext``: was der Lauf besitzt – Lese- und Schreibverbindung (diese hält die
-  Sperre, über sie geht alles Geschriebene), Abbruch, Worker;
-  ``betrieb.bereich``: welche Items (alle, ein Slot, ein Teil);
-* ``lesen``: die Items in Keyset-Seiten; die Eingabe-Summe bildet der Server, die Texte kommen
-  nur, wo sie sich änderte;
-* ``kodierung``: ``vorsortieren`` (was ohne Rechnen erledigt ist) und ``stapel_kodieren``
-  (``waehle`` und ``bereinigen`` je Item, Zeilen als fertige COPY-Daten) – in den Workern
-  (``betrieb.pool``), höchstens ``2 × Prozesse`` Stapel unterwegs: der Speicher bleibt flach;
-* ``schreiben``: je Stapel eine Transaktion; ein abgebrochener Lauf hinterlässt jede Zeile alt
-  oder neu, ein zweiter macht den Rest;
-* ``betrieb.sperre``, ``betrieb.laeufe``: wer welche Arbeit nimmt (ein Backfill Blöcke, ein Tick
-  seinen Slot) und das Protokoll in ``auswahl_laeufe``; ``nachholen``: welche Slots noch offen sind.
-
-``--nachholen`` kodiert jeden offenen Slot als eigenen Slot-Lauf, der neueste zuerst, in einem
-Aufruf (``modus = 'nachholen'``); einen Slot, den gerade ein anderer Tick hat, überspringt er.
-``--trocken`` vergleicht nur (lesend) und schreibt nichts, auch kein Protokoll. Mit
-``--extrahieren`` läuft vor der Auswahl jedes Bereichs ein ``Vorlauf`` (die Extraktion) im selben
-Kontext und im Protokoll desselben Laufs.
-
-Was ein Lauf über Items weiß, die sich während des Laufs ändern: ein Item, das Ingest löscht,
-nachdem der Lauf es las, entfällt (gezählt, nicht geschrieben). Ein Item, das Ingest einfügt,
-sieht der Lauf, wenn seine id hinter der Leseposition liegt; sonst der nächste Lauf
-(``--nachholen`` findet den Slot offen). Ändern sich Kandidaten, nachdem der Lauf sie las,
-schreibt er die Entscheidung über das Gelesene und dessen Eingabe-Summe; der nächste Lauf sieht
-die neue Summe und rechnet das Item neu.
+Der Ablauf steht hier, die Teile je in ihrem Modul (``betrieb.kontext``, ``betrieb.bereich``,
+``lesen``, ``kodierung``, ``schreiben``, ``betrieb.sperre``, ``betrieb.laeufe``, ``nachholen``):
+docs/aufbau.md, „Ein Lauf“. Wie ein Lauf arbeitet und was er über Items weiß, die sich während
+des Laufs ändern: docs/betrieb-lauf.md, „Wie ein Lauf arbeitet“ und „Ingest nebenan“.
 """
 
 from __future__ import annotations
