@@ -1,18 +1,9 @@
 """Protokoll der Läufe in ``auswahl_laeufe`` (Migrationen aw-004, aw-007).
 
-Ein Lauf (außer ``--trocken``) trägt sich beim Start ein und am Ende mit
-Bilanz, Exit-Code und Meldung aus – jedes Mal in einer eigenen kurzen
-Transaktion, damit ein getöteter Lauf als unbeendet stehen bleibt. Fehlt der
-Rolle das Recht auf die Tabelle, läuft die Stufe trotzdem und warnt: das
-Protokoll ist eine Auskunft, die Kodierung ist die Arbeit.
-
-Die Zeile sagt, wie der Lauf lief (Modus, Slot, Teil, ``--extrahieren``,
-``--variante``, aus welchem Aufruf von ``--nachholen``) und auf welcher
-Datenbanksitzung er seine Sperre hält (``backend_pid``). Daran erkennt ein
-späterer Lauf einen Lauf, der sein Ende nicht eintrug, weil seine Sitzung starb (Server
-gestoppt, Prozess getötet, Rechner aus): ``verwaiste_schliessen`` schließt ihn
-als abgebrochen – ``beendet_am`` ist dann der Augenblick des Bemerkens,
-``exit_code`` bleibt NULL, ``meldung`` beginnt mit „abgebrochen:“.
+Eintrag beim Start, Austrag mit Bilanz, Exit-Code und Meldung, je in einer eigenen kurzen
+Transaktion; fehlt das Recht auf die Tabelle, läuft die Stufe und warnt. Läufe, die ihr Ende
+nicht eintrugen, schließt ``verwaiste_schliessen`` als abgebrochen. Spalten und Regeln:
+docs/betrieb-lauf.md, „Protokoll der Läufe“.
 """
 
 from __future__ import annotations
