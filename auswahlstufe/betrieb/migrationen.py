@@ -1,20 +1,9 @@
 """Die Migrationen dieser Stufe: finden, den Stand lesen, anwenden.
 
-Genutzt von ``check_db.py`` (``--migrieren`` und Rauchtest) und von der Stufe
-(vor jedem Lauf: sind alle angewandt?).
-
-Die Migrationen sind reines SQL mit eigenem ``begin … commit``; sie laufen
-genauso mit ``psql -v ON_ERROR_STOP=1 -f``. Von Python aus geht jede Datei
-als ein Stück über das einfache Abfrageprotokoll (psycopg nimmt es, wenn
-keine Parameter übergeben werden), auf einer Verbindung im Autocommit-Modus,
-damit das ``begin``/``commit`` der Datei gilt.
-
-Ein Migrationslauf hat eigene Grenzen (``db.MIGRATION_GRENZEN``): kein
-statement_timeout – ein ``alter table`` auf einer großen Tabelle darf dauern –,
-aber ein lock_timeout, damit er nicht endlos hinter einem Lauf der Stufe
-wartet. Er hält eine Advisory-Sperre: ein zweiter Migrationslauf wartet auf
-sie (höchstens lock_timeout) und findet danach alles angewandt, oder bricht mit
-Exit 5 ab; keiner wendet eine Datei halb oder doppelt an.
+Genutzt von ``check_db.py`` (``--migrieren`` und Rauchtest) und von der Stufe (vor jedem Lauf:
+sind alle angewandt?). Jede Datei geht als ein Stück über das einfache Abfrageprotokoll, im
+Autocommit, damit ihr ``begin``/``commit`` gilt; Grenzen und Sperre eines Migrationslaufs:
+docs/betrieb.md, „Migrationen von Hand“ und „Migrationen im Betrieb“.
 """
 
 from __future__ import annotations
