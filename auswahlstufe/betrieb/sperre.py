@@ -1,32 +1,10 @@
 """Wer welche Arbeit nimmt: Session-Advisory-Locks auf der Schreibverbindung, genommen mit Try-Lock.
 
-Die Datenbank verteilt die Arbeit, ohne dass ein Lauf auf einen anderen wartet:
-
-* Ein **Backfill** (``--backfill``, ``--extrahieren --backfill``) geht den Bestand in Blöcken
-  fester id-Breite durch (``block``). Jeden Block nimmt er mit ``pg_try_advisory_lock``; hält ihn
-  ein anderer, überspringt er ihn – jener macht ihn. Die Sperre hält, bis der Block geschrieben
-  ist. So arbeiten beliebig viele Rechner mit demselben Befehl zugleich am selben Bestand, jeder
-  an Blöcken, die kein anderer hat. Extraktion und Auswahl haben je ihre eigenen Blöcke: wer einen
-  Block extrahiert, wählt ihn danach auch (seine Auswahl kommt nach seiner Extraktion), also steht
-  am Ende jede Entscheidung über den letzten Stand der Kandidaten.
-* Ein **Tick** (``--slot``, ``--nachholen``) nimmt die Sperre seines Slots (``slot``). Zwei Ticks
-  machen einen Slot so nie doppelt: ``--nachholen`` überspringt einen Slot, den ein anderer hat,
-  ``--slot`` endet mit Exit 5 und nennt ihn. Einen Backfill sieht ein Tick nicht, und der Backfill
-  den Tick nicht: keiner wartet. Treffen beide auf dieselben Items, rechnen beide sie (doppelte
-  Arbeit an höchstens einem Slot); das Schreiben verträgt das (``lauf.schreiben``: Upsert, nur
-  geänderte Zeilen; die Extraktion schreibt idempotent).
-
-``--teil K/N`` gehört zum Namen jeder Sperre: ein Teil nimmt seine Blöcke und Slots für sich.
-Nötig ist es nicht mehr (zwei Rechner teilen sich den Bestand auch ohne), alte cron-Zeilen laufen
-weiter.
-
-Eine Session-Sperre hält, solange ihre Verbindung lebt, und jeder Lauf schreibt alles über
-genau diese Verbindung (``kontext.Laufkontext.schreiben``): was geschrieben wird, steht unter
-der Sperre. Stirbt die Verbindung (``pg_terminate_backend``, ein Neustart des Servers, ein NAT,
-das sie vergaß), scheitert das nächste Schreiben; ``verloren`` sagt dann, ob nur die Sperre
-weg ist (der Server antwortet einer neuen Verbindung: Exit 5) oder der Server (Exit 3).
-``idle_session_timeout`` trifft die Verbindungen eines Laufs nicht: ``db.verbinden`` setzt es
-für sie auf 0.
+Ein Backfill nimmt Blöcke fester id-Breite (``block``), ein Tick die Sperre seines Slots
+(``slot``); keiner wartet auf einen anderen, ``--teil K/N`` gehört zum Namen jeder Sperre.
+Warum das genügt und was Überlappen kostet: docs/betrieb-lauf.md, „Viele Rechner, ein Bestand“.
+Alles Geschriebene geht über die Verbindung, die die Sperre hält; stirbt sie, sagt ``verloren``,
+ob nur die Sperre weg ist (Exit 5) oder der Server (Exit 3).
 """
 
 from __future__ import annotations
