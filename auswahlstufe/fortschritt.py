@@ -1,17 +1,8 @@
 """Fortschritt eines langen Laufs auf stderr – am Terminal wie ohne.
 
-Am Terminal zeichnet click seinen Balken. Ist stderr kein Terminal (cron,
-systemd, eine Umleitung in eine Datei), schreibt ``fortschritt`` alle
-``ABSTAND`` Sekunden eine schlichte Zeile, etwa::
-
-    Kodieren: 120000 von 1000000 Items (12 %), 2345 Items/s, noch etwa 6 min 15 s (Ende gegen 03:12:40)
-
-„Ende gegen“ ist Europe/Berlin wie jede Zeit der Stufe (nicht die Ortszeit des Prozesses:
-unter cron meist UTC).
-
-Ein Lauf, der schneller fertig ist als der Abstand, schreibt keine Zeile.
-Die eine Stelle für jeden Fortschritt: Datenbankstufe (Kodieren, Extrahieren),
---einlesen (Prüfen, Einlesen) und Stapelbetrieb (Extraktion, Auswahl)::
+Am Terminal zeichnet click seinen Balken; sonst schreibt ``fortschritt`` alle ``ABSTAND``
+Sekunden eine schlichte Zeile (Ende in Europe/Berlin; docs/betrieb-lauf.md, „Was im cron-Log
+steht“). Die eine Stelle für jeden Fortschritt::
 
     with fortschritt(gesamt, "Kodieren") as weiter:
         for stapel in …:
