@@ -1,18 +1,9 @@
 """``--einlesen DATEI.json``: Kandidaten aus einer Datei im Stapelformat nach ``extraktionen``.
 
-Die Datei wird wie im Stapelbetrieb gelesen (``jsoneingabe``); jeder Artikel trägt eine
-ganzzahlige ``item_id`` aus ``raw_items``. Die ganze Datei geht in einer Transaktion
-hinein: ein Fehler lässt ``extraktionen`` und ``seiten`` unverändert. Darin geht sie in
-Stücken hinein (``stuecke``), damit keine einzelne Anweisung lange dauert.
-
-Für die Items, die sie nennt, ist die Datei die ganze Wahrheit – Kandidaten, die sie nicht
-(mehr) nennt, gehen –, damit die Datenbank genauso entscheidet wie der Stapelbetrieb über
-dieselbe Datei.
-
-Artikel mit ``html`` (Zeichenkette, wahlweise ``url`` und ``geholt_am``) gehen in die
-Tabelle ``seiten`` (aw-006) – für Tests und Vorführungen, sonst füllt sie der Abholer. Ein
-Artikel darf ``extractions``, ``html`` oder beides tragen; ein Artikel nur mit ``html``
-lässt die Kandidaten seines Items unberührt.
+Gelesen wie im Stapelbetrieb (``jsoneingabe``), geschrieben in einer Transaktion aus Stücken
+(``stuecke``). Für die Items, die sie nennt, ist die Datei die ganze Wahrheit – damit die
+Datenbank genauso entscheidet wie der Stapelbetrieb über dieselbe Datei. Artikel mit ``html``
+gehen nach ``seiten``: docs/extraktion.md, „Seiten mit ``--einlesen``“.
 """
 
 from __future__ import annotations
