@@ -1,15 +1,9 @@
 """Im Worker der Extraktion: sein Anfang und ein Aufruf eines Extraktors.
 
-* ``anfang`` (einmal je Worker, als Vorbereitung des Pools): Extraktoren laden und
-  einrichten (``aufrufe.vorbereiten``), das Netz sperren – die Extraktion holt nie etwas
-  nach –, und eine Speichergrenze setzen (``RLIMIT_AS``: der Adressraum nach dem Start plus
-  ``speichergrenze_mb``).
-* ``aufrufen``: ein Extraktor auf einer Seite, als ``(text, fehler)`` – genau eins von beiden.
-  Ein Fehler der Bibliothek ist ihr Urteil über die Seite; die Rekursionsgrenze wird ein eigener
-  Satz, die Speichergrenze ein ``Umgebungsfehler``. Zeitlimit und ein gestorbener Worker kommen
-  vom Pool (``seiten.Extraktion``), ebenfalls als ``Umgebungsfehler``.
-
-Dieses Modul lädt der forkserver vorab (``seiten.VORLADEN``): es kennt weder Datenbank noch Lauf.
+``anfang`` (einmal je Worker): Extraktoren laden, das Netz sperren, die Speichergrenze setzen;
+``aufrufen``: ein Extraktor auf einer Seite als ``(text, fehler)``, die Speichergrenze als
+``Umgebungsfehler``. Die Isolation im Ganzen: docs/extraktion.md, „Isolation“. Dieses Modul lädt
+der forkserver vorab (``seiten.VORLADEN``): es kennt weder Datenbank noch Lauf.
 """
 
 from __future__ import annotations
