@@ -1,15 +1,7 @@
 """Die Eingabe im Stapelformat lesen: eine JSON-Liste von Artikeln, gehärtet.
 
-Beide Betriebsarten, die eine Datei lesen – der Stapelbetrieb (stapel.py) und
-``--einlesen`` (``einlesen/datei.py``) –, lesen sie hier. Jede Abweichung wird ein
-deutscher Satz mit Ort (Datei, Zeile, Spalte, Artikel): kein gültiges UTF-8
-(ein Byte-Order-Mark ist erlaubt), kein gültiges JSON, oben keine Liste, ein
-Artikel kein Objekt, NaN/Infinity oder Zahlen, die sich nicht als JSON
-zurückschreiben ließen, zu tiefe Verschachtelung. Doppelte Schlüssel sind
-gültiges JSON, werden aber gemeldet (der letzte Wert gilt).
-
-``laden`` liest die ganze Datei auf einmal (der Stapelbetrieb braucht alle
-Artikel, um sie in derselben Reihenfolge zurückzuschreiben).
+Stapelbetrieb (``stapel``) und ``--einlesen`` (``einlesen/datei.py``) lesen hier; jede Abweichung
+wird ein deutscher Satz mit Ort (docs/zuverlaessigkeit.md, „Schlechte und extreme Eingaben“).
 """
 
 from __future__ import annotations
