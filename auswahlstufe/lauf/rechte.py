@@ -1,17 +1,9 @@
 """Welche Rechte jede Betriebsart braucht – die eine Stelle dafür.
 
-Hieraus folgen: die Prüfung in ``check_db.py`` (je ``--modus``, mit ``vergabe.py`` gegen die
-Datenbank), das Rollenrezept ``rollen/aw-rolle-stufe.sql`` und die Tabelle in
-``docs/betrieb.md`` (beide erzeugt in ``rezept.py``, aufgerufen als ``python -m
-auswahlstufe.lauf.rechte --rezept`` bzw. ``--tabelle``; Tests vergleichen Datei und Doku
-damit). Ein Test gibt einer frischen Rolle je Modus genau diese Rechte und fährt den Modus
-(``tests/test_zuverlaessigkeit_rechte.py``).
-
-Eine neue Tabelle einer Migration (etwa ``auswahl_laeufe`` aus aw-004) bekommt
-hier einen Eintrag; ``wenn_vorhanden`` heißt: nur prüfen und vergeben, wenn es
-das Objekt in der Datenbank schon gibt – so gilt die Liste auch vor der Migration.
-Eine neue oder umbenannte Sicht gehört in ``SICHTEN`` (lesen darf sie dann die
-Betriebsrolle und die Rolle ``nur_blick`` des Rezepts; Eigentümer ist der Admin).
+Was daraus folgt (``check_db.py --modus``, das Rollenrezept, die Tabelle in der Doku) und wie es
+geprüft wird: docs/betrieb.md, „Rechte je Modus“. Eine neue Tabelle einer Migration bekommt hier
+einen Eintrag (``wenn_vorhanden``: nur prüfen und vergeben, wenn es sie schon gibt), eine neue
+oder umbenannte Sicht gehört in ``SICHTEN``.
 """
 
 from __future__ import annotations
