@@ -1,15 +1,9 @@
 """Stapelbetrieb: eine JSON-Datei mit Artikeln rein, dieselbe Datei mit
 ``selected_extractor`` je Artikel raus – ohne Datenbank.
 
-Ablauf: Ziel prüfen, Eingabe ganz lesen und prüfen, je Artikel entscheiden und
-gleich zu einer Ausgabezeile serialisieren, erst dann schreiben. Jeder Fehler
-fällt also, bevor ein Byte geschrieben ist; die Datei selbst entsteht als
-temporäre Datei im Zielverzeichnis und wird mit ``os.replace`` an ihren Platz
-gesetzt. Eine bestehende Ausgabe bleibt bei jedem Fehler unberührt.
-
-Die Ausgabe hat einen Artikel je Zeile (``[``, Zeilen mit Komma, ``]``):
-schnell zu schreiben, mit grep und diff lesbar, und jede Zeile ist für sich
-gültiges JSON.
+Erst alles lesen, prüfen und entscheiden, dann atomar schreiben: docs/zuverlaessigkeit.md,
+„Stapelbetrieb: ganz neu oder ganz alt“. Die Ausgabe hat einen Artikel je Zeile – mit grep und
+diff lesbar, jede Zeile für sich gültiges JSON.
 """
 
 from __future__ import annotations
