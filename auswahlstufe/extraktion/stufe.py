@@ -31,10 +31,8 @@ from auswahlstufe.fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
 from auswahlstufe.fortschritt import fortschritt
 
 STAPEL = 50  # Seiten je Schreibtransaktion
-# So oft versucht die Stufe einen Extraktor an einer Seite, der an der Umgebung scheitert
-# (Zeitlimit, Absturz, Speichergrenze), in verschiedenen Läufen: eine überlastete Nacht, ein
-# OOM-Kill des Kernels ist selten zweimal hintereinander dieselbe Seite; wer dreimal scheitert,
-# scheitert an der Seite selbst – und kostet dann nicht jeden Lauf bis zu 3 × 30 s.
+# So oft versucht die Stufe einen Extraktor, der an der Umgebung scheitert, in verschiedenen Läufen
+# (warum drei: docs/extraktion.md, „Fehler der Umgebung“).
 GRENZE = 3
 LESESEITE = 20  # Seiten je Leseabfrage, ids je Block (HTML im Speicher: höchstens diese plus die in Arbeit)
 
@@ -117,9 +115,9 @@ def fassungen() -> dict[str, str]:
     return {name: aufrufe.extraktor_fassung(name, versionen[name]) for name in aufrufe.EXTRAKTOREN}
 
 
-def plan_des_bestands(conn: psycopg.Connection) -> plan.Plan:
-    """Was ``--extrahieren --backfill`` jetzt täte (``check_db.py``)."""
-    abfrage, params = _abfrage(Bereich())
+def plan_des_bestands(conn: psycopg.Connection, bereich: Bereich | None = None) -> plan.Plan:
+    """Was ``--extrahieren --backfill`` (oder eine Extraktion über ``bereich``) jetzt täte."""
+    abfrage, params = _abfrage(bereich or Bereich())
     return plan.erstellen(
         conn, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "bis": keyset.GROESSTE_ID, "seite": None}
     )
@@ -172,10 +170,7 @@ class Extrahieren:
             raise VoraussetzungFehlt(
                 f"Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (als Admin der Stufe: {db.CHECK_DB} --migrieren)."
             )
-        abfrage, params = _abfrage(bereich)
-        vorhaben = plan.erstellen(
-            k.leser, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "bis": keyset.GROESSTE_ID, "seite": None}
-        )
+        vorhaben = plan_des_bestands(k.leser, bereich)
         zaehlung["zu_extrahieren"] = vorhaben.zu_extrahieren
         zaehlung["veraltet"] = vorhaben.zu_extrahieren + vorhaben.nachzupruefen
         prozesse = self.prozesse or kerne.nutzbar()
@@ -190,7 +185,7 @@ class Extrahieren:
                 return extraktion.Extraktion(self.prozesse, zeitlimit_s=self.zeitlimit_s)
 
             try:
-                _extrahieren(k, fabrik, bereich, abfrage, params, zaehlung)
+                _extrahieren(k, fabrik, bereich, zaehlung)
             except (psycopg.Error, StufenFehler, db.Fehler):
                 if zaehlung["extrahiert"]:
                     log.warning(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}")
@@ -245,13 +240,9 @@ def _bilanz(zaehlung: dict[str, int], start: float) -> str:
     )
 
 
-def _extrahieren(
-    k: Laufkontext, fabrik, bereich: Bereich, abfrage: sql.Composed, params: dict, zaehlung: dict[str, int]
-) -> None:
-    versionen = aufrufe.versionen()
-    fassung = {n: aufrufe.extraktor_fassung(n, versionen[n]) for n in aufrufe.EXTRAKTOREN}
-    arbeit = _Arbeit(fassung, zaehlung)
-    seiten = _seiten(k, _lesen(k, bereich, abfrage, params), arbeit)
+def _extrahieren(k: Laufkontext, fabrik, bereich: Bereich, zaehlung: dict[str, int]) -> None:
+    arbeit = _Arbeit(fassungen(), zaehlung)
+    seiten = _seiten(k, _lesen(k, bereich, *_abfrage(bereich)), arbeit)
     try:
         _seiten_extrahieren(k, _verteilen(k, fabrik, seiten), arbeit)
     except StufenFehler:
