@@ -42,9 +42,6 @@ from auswahlstufe.pruefung import stichprobe as stichprobe_modul
 STAPEL = 200  # Items je Stapel = je Schreibtransaktion = je Leseseite
 STAPEL_JE_PROZESS = 2  # so viele Stapel je Worker gleichzeitig unterwegs
 ZEITLIMIT = 300.0  # Sekunden je Stapel (Voreinstellung von --stapel-zeitlimit)
-# Hat ein anderer Tick einen offenen Slot, überspringt --nachholen ihn still (Hinweis im
-# Protokoll, keine Mail): jener macht ihn. Läuft der andere schon länger, oder ist er
-# unbekannt, ist es eine Meldung auf stderr – dann hängt vielleicht etwas.
 STILL_WARTEN = timedelta(hours=6)
 
 # --- Einstellungen und Vorlauf ------------------------------------------------------------
@@ -189,9 +186,7 @@ def _abmelden(s: _Sitzung, lauf_id: int, bilanz: Bilanz, code: int, meldung: str
         with contextlib.suppress(psycopg.Error):
             laeufe.beenden(conn, lauf_id, bilanz, code, meldung)
             return
-    # Ist der Server weg, bleibt der Eintrag offen (ohne beendet_am), bis ein späterer Lauf
-    # ihn als abgebrochen schließt; die Meldung des Laufs sagt schon, dass die Datenbank
-    # nicht erreichbar ist.
+    # Ist der Server weg, bleibt der Eintrag offen (docs/betrieb-lauf.md, „Protokoll der Läufe“).
     with (
         contextlib.suppress(psycopg.Error, StufenFehler, db.Fehler),
         db.verbinden(s.k.url, "protokoll", autocommit=True) as neu,
@@ -469,9 +464,7 @@ def _abschliessen(s: _Sitzung, dieser: _Einheit, ergebnis: Stapelergebnis) -> No
 
 
 def _berichten(bilanz: Bilanz, e: Einstellungen, auswahl) -> None:
-    # Alles hier ist Protokoll (stdout): auch die übergangenen Zeilen unbekannter Extraktoren –
-    # sie sind eine Auskunft über die Eingabe, keine Störung, und stünden sonst jeden Lauf in
-    # der Mail von cron (check_db.py zählt sie ebenfalls).
+    # Alles hier ist Protokoll (stdout), auch der Hinweis (docs/betrieb-lauf.md, „Was im cron-Log steht“).
     if e.trocken:
         log.info(f"trocken, nichts geschrieben – würde: {bilanz.zeile()}")
     else:
