@@ -133,14 +133,3 @@ def seite(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> tuple 
     if url is not None:
         url = _fuer_postgres(url, bilanz)
     return item_id, roh, url, CONTENT_TYPE, geholt_am
-
-
-def kandidatenzeilen(artikel: list[dict], name: str, bilanz: Einlesebilanz) -> dict[tuple[int, str], tuple]:
-    """(item_id, extraktor) -> (text, fehler) für eine Liste von Artikeln (der letzte gilt)."""
-    zeilen: dict[tuple[int, str], tuple] = {}
-    for index, eintrag in enumerate(artikel):
-        for paar, werte in kandidaten(eintrag, index, name, bilanz):
-            if paar in zeilen:
-                bilanz.doppelt += 1
-            zeilen[paar] = werte
-    return zeilen
