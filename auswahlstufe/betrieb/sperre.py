@@ -26,34 +26,24 @@ SQL_FREIGEBEN = "select pg_advisory_unlock_all()"
 # Wer hält die Sperre? Je haltender Sitzung (außer dieser) ihr offener Lauf, falls es einen gibt.
 # Die Sitzung steht in pg_locks, ihr Lauf in auswahl_laeufe (backend_pid) – beides sieht
 # jede Rolle; application_name zeigt pg_stat_activity auch für fremde Rollen.
-SQL_SPERRE_WER = """
+_SQL_HALTER = """
 with s as (select hashtextextended(%(name)s, 0) as k)
 select l.pid, a.application_name, b.id
 from pg_locks l
 cross join s
 left join pg_stat_activity a on a.pid = l.pid
-left join lateral (
-    select lf.id from auswahl_laeufe lf
-    where lf.backend_pid = l.pid and lf.beendet_am is null
-    order by lf.id desc limit 1
-) b on true
+left join lateral ({lauf}) b on true
 where l.locktype = 'advisory' and l.objsubid = 1 and l.granted and l.pid <> pg_backend_pid()
   and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
 order by b.id nulls last, l.pid
 limit 3
 """
+SQL_SPERRE_WER = _SQL_HALTER.format(
+    lauf="select lf.id from auswahl_laeufe lf where lf.backend_pid = l.pid and lf.beendet_am is null "
+    "order by lf.id desc limit 1"
+)
 # Dasselbe ohne auswahl_laeufe (der Rolle fehlt das Recht darauf): nur die Sitzungen.
-SQL_SPERRE_SITZUNGEN = """
-with s as (select hashtextextended(%(name)s, 0) as k)
-select l.pid, a.application_name, null::bigint
-from pg_locks l
-cross join s
-left join pg_stat_activity a on a.pid = l.pid
-where l.locktype = 'advisory' and l.objsubid = 1 and l.granted and l.pid <> pg_backend_pid()
-  and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
-order by l.pid
-limit 3
-"""
+SQL_SPERRE_SITZUNGEN = _SQL_HALTER.format(lauf="select null::bigint as id")
 
 
 def _name(teil: tuple[int, int] | None, *worte: object) -> str:
