@@ -32,7 +32,6 @@ from db_anmeldung import (
     url_teile,
     verbindungsfehler,
 )
-from db_anmeldung import passwortdatei as passwortdatei  # bleibt auch db.passwortdatei
 
 
 class Fehler(Exception):
