@@ -3,11 +3,8 @@
 Für ``extraktionen`` je Kandidat ``(item_id, extraktor) → (text, fehler)``, für ``seiten``
 je Artikel mit ``html`` eine Zeile ``(item_id, html, url, content_type, geholt_am)``.
 Formfehler brechen mit Ort ab (Datei, Artikelindex, item_id). Was PostgreSQL in ``text``
-nicht annimmt (NUL, einzelne Surrogate), wird U+FFFD und gezählt.
-
-Das HTML eines Artikels wird als UTF-8 gespeichert, mit ``content_type``
-„text/html; charset=utf-8“, damit die Zeichensatzregel (``extraktion.zeichensatz``) es so
-liest, wie es in der Datei stand – auch wenn das Dokument selbst etwas anderes deklariert.
+nicht annimmt (NUL, einzelne Surrogate), wird U+FFFD und gezählt. Warum das HTML als UTF-8
+mit „charset=utf-8“ gespeichert wird: docs/extraktion.md, „Seiten mit ``--einlesen``“.
 """
 
 from __future__ import annotations
