@@ -84,6 +84,7 @@ PROTOKOLL = (Recht("tabelle", "auswahl_laeufe", ("SELECT", "INSERT", "UPDATE"), 
 
 GRUND = (VERBINDEN, SCHEMA, BUCH)
 LAUF = (*GRUND, ITEMS_MIT_HAUS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL, *QUELLENWACHE)
+LESEN = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_LESEN)
 
 # Die Sichten der Stufe (aw-003, aw-004): was ein Betreiber am nächsten Morgen liest.
 # Eine Sicht liest ihre Tabellen mit den Rechten ihres Eigentümers (des Admins) –
@@ -113,12 +114,7 @@ MODI: dict[str, Modus] = {
         Modus(
             "trocken",
             "auswahl.py --backfill, --slot … oder --nachholen --trocken [--stichprobe N]",
-            (
-                *GRUND,
-                ITEMS,
-                KANDIDATEN,
-                KODIERUNG_LESEN,
-            ),
+            LESEN,
         ),
         # ohne --trocken rechnet --stichprobe alles neu und schreibt wie ein Lauf
         Modus("stichprobe", "auswahl.py --backfill oder --slot … --stichprobe N", LAUF),
@@ -169,10 +165,7 @@ MODI: dict[str, Modus] = {
             "check_db",
             "check_db.py",
             (
-                *GRUND,
-                ITEMS,
-                KANDIDATEN,
-                KODIERUNG_LESEN,
+                *LESEN,
                 Recht("sicht", "auswahl_quellenwache", ("SELECT",), "offene Befunde der Quellenwache"),
             ),
         ),
