@@ -108,25 +108,21 @@ def beginnen(
         return None
 
 
+# Die Spalten der Bilanz in SQL_ENDE, je ein Feld von ``lauf.bilanz.Bilanz``.
+_BILANZ = (
+    *("items", "neu", "geaendert", "unveraendert"),
+    *("entfernt", "ohne_kandidaten", "nachgetragen", "entfallen"),
+)
+
+
 def beenden(conn: psycopg.Connection, lauf_id: int, bilanz, exit_code: int, meldung: str | None) -> None:
     """Trägt das Ende ein (``conn`` im Autocommit)."""
+    werte = {name: getattr(bilanz, name) for name in _BILANZ}
+    # die Zählung der Extraktion davor (--extrahieren, aw-009), sonst NULL
+    extraktion = Jsonb(bilanz.extraktion) if bilanz.extraktion is not None else None
     conn.execute(
         SQL_ENDE,
-        {
-            "id": lauf_id,
-            "items": bilanz.items,
-            "neu": bilanz.neu,
-            "geaendert": bilanz.geaendert,
-            "unveraendert": bilanz.unveraendert,
-            "entfernt": bilanz.entfernt,
-            "ohne_kandidaten": bilanz.ohne_kandidaten,
-            "nachgetragen": bilanz.nachgetragen,
-            "entfallen": bilanz.entfallen,
-            "exit_code": exit_code,
-            "meldung": meldung,
-            # die Zählung der Extraktion davor (--extrahieren, aw-009), sonst NULL
-            "extraktion": Jsonb(bilanz.extraktion) if bilanz.extraktion is not None else None,
-        },
+        {**werte, "id": lauf_id, "exit_code": exit_code, "meldung": meldung, "extraktion": extraktion},
     )
 
 
