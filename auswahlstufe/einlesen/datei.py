@@ -179,18 +179,11 @@ def entfernen(cur, bilanz: Einlesebilanz, letzte: dict, bekannt: dict) -> None:
 
 
 def einlesen(datei: str) -> Einlesebilanz:
-    """Kandidaten aus einer Datei im Stapelformat nach extraktionen (Upsert).
+    """Kandidaten aus einer Datei im Stapelformat nach extraktionen (Upsert), in einer Transaktion.
 
-    Die ganze Datei geht in einer Transaktion hinein: ein Fehler lässt
-    extraktionen unverändert. Unbekannte item_ids werden gemeldet, nicht eingefügt.
-    Kandidaten eines genannten Items, die die Datei nicht nennt, werden gelöscht.
-
-    Zwei Durchgänge Artikel für Artikel: der erste prüft die ganze Datei, bevor
-    die Datenbank gefragt wird, der zweite schreibt in Stücken (Stuecke). Beide
-    lesen dieselben Bytes – die Datei selbst oder, gibt sie ihre Bytes nur einmal
-    (stdin, FIFO), eine Kopie auf der Platte; das entscheidet ``quelle`` vorher.
-    Im Speicher liegen nie alle Texte zugleich, nur die Schlüssel
-    (item_id, extraktor) und höchstens ein Stück.
+    Zwei Durchgänge Artikel für Artikel über dieselben Bytes (``quelle``): der erste prüft, bevor
+    die Datenbank gefragt wird, der zweite schreibt in Stücken (``Stuecke``); docs/kommandozeile.md,
+    „``--einlesen``“.
     """
     start = time.perf_counter()
     name = anzeigename(datei)
