@@ -154,10 +154,8 @@ class Extrahieren:
     """Der Vorlauf eines Laufs mit ``--extrahieren``: ``Extrahieren(…)(kontext, bereich, zaehlung)``.
 
     Extrahiert die veralteten Seiten des Bereichs und schreibt ``extraktionen``; füllt
-    ``zaehlung`` (auch bis zu einem Fehler: sie zeigt, wie weit es kam). Nach einem Signal hört
-    die Extraktion nach der laufenden Seite auf, schreibt die fertigen Seiten und endet mit
-    ``Abgebrochen`` (Exit 130); die Auswahl läuft dann nicht. Ein trockener Lauf zählt nur.
-    ``zeitlimit_s``: je Seite und Extraktor (``--extraktion-zeitlimit``).
+    ``zaehlung`` (auch bis zu einem Fehler). Ein trockener Lauf zählt nur; nach einem Signal
+    ``Abgebrochen`` (docs/extraktion.md, „Datenbank“). ``zeitlimit_s``: je Seite und Extraktor.
     """
 
     prozesse: int | None = None
