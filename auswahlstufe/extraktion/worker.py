@@ -47,9 +47,7 @@ def anfang(speichergrenze_mb: int) -> str | None:
     """Anfang jedes Workers. Gibt zurück, warum er ohne Beschleuniger läuft (None: mit ihnen) –
     der Pool bringt es dem Hauptprozess, der es einmal sagt. Scheitert er (ein Paket fehlt, der
     Fix von newspaper4k ist ungeprüft: ``fassungen.FassungUngeprueft``), sagt der Pool warum.
-
-    Die Prüfung kostet hier Millisekunden: der forkserver hat die Extraktoren schon geladen
-    (``seiten.VORLADEN``); im Hauptprozess kostete allein ihr Import eine Sekunde je Lauf."""
+    Die Prüfung kostet hier Millisekunden: der forkserver hat die Extraktoren schon geladen."""
     global _beschleuniger
     logging.disable(logging.CRITICAL)  # readability & Co. schrieben sonst Tracebacks nach stderr
     fassungen.newspaper_fest_pruefen()
