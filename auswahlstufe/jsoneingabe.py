@@ -118,12 +118,9 @@ def sparsam_dekodieren(roh: bytes) -> str | None:
 def laden(datei: str) -> tuple[list[dict], int]:
     """Liest und prüft die Eingabe; gibt die Artikel und die Größe in Bytes zurück.
 
-    Ein str in Python belegt je Zeichen so viele Bytes wie sein breitestes
-    Zeichen: ein einziges Emoji macht aus 100 MB Text 400 MB. Deshalb werden
-    vor dem Dekodieren alle Zeichen ab U+0100 als ``\\uXXXX`` geschrieben – in
-    JSON derselbe Wert –, und der große Text bleibt bei einem Byte je Zeichen.
-    Scheitert dieser Weg, läuft der gewöhnliche über die Originalbytes: er
-    meldet Zeile, Spalte und Byte so, wie sie in der Datei stehen.
+    Erst sparsam (``sparsam_dekodieren``; warum: docs/messungen.md, „Stapelbetrieb: Speicher und
+    Zeit“); scheitert das, über die Originalbytes – deren Meldung nennt Zeile, Spalte und Byte, wie
+    sie in der Datei stehen.
     """
     name = anzeigename(datei)
     roh = lesen(datei)
