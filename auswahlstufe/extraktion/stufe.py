@@ -82,10 +82,8 @@ SQL_STEMPELN = """
 update extraktionen set extraktor_fassung = %s
 where item_id = %s and extraktor = %s and extraktor_fassung is distinct from %s
 """
-# Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
-# Fand ein Extraktor denselben Text wieder (neue Fassung), bleibt der gespeicherte Wert stehen: die
-# Zeile bekommt neue Stempel, der Text wird nicht noch einmal nach TOAST geschrieben. Zurück kommt je
-# geschriebener Zeile, ob Text und Fehler gleich blieben (NULL: eine neue Zeile).
+# Nur schreiben, was sich unterscheidet; ein gleicher Text wird nicht noch einmal nach TOAST
+# geschrieben. Zurück kommt je geschriebener Zeile, ob Text und Fehler gleich blieben (NULL: neu).
 SQL_SCHREIBEN = """
 with alt as (
     select text, fehler from extraktionen where item_id = %(item_id)s and extraktor = %(extraktor)s
