@@ -118,10 +118,9 @@ class _Strom(logging.Handler):
 
 
 def einrichten() -> None:
-    """Richtet das Protokoll ein: die Kommandozeile (``cli``) ruft es zu Beginn, die Tests in
-    ``conftest``; beim Import geschieht nichts, ein zweiter Aufruf ersetzt die Handler. Die
-    übrigen Skripte (check_db.py, demo.py, …) schreiben selbst mit click und melden über logging
-    nur Fehler und Warnungen – die schreibt Python ohne Einrichtung auf stderr (``logging.lastResort``).
+    """Richtet das Protokoll ein (die Kommandozeile zu Beginn, die Tests in ``conftest``); ein
+    zweiter Aufruf ersetzt die Handler. Ohne Einrichtung schreibt Python Warnungen und Fehler auf
+    stderr (``logging.lastResort``) – so bei check_db.py und demo.py.
 
     Logger ``auswahlstufe``: unter WARNING nach stdout (das Protokoll), ab WARNING nach stderr.
     Logger ``db`` (die Warnungen von db.py, etwa ein Passwort in DATABASE_URL): nach stderr, mit
