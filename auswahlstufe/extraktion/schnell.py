@@ -268,11 +268,8 @@ def newspaper4k_text(html: str, url: str) -> str:
     """Wie ``Article(url, fetch_images=False)``, ``download(input_html=html)``, ``parse()``,
     ``.text`` – nur die Schritte von ``Article.parse()`` (0.9.6), von denen der Text abhängt.
 
-    Abweichungen von ``Article.parse()``, Zeile für Zeile:
-    ``get_authors`` und ``get_publishing_date`` (vor dem Hauptknoten) sowie ``get_videos``
-    und ``fetch_images`` (danach) entfallen – sie setzen nur eigene Felder und verändern den
-    Baum nicht; ob sie werfen würden, prüft ``_nebenschritte_unbedenklich``, sonst läuft
-    stock. Die übrigen Felder (``meta_site_name`` usw.) werden nicht gesetzt; ``text`` wird
+    Es entfallen ``get_authors``, ``get_publishing_date``, ``get_videos`` und ``fetch_images``
+    (ob sie würfen, prüft ``_nebenschritte_unbedenklich``) und die übrigen Felder; ``text`` wird
     wie im Setter von ``Article.text`` auf ``config.max_text`` Zeichen gekürzt."""
     from newspaper import Article, parsers
     from newspaper.cleaners import DocumentCleaner
