@@ -287,9 +287,7 @@ def grenzen_aus_umgebung(voreinstellung: dict[str, str], umgebung: dict[str, str
 
 
 def laufgrenzen() -> dict[str, str]:
-    # idle_session_timeout 0: ein Lauf lässt seine Verbindungen ruhen, während die Worker oder
-    # Extraktoren rechnen (Minuten) – der Server soll sie dabei nicht beenden, mit der
-    # Schreibverbindung die Sperre. Jede Rolle darf es für ihre Sitzung setzen (Kontext user).
+    # idle_session_timeout 0: docs/betrieb-lauf.md, „Ruhende Verbindungen und die Sperre“.
     return grenzen_aus_umgebung(
         {"statement_timeout": STATEMENT_TIMEOUT, "lock_timeout": LOCK_TIMEOUT, "idle_session_timeout": "0"},
         UMGEBUNG_LAUF,
