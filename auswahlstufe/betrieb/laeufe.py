@@ -42,11 +42,9 @@ SQL_LAUF = """
 select id, modus, slot, teil, extrahieren, variante, aufruf, pid, rechner, begonnen_am
 from auswahl_laeufe where id = %(id)s
 """
-# Offene Läufe, deren Sitzung nicht mehr lebt, als abgebrochen schließen. Lebt eine Sitzung
-# mit der PID, aber sie begann nach dem Lauf, ist es eine andere (PIDs kehren wieder);
-# die Startzeit fremder Rollen zeigt pg_stat_activity nicht, dann gilt die Sitzung als
-# seine. Läufe ohne backend_pid (vor aw-007) sind tot, wenn keine andere Sitzung die
-# Sperre ihrer coder_version hält (ganz oder geteilt: die Teile halten sie geteilt).
+# Offene Läufe, deren Sitzung nicht mehr lebt, als abgebrochen schließen (woran das zu erkennen ist:
+# docs/betrieb-lauf.md, „Läufe, die nie endeten“). Die Startzeit fremder Rollen zeigt
+# pg_stat_activity nicht; dann gilt die Sitzung mit der PID als seine.
 SQL_VERWAISTE_SCHLIESSEN = """
 update auswahl_laeufe l set
     beendet_am = clock_timestamp(),
@@ -170,8 +168,7 @@ def beschreiben(conn: psycopg.Connection, lauf_id: int) -> tuple[str, datetime |
     return (_beschreibung(zeile), zeile[-1]) if zeile else (f"Lauf {lauf_id}", None)
 
 
-# Ein Lauf, dessen Sitzung starb, kann geendet haben (mit Exit 3 und eigener Meldung, als der
-# Server ging) – nur eintragen konnte er sein Ende nicht mehr. So sagt es der Hinweis.
+# Ein Lauf, dessen Sitzung starb, kann geendet haben (Exit 3, als der Server ging); so sagt es der Hinweis.
 NICHT_EINGETRAGEN = (
     "trug sein Ende nicht ein (Datenbanksitzung weg: getötet, Server gestoppt oder Verbindung verloren)"
 )
