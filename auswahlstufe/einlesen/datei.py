@@ -50,10 +50,8 @@ on conflict (item_id, extraktor) do update set
 where (e.text, e.fehler) is distinct from (excluded.text, excluded.fehler)
 returning not exists (select 1 from bisher b where b.item_id = e.item_id and b.extraktor = e.extraktor)
 """
-# Für die Items, die sie nennt, ist die Datei die ganze Wahrheit: Kandidaten,
-# die sie für ein solches Item nicht (mehr) nennt, gehen – sonst entschiede die
-# Datenbank anders als der Stapelbetrieb über dieselbe Datei. Je Anweisung
-# höchstens STUECK_ITEMS Items, mit den Schlüsseln, die die Datei für sie nennt.
+# Kandidaten, die die Datei für ein genanntes Item nicht (mehr) nennt, gehen (die Datei ist die
+# ganze Wahrheit); je Anweisung höchstens STUECK_ITEMS Items, mit den Schlüsseln der Datei.
 SQL_ENTFERNEN_EINLESEN = """
 delete from extraktionen e
 where e.item_id = any(%(item_ids)s)
