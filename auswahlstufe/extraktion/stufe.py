@@ -133,13 +133,10 @@ def _abfrage(bereich: Bereich) -> tuple[sql.Composed, dict]:
     return sql.SQL(SQL_VERALTET).format(bedingung=bereich.bedingung()), params
 
 
-# Die Zählung eines Laufs (Bilanzzeile, auswahl_laeufe.extraktion): Seiten veraltet und
-# extrahiert, Zeilen geschrieben, Kandidaten mit Fehler, davon vorläufig (der nächste Lauf
-# versucht es wieder) und aufgegeben (nach GRENZE Versuchen), Kandidaten wiederholt (ihr
-# letzter Versuch war vorläufig), Seiten, die keine HTML-Seiten sind, Items, die Ingest
-# während der Extraktion löschte (entfallen); von den veralteten die zu extrahierenden, die nur
-# nachgeprüften (Seitenart) und die Zeilen, die dabei nur neu gestempelt wurden; von den
-# geschriebenen die, deren Text und Fehler gleich blieben (gleich: neu extrahiert, dasselbe Ergebnis).
+# Die Zählung eines Laufs (Bilanzzeile, auswahl_laeufe.extraktion; vorläufig, aufgegeben und
+# wiederholt: docs/extraktion.md, „Fehler der Umgebung“). Von den veralteten die zu extrahierenden
+# und die nur nachgeprüften (Seitenart, dabei neu gestempelt); von den geschriebenen die, deren
+# Text und Fehler gleich blieben.
 ZAEHLUNG = (
     *("veraltet", "extrahiert", "geschrieben", "gleich", "fehler"),
     *("vorlaeufig", "aufgegeben", "wiederholt", "keine_html", "entfallen"),
