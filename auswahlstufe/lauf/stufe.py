@@ -61,9 +61,8 @@ class Einstellungen:
     stapel_zeitlimit: float = ZEITLIMIT
 
 
-# Mit --extrahieren: die Extraktion vor der Auswahl jedes Bereichs, im Kontext des Laufs (unter
-# seiner Sperre, in seinem Protokoll). Sie füllt die Zählung – auch bis zu einem Fehler –, die im
-# Protokoll steht (auswahl_laeufe.extraktion); ihr Fehler oder Abbruch ist der des Laufs.
+# Mit --extrahieren: die Extraktion vor der Auswahl jedes Bereichs, im Kontext des Laufs
+# (docs/aufbau.md, „Ein Lauf“); sie füllt die Zählung, ihr Fehler oder Abbruch ist der des Laufs.
 Vorlauf = Callable[[Laufkontext, Bereich, dict[str, int]], None]
 
 
