@@ -69,9 +69,7 @@ class KonfigurationsFehler(Fehler):
 
 
 ANWENDUNG = "wurzelwerk-auswahl"
-# Der Rauchtest, wie ein Mensch ihn im Klon aufruft (das Python der Stufe: .venv/bin/python –
-# ein nacktes „python“ gibt es etwa auf Debian 12 nicht). Jede Meldung, die dorthin schickt,
-# nimmt ihn von hier; migrieren (``--migrieren``) ist Sache des Admins der Stufe.
+# Der Rauchtest, wie ein Mensch ihn im Klon aufruft; jede Meldung, die dorthin schickt, nimmt ihn von hier.
 CHECK_DB = ".venv/bin/python check_db.py"
 # Grenzen je Anweisung und je Sperrwartezeit; über die Umgebung zu ändern
 # (Werte wie in postgresql.conf: "60s", "500ms", "0" = aus).
@@ -94,9 +92,7 @@ _DAUER = re.compile(r"^\d+(?:\.\d+)?(?:us|ms|s|min|h|d)?$")
 MINDESTVERSION = 15
 GETESTET = (15, 18)
 
-# Warnungen an einen Menschen. Wohin sie gehen, richtet der Einstieg ein (die Stufe:
-# auswahlstufe/betrieb/protokoll.py, nach stderr mit dem Zeilenkopf); ohne Einrichtung
-# schreibt Python sie auf stderr (logging.lastResort).
+# Warnungen an einen Menschen; wohin sie gehen, richtet der Einstieg ein (``protokoll.einrichten``).
 WARNUNG = logging.getLogger("db")
 _gewarnt: set[str] = set()  # jede Warnung einmal je Prozess (ein Lauf, ein Aufruf von check_db.py)
 
