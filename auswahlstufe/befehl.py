@@ -188,12 +188,8 @@ class Aufruffehler(click.UsageError):
 
 
 class DeutscherBefehl(click.Command):
-    """click.Command mit deutscher Hilfe und deutschen Aufruffehlern.
-
-    ``naechster_schritt`` (optional): aus den Parametern des Aufrufs der Satz, der an
-    ein fehlendes Recht (``RechtFehlt``) angehängt wird – welcher ``check_db.py
-    --modus`` es prüft und wer es gibt. Der Befehl weiß, welche Betriebsart lief.
-    """
+    """click.Command mit deutscher Hilfe und deutschen Aufruffehlern. ``naechster_schritt``: aus
+    den Parametern des Aufrufs der Satz, der an ein fehlendes Recht (``RechtFehlt``) angehängt wird."""
 
     def __init__(self, *args, naechster_schritt=None, **kwargs) -> None:
         self.naechster_schritt = naechster_schritt
