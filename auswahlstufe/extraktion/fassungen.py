@@ -160,12 +160,8 @@ def newspaper_fest_pruefen() -> None:
 def beschleuniger_abweichung() -> str | None:
     """Darf ``schnell`` eingespielt werden? None: ja, alles ist in der geprüften Fassung. Sonst
     der Grund auf Deutsch, etwa „lxml 6.1.4 ist installiert, geprüft ist 6.1.3“ – dann laufen
-    die Stock-Aufrufe. Prüft alles außer dem, was ``newspaper_fest_pruefen`` streng prüft, und
-    ändert nichts; beim ersten Aufruf je Prozess kostet vor allem der Import der Extraktoren
-    (etwa eine halbe Sekunde).
-
-    Weicht eine Version ab, nennt der Grund nur die Versionen (der Quelltext weicht dann ohnehin
-    ab); sonst die abweichenden Quelltexte und Parser."""
+    die Stock-Aufrufe. Prüft alles außer dem, was ``newspaper_fest_pruefen`` streng prüft; weicht
+    eine Version ab, nennt der Grund nur die Versionen, sonst die Quelltexte und Parser."""
     versionen = []
     for paket, geprueft in GEPRUEFT.items():
         if paket in FEST_PAKETE:
