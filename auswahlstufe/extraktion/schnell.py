@@ -62,13 +62,9 @@ def _tokenizer_mit_tabelle():
 
 
 def _stopwords_init_mit_speicher(stock_init):
-    """``StopWords.__init__`` mit Zwischenspeicher je Sprachangabe.
-
-    Stock prüft bei jedem Objekt über pathlib, ob die Stoppwortdatei und ein Sprachmodul
-    existieren (``parsers.is_highlink_density`` baut je Wortzählung ein neues Objekt).
-    Beim ersten Mal je Sprache läuft stock (auch mit seinen Fehlern, die nicht gemerkt
-    werden); danach dieselben Felder ohne Dateisystem. ``tokenizer`` und ``find_stopwords``
-    werden wie bei stock bei jedem Objekt aus dem Sprachmodul bzw. ``newspaper.text`` gelesen."""
+    """``StopWords.__init__`` mit Zwischenspeicher je Sprachangabe: beim ersten Mal je Sprache
+    stock (auch mit seinen Fehlern, die nicht gemerkt werden), danach dieselben Felder ohne
+    Dateisystem; ``tokenizer`` und ``find_stopwords`` wie bei stock bei jedem Objekt gelesen."""
     text = importlib.import_module("newspaper.text")
     gemerkt: dict[str, tuple[str, object]] = {}
 
