@@ -58,11 +58,7 @@ def kodieren(
     summe: bytes,
     argumente: Mapping[str, object] | None = None,
 ):
-    """Entscheidung und fertige Zeile eines Items.
-
-    ``argumente`` sind die Schlüsselwörter einer Variante für ``waehle``
-    (``version.Variante.argumente``); ohne sie gelten die Voreinstellungen.
-    """
+    """Entscheidung und fertige Zeile eines Items; ``argumente``: die einer Variante für ``waehle``."""
     extraktionen = {n: {"text": t, "error": f} for n, t, f in zip(namen, texte, fehler, strict=True)}
     e = waehle(extraktionen, **(argumente or {}))
     gewaehlt = extraktionen.get(e.extraktor)
@@ -168,12 +164,8 @@ def stapel_kodieren(
     stichprobe_n: int | None,
     argumente: Mapping[str, object] | None = None,
 ) -> Stapelergebnis:
-    """Entscheidet einen Auftrag aus ``vorsortieren``; läuft im Worker (oder im Hauptprozess).
-
-    ``version`` und ``argumente`` gehören zusammen: die coder_version einer
-    Variante und ihre Schlüsselwörter für ``waehle`` (ohne: die Voreinstellung).
-    Zurück kommen die Zeilen als fertige COPY-Daten, dazu die Zählung.
-    """
+    """Entscheidet einen Auftrag aus ``vorsortieren`` (im Worker oder im Hauptprozess): die Zeilen
+    als fertige COPY-Daten, dazu die Zählung. ``version`` und ``argumente`` gehören zusammen."""
     ergebnis = Stapelergebnis(gerechnet=len(auftrag))
     neu: list[str] = []
     geaendert: list[str] = []
