@@ -46,12 +46,8 @@ select current_user, current_database(),
 
 
 def migrationsdateien() -> list[Path]:
-    """Unsere Migrationen in Anwendungsreihenfolge (= Dateinamen).
-
-    Keine Datei zu finden ist immer ein Fehler (Exit 4): dann fehlt das
-    Verzeichnis ``migrations/`` neben dem Code, etwa nach einer Installation
-    ohne den Klon – und „alles angewandt“ wäre eine Lüge.
-    """
+    """Unsere Migrationen in Anwendungsreihenfolge (= Dateinamen). Keine Datei zu finden ist
+    immer ein Fehler (Exit 4): „alles angewandt“ wäre dann eine Lüge."""
     dateien = sorted(p for p in VERZEICHNIS.glob("aw-*.sql"))
     if not dateien:
         raise VoraussetzungFehlt(
@@ -74,11 +70,8 @@ def fehlende(conn: psycopg.Connection) -> list[Path]:
 
 
 def anwenden(conn: psycopg.Connection, datei: Path) -> None:
-    """Eine Migrationsdatei als Ganzes; ``conn`` muss im Autocommit-Modus sein.
-
-    Scheitert eine Anweisung, ist die Transaktion der Datei verloren und wird
-    zurückgerollt: nichts halb angewandt, auch kein Eintrag im Buch.
-    """
+    """Eine Migrationsdatei als Ganzes; ``conn`` muss im Autocommit-Modus sein. Scheitert eine
+    Anweisung, wird die Transaktion der Datei zurückgerollt: nichts halb angewandt."""
     text = datei.read_text(encoding="utf-8")
     try:
         conn.execute(text.encode())  # Bytes ohne Parameter: einfaches Protokoll, mehrere Anweisungen
