@@ -120,11 +120,8 @@ def halter_von(conn: psycopg.Connection, name: str) -> tuple[str, datetime | Non
 
 
 def freigeben(conn: psycopg.Connection) -> None:
-    """Sperren ausdrücklich lösen, dann schließen.
-
-    Nach dem Schließen endet der Serverprozess – und mit ihm die Sperre – erst
-    einen Augenblick später; ein direkt folgender Lauf fände sie sonst noch belegt.
-    """
+    """Sperren ausdrücklich lösen, dann schließen: sonst fände ein direkt folgender Lauf sie noch
+    belegt (der Serverprozess endet erst einen Augenblick nach dem Schließen)."""
     try:
         if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
             conn.execute(SQL_FREIGEBEN)
