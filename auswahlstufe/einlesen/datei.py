@@ -66,12 +66,8 @@ def _geaendert(name: str) -> EingabeFehler:
 
 
 def _kaputt_melden(pfad: str, name: str) -> NoReturn:
-    """Die Meldung für eine Datei, die der Weg Artikel für Artikel ablehnt.
-
-    Der Weg sagt nur „unregelmäßig“; wo und was, sagt ``parsen`` über die ganze Datei –
-    dieselbe Meldung wie im Stapelbetrieb (Zeile, Spalte, Artikel). Was ``artikel_einzeln``
-    ablehnt, lehnt ``parsen`` auch ab (``tests/test_stapel.py``, Artikel einzeln).
-    """
+    """Die Meldung für eine Datei, die der Weg Artikel für Artikel ablehnt: wo und was, sagt
+    ``parsen`` über die ganze Datei – dieselbe Meldung wie im Stapelbetrieb."""
     parsen(dekodieren(lesen(pfad), name), name)
     raise RuntimeError(f"{name}: artikel_einzeln lehnt ab, was parsen annimmt")
 
