@@ -45,12 +45,8 @@ class Einlesebilanz:
 
 
 def _fuer_postgres(wert: str, bilanz: Einlesebilanz) -> str:
-    """NUL und einzelne Surrogate durch U+FFFD ersetzen (und zählen).
-
-    U+FFFD verhält sich in beiden Normalisierungen wie das ersetzte Zeichen:
-    kein Wortzeichen, kein Leerraum. Die Entscheidung bleibt also dieselbe wie
-    im Stapelbetrieb über dieselbe Datei.
-    """
+    """NUL und einzelne Surrogate durch U+FFFD ersetzen (und zählen). U+FFFD ist wie sie kein
+    Wortzeichen und kein Leerraum: die Entscheidung bleibt die des Stapelbetriebs."""
     neu = wert.replace("\x00", ERSATZ)
     try:
         neu.encode("utf-8")
