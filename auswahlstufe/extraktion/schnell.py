@@ -92,16 +92,11 @@ def _klassen_lookup_in_c():
     """Dieselbe Zuordnung Knoten → Python-Klasse wie ``lxml.html.HtmlElementClassLookup``,
     aber mit lxmls Lookups in C statt eines Python-Rückrufs.
 
-    lxml.html ruft für jeden Python-Stellvertreter eines Knotens ``lookup()`` in Python auf
-    (auf den aeb-Seiten rund 3 500 Mal je Seite und Extraktor). Stock: Element →
-    ``_element_classes.get(name.lower(), HtmlElement)`` (form, input, label, select,
-    textarea mit eigenen Klassen), Kommentar → ``HtmlComment``, PI →
-    ``HtmlProcessingInstruction``, Entity → ``HtmlEntity``. Hier: ``ElementDefaultClassLookup``
-    mit genau diesen vier Klassen, davor ``ElementNamespaceClassLookup`` mit den Sonderklassen
-    unter jeder Groß-/Kleinschreibung ihres Namens (stock senkt ``name`` ab; über ASCII hinaus
-    ergibt ``lower()`` bei diesen Namen nichts Neues). Einziger Unterschied: ein Element mit
-    Namensraum und einem dieser Namen bekäme ``HtmlElement`` – der HTML-Parser erzeugt keine
-    Namensräume, und keiner der drei Extraktoren legt solche Elemente an."""
+    ``ElementDefaultClassLookup`` mit den vier Klassen von stock (Element, Kommentar, PI, Entity),
+    davor ``ElementNamespaceClassLookup`` mit den Sonderklassen (form, input, …) unter jeder
+    Groß-/Kleinschreibung ihres Namens (stock senkt ``name`` ab). Einziger Unterschied: ein
+    Element mit Namensraum und einem dieser Namen bekäme ``HtmlElement`` – der HTML-Parser
+    erzeugt keine Namensräume, und keiner der drei Extraktoren legt solche Elemente an."""
     import itertools
 
     from lxml import etree, html
