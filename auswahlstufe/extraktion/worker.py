@@ -63,10 +63,8 @@ def anfang(speichergrenze_mb: int) -> str | None:
 class Umgebungsfehler(str):
     """Der Fehler eines Kandidaten, der nichts über die Seite sagt, sondern über die Umgebung – ein
     späterer Versuch kann gelingen (``seiten.voruebergehend``). ``art``: ``zeitlimit``, ``tot``
-    (der Worker starb) oder ``speicher``.
-
-    Ein ``str``, weil der Fehler eines Kandidaten Text ist – im Stapelformat (``"error"``) und in
-    ``extraktionen.fehler`` –; die Art trägt er daneben, niemand liest sie aus dem Wortlaut."""
+    (der Worker starb) oder ``speicher``. Ein ``str``, weil der Fehler eines Kandidaten Text ist;
+    die Art trägt er daneben, niemand liest sie aus dem Wortlaut."""
 
     def __new__(cls, text: str, art: str) -> Umgebungsfehler:
         selbst = super().__new__(cls, text)
