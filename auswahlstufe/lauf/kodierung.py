@@ -130,14 +130,9 @@ class Stapelergebnis:
 
 
 def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stapelergebnis]:
-    """Im Hauptprozess: was zu rechnen ist, und was sich ohne Rechnen erledigt.
-
-    Items ohne Kandidatenzeilen werden gezählt (und ihre alte Zeile
-    vorgemerkt); Items, deren Eingabe-Summe gleich blieb, sind unverändert –
-    außer ``alle`` (die Stichprobe braucht jede Entscheidung). Unter derselben
-    coder_version folgt die Zeile allein aus der Eingabe. Hat sich die Eingabe
-    geändert, entscheidet erst die Ergebnissumme, ob die Zeile sich ändert.
-    """
+    """Im Hauptprozess: was zu rechnen ist, und was sich ohne Rechnen erledigt – Items ohne
+    Kandidatenzeilen (gezählt, ihre alte Zeile vorgemerkt) und, außer mit ``alle`` (die Stichprobe
+    braucht jede Entscheidung), Items mit unveränderter Eingabe-Summe."""
     ergebnis = Stapelergebnis(ids=[zeile[0] for zeile in zeilen])
     auftrag = []
     for item_id, alt, alt_ergebnis, summe, anzahl, unbekannt, namen, texte, fehler in zeilen:
