@@ -52,13 +52,8 @@ returning not exists (select 1 from bisher b where b.item_id = s.item_id)
 
 
 class Stuecke:
-    """Zeilen sammeln und Stück für Stück upserten; zählt neu und geändert.
-
-    Ein Stück endet nach STUECK_ZEILEN Zeilen oder STUECK_ZEICHEN Zeichen; seine Zeilen gehen
-    spaltenweise als Arrays in eine Anweisung (``spalten`` sind die Namen ihrer Parameter).
-    So ist jede Anweisung kurz, und das Lesen der Datei zählt zu keiner. Die Transaktion darum
-    hält der Aufrufer; ``schreiben()`` am Ende schreibt den Rest.
-    """
+    """Zeilen sammeln und Stück für Stück upserten, spaltenweise als Arrays (``spalten``: die Namen
+    der Parameter); zählt neu und geändert. ``schreiben()`` am Ende schreibt den Rest."""
 
     def __init__(self, cur, upsert: str, spalten: tuple[str, ...]) -> None:
         self.cur, self.upsert, self.spalten = cur, upsert, spalten
