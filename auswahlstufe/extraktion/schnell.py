@@ -201,11 +201,8 @@ def _videos_json_ld(videos, json_ld_scripts) -> None:
 
 def _datumstexte(url: str, doc) -> list:
     """Obermenge der Texte, die ``PubdateExtractor.parse`` außerhalb von JSON-LD an
-    ``_parse_date_str`` gibt: das Datum in der URL, ``datetime`` jedes ``<time>``,
-    ``content`` jedes ``<meta>`` mit name/property/itemprop aus PUBLISH_DATE_META_INFO
-    (stock: ``get_metatags``, genauer Vergleich) und das Datumsattribut jedes Elements aus
-    PUBLISH_DATE_TAGS (stock: Vergleich nach ASCII-Kleinschreibung; hier ``lower()``, das
-    höchstens mehr trifft)."""
+    ``_parse_date_str`` gibt (URL, ``<time>``, ``<meta>``, PUBLISH_DATE_TAGS; ``lower()`` statt
+    ASCII-Kleinschreibung trifft höchstens mehr)."""
     from newspaper import parsers, urls
     from newspaper.extractors.defines import PUBLISH_DATE_META_INFO, PUBLISH_DATE_TAGS
 
