@@ -69,9 +69,7 @@ def kodieren(
     return e, Zeile(item_id, e.extraktor, e.regel, e.konsens, metriken, text, summe, ergebnis)
 
 
-# COPY im Textformat (PostgreSQL-Doku, „COPY – Text Format“): Tab trennt die
-# Spalten, \N ist NULL, Backslash, Tab, Zeilenumbruch und Wagenrücklauf werden
-# maskiert; bytea steht als \x mit Hex-Ziffern, dessen Backslash selbst maskiert.
+# COPY im Textformat (PostgreSQL-Doku, „COPY – Text Format“).
 _COPY_MASKEN = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"))
 
 
