@@ -139,9 +139,7 @@ MODI: dict[str, Modus] = {
                 # die Stücke gehen als Arrays in einer Anweisung hinein, ohne temporäre Tabelle
             ),
         ),
-        # extraktion.stufe: liest seiten (mit raw_items verbunden) und die gespeicherten
-        # Kandidaten, schreibt extraktionen per insert … on conflict do update – löscht nie –
-        # und wählt danach im selben Lauf wie ein Lauf (mit --trocken: nur lesend).
+        # extraktion.stufe: schreibt extraktionen per Upsert, löscht nie, und wählt danach wie ein Lauf
         Modus(
             "extrahieren",
             "auswahl.py --extrahieren --backfill, --slot … oder --nachholen [--teil K/N]",
