@@ -83,12 +83,9 @@ def _erster_durchgang(pfad: str, name: str, melder: DoppelteMelder, weiter) -> I
 def _zweiter_durchgang(
     pfad: str, name: str, zweiter: Einlesebilanz
 ) -> Iterator[tuple[int, list, tuple | None]]:
-    """(Index, Kandidaten, Seite) je Artikel, mit denselben Prüfungen wie im ersten Durchgang.
-
-    Die Datei muss sein, was der erste prüfte: scheitert jetzt der Leser oder die Form eines
-    Artikels, hat jemand sie dazwischen neu geschrieben – ein Satz statt eines Tracebacks, und
-    die Transaktion rollt zurück. ``zweiter`` zählt, was der erste schon gezählt hat.
-    """
+    """(Index, Kandidaten, Seite) je Artikel, mit denselben Prüfungen wie im ersten Durchgang;
+    scheitert jetzt etwas, wurde die Datei dazwischen neu geschrieben (ein Satz, die Transaktion
+    rollt zurück). ``zweiter`` zählt, was der erste schon gezählt hat."""
     try:
         for index, eintrag in artikel_einzeln(pfad):
             yield index, list(kandidaten(eintrag, index, name, zweiter)), seite(eintrag, index, name, zweiter)
