@@ -133,10 +133,8 @@ def beschleuniger_einspielen() -> None:
 
 # --- newspaper4k nur mit den Schritten, von denen der Text abhängt -----------------------
 
-# Elemente, aus denen PubdateExtractor.parse Datumstexte liest: <time datetime>, <meta> mit
-# content und Elemente aus PUBLISH_DATE_TAGS (Datum in "datetime" oder "content"). Jeder
-# dieser Texte steht in einem Attribut datetime oder content; "//" sucht im ganzen Baum
-# (stock sucht teils nur unter doc – eine Obermenge schadet nicht, siehe unten).
+# Elemente, aus denen PubdateExtractor.parse Datumstexte liest: jeder steht in einem Attribut
+# datetime oder content; "//" sucht im ganzen Baum (eine Obermenge schadet nicht, siehe unten).
 _MIT_DATUMSATTRIBUT = "//*[@datetime or @content]"
 
 
