@@ -39,11 +39,8 @@ LESESEITE = 20  # Seiten je Leseabfrage, ids je Block (HTML im Speicher: höchst
 SQL_GIBT_ES_SEITEN = "select to_regclass('seiten') is not null"
 
 # Je Seite, was an ihren gespeicherten Kandidaten zu tun ist. **Neu extrahieren**: keine Zeile, eine
-# vorläufige (Fehler der Umgebung, aw-009), eine andere Seite (SHA-256) oder eine andere Textfassung
-# (aufrufe.textfassung: Paketversion, Einstellungen, Zeichensatzregel) – mit den Versuchen bisher.
-# **Nachprüfen**: alles gleich bis auf die Fassung der Seitenart (art.FASSUNG) – dann entscheidet das
-# Urteil über die Seite, ohne Extraktor, ob die Zeile nur neu gestempelt wird; dafür ihr Fehler und ob
-# ihr Text fehlt oder leer ist.
+# vorläufige, eine andere Seite oder Textfassung (mit den Versuchen bisher). **Nachprüfen**: nur die
+# Fassung der Seitenart weicht ab (``_nachpruefen``; dafür Fehler und ob der Text fehlt oder leer ist).
 SQL_VERALTET = """
 select s.item_id, s.html, s.url, s.content_type, k.sha256, a.namen, a.versuche,
        a.pruef_namen, a.pruef_fehler, a.pruef_ohne_text, a.pruef_leer
