@@ -93,9 +93,8 @@ def copy_zeile(*werte: str | int | bytes | None) -> str:
 
 @dataclass
 class Stapelergebnis:
-    # Fertige COPY-Daten (UTF-8), in den Workern gebaut: der Hauptprozess
-    # reicht sie nur weiter. „neu“ geht direkt nach selected_extractor (mit
-    # coder_version), „geändert“ über aw_stapel und den Upsert.
+    # Fertige COPY-Daten (UTF-8) aus den Workern: „neu“ direkt nach selected_extractor,
+    # „geändert“ über aw_stapel und den Upsert.
     neu_daten: bytes = b""
     geaendert_daten: bytes = b""
     neu: int = 0
