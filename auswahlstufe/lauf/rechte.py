@@ -15,11 +15,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Recht:
     """Rechte auf ein Objekt. ``art``: datenbank, schema, tabelle, sicht, sequenz oder eigentuemer.
-
-    ``weitergeben``: diese der ``rechte`` mit WITH GRANT OPTION – der Admin gibt SELECT auf
-    raw_items (von Ingest) an die Betriebsrolle weiter. ``spalten``: die Spalten, die der Modus
-    liest – ein Recht auf jede von ihnen genügt dann statt eines auf die ganze Tabelle (ein Haus
-    gibt etwa ``grant select (id, slot, …) on raw_items``); vergeben wird die ganze Tabelle.
+    ``weitergeben``: diese der ``rechte`` mit WITH GRANT OPTION. ``spalten``: die Spalten, die der
+    Modus liest – ein Recht auf jede genügt statt eines auf die Tabelle (vergeben wird die Tabelle).
     """
 
     art: str
@@ -78,17 +75,14 @@ KANDIDATEN = Recht("tabelle", "extraktionen", ("SELECT",))
 TEMP = Recht("datenbank", "", ("TEMPORARY",), "jeder Stapel geht per COPY durch eine temporäre Tabelle")
 KODIERUNG_SCHREIBEN = Recht("tabelle", "selected_extractor", ("SELECT", "INSERT", "UPDATE", "DELETE"))
 KODIERUNG_LESEN = Recht("tabelle", "selected_extractor", ("SELECT",))
-# Protokoll der Läufe (Migration aw-004). Seine id ist eine Identitätsspalte –
-# kein Recht auf die Sequenz nötig (tests/test_stufe_betrieb.py prüft es).
+# Protokoll der Läufe (aw-004); seine id ist eine Identitätsspalte, kein Recht auf eine Sequenz nötig.
 PROTOKOLL = (Recht("tabelle", "auswahl_laeufe", ("SELECT", "INSERT", "UPDATE"), "Protokoll der Läufe"),)
 
 GRUND = (VERBINDEN, SCHEMA, BUCH)
 LAUF = (*GRUND, ITEMS_MIT_HAUS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL, *QUELLENWACHE)
 LESEN = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_LESEN)
 
-# Die Sichten der Stufe (aw-003, aw-004): was ein Betreiber am nächsten Morgen liest.
-# Eine Sicht liest ihre Tabellen mit den Rechten ihres Eigentümers (des Admins) –
-# SELECT auf die Sicht genügt. Eine neue Sicht einer Migration kommt hier dazu.
+# Die Sichten der Stufe (eine neue kommt hier dazu); sie lesen mit den Rechten ihres Eigentümers.
 SICHTEN = (
     *("auswahl_uebersicht", "auswahl_letzter_slot", "auswahl_slots_ohne_lauf", "auswahl_offene_laeufe"),
     *("auswahl_slots", "auswahl_fortschritt", "auswahl_extraktion_fassungen", "auswahl_quellenwache"),
