@@ -52,9 +52,8 @@ def bloecke(
 ) -> Iterator[tuple[int, list[tuple]]]:
     """Die Zeilen von ``anfrage`` je Block von ``breite`` ids (Block ``b``: ids ``b × breite + 1``
     bis ``(b + 1) × breite`` – ids aus einer Sequenz beginnen bei 1), aufsteigend – nur die Blöcke,
-    für die ``nehmen(b)`` wahr ist. Leere Strecken überspringt eine Anfrage nach der nächsten Zeile.
-    Einen Block, den ``nehmen`` nicht gab (ein anderer hatte ihn), versucht der Leser am Ende noch
-    einmal: starb jener inzwischen, bleibt der Block nicht liegen; hat ihn jener noch, macht er ihn."""
+    für die ``nehmen(b)`` wahr ist; leere Strecken überspringt eine Anfrage nach der nächsten Zeile.
+    Einen Block, den ``nehmen`` nicht gab, versucht der Leser am Ende noch einmal."""
 
     def block(cur, nummer: int) -> list[tuple]:
         von, bis = max(nummer * breite + 1, KLEINSTE_ID), min(nummer * breite + breite, GROESSTE_ID)
