@@ -30,8 +30,7 @@ SQL_GIBT_ES = "select to_regclass(%s) is not null"
 SPERRE = "wurzelwerk-auswahl migrationen"
 SQL_SPERRE_WARTEN = "select pg_advisory_lock(hashtextextended(%s, 0))"
 SQL_SPERRE_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
-# Wer einen Lauf startet: darf die Rolle Entscheidungen schreiben (trocken: lesen) wie die
-# Betriebsrolle, ist sie der Admin (Eigentümer der Tabellen, kein Superuser)? Keine Zeile vor aw-002.
+# Darf die Rolle Entscheidungen schreiben (trocken: lesen), ist sie der Admin? Keine Zeile vor aw-002.
 SQL_ROLLE = """
 select current_user, has_table_privilege(c.oid, %s),
        pg_get_userbyid(c.relowner) = current_user and not p.rolsuper
