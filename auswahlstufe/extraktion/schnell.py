@@ -226,11 +226,9 @@ def _nebenschritte_unbedenklich(artikel, doc) -> bool:
     """True, wenn Autoren, Datum, Videos und Bilder auf dieser Seite keine Ausnahme werfen
     (die zwei Stellen, an denen sie es können: docs/extraktion.md, „Schneller“).
 
-    Der Rest kann nicht werfen: Autoren über Attribute (XPath, Textkopien, Regex auf str),
-    Datum außerhalb dieser beiden Stellen, Videos im Hauptknoten (Attribute, ``int()`` mit
-    abgefangenem ValueError), Bilder mit ``fetch_images=False`` (``urljoin`` fängt ValueError
-    selbst ab). Keiner der drei bricht früh ab, also wirft die Prüfung, wann immer stock
-    wirft; wirft sie öfter (Obermenge), kostet das nur den langsamen Weg."""
+    Der Rest kann nicht werfen (Attribute, XPath, abgefangene ValueError, ``fetch_images=False``).
+    Die Prüfung wirft, wann immer stock wirft; wirft sie öfter (Obermenge), kostet das nur den
+    langsamen Weg."""
     from newspaper import parsers
     from newspaper.extractors.authors_extractor import AuthorsExtractor
     from newspaper.extractors.pubdate_extractor import PubdateExtractor
