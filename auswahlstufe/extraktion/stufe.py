@@ -320,11 +320,9 @@ def _seiten(k: Laufkontext, gelesen: Iterator, arbeit: _Arbeit) -> Iterator:
 def _nachpruefen(
     seite: extraktion.Seite, item_id: int, sha: bytes, pruefen: list, arbeit: _Arbeit
 ) -> list[str]:
-    """Zeilen, deren Fassung sich nur in der Seitenart unterscheidet: das Urteil über die Seite
-    (ohne Extraktor) sagt, was ein Extraktor jetzt gäbe. Gleicht die Zeile dem, wird sie neu
-    gestempelt; gibt das Urteil den Kandidaten selbst (keine HTML-Seite, leer), wird er
-    geschrieben; war die Seite bisher keine HTML-Seite und ist es jetzt, muss der Extraktor ran –
-    diese Namen kommen zurück."""
+    """Zeilen, deren Fassung sich nur in der Seitenart unterscheidet: gleicht die Zeile dem Urteil
+    über die Seite, wird sie neu gestempelt, sonst bekommt sie dessen Kandidaten; war die Seite
+    bisher keine HTML-Seite und ist es jetzt, muss der Extraktor ran – diese Namen kommen zurück."""
     namen, fehler, ohne_text, leer = pruefen
     if not namen:
         return []
