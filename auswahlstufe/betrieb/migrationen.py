@@ -159,10 +159,8 @@ def migrieren(url: str, *, ausgabe=print) -> list[str]:
 def voraussetzungen(conn: psycopg.Connection, modus: str | None = None) -> None:
     """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt.
 
-    ``modus``: ein Lauf (``lauf``, ``stichprobe``, ``extrahieren``, ``trocken``). Darf die Rolle
-    keine Entscheidungen schreiben (trocken: lesen), ist sie nicht die Betriebsrolle (etwa aw_blick
-    oder Ingest): Exit 4 mit diesem Satz statt eines fehlenden Rechts; läuft er als Admin, eine
-    Warnung."""
+    ``modus``: ein Lauf (``lauf``, ``stichprobe``, ``extrahieren``, ``trocken``). Ist die Rolle nicht
+    die Betriebsrolle (etwa aw_blick oder Ingest), Exit 4 mit diesem Satz; als Admin eine Warnung."""
     if modus is not None:
         _rolle(conn, modus)
     if not conn.execute(SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:
