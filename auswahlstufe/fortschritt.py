@@ -103,10 +103,8 @@ def fortschritt(
 ) -> Iterator[Callable[[int], None]]:
     """Gibt ``weiter(n)`` zurück: n weitere Einheiten fertig.
 
-    ``einheit``/``teiler`` für die Zeile (``"MB"``, ``MB``: gezählt in Bytes);
-    ``balken=False`` lässt am Terminal den Balken weg (eine kleine Eingabe ist
-    fertig, bevor er etwas zeigt) – ohne Terminal schreibt ein kurzer Lauf
-    ohnehin keine Zeile. ``melden(fertig, gesamt)`` bekommt den Stand am Anfang und
+    ``einheit``/``teiler`` für die Zeile (``"MB"``, ``MB``: gezählt in Bytes); ``balken=False``
+    lässt am Terminal den Balken weg. ``melden(fertig, gesamt)`` bekommt den Stand am Anfang und
     danach höchstens alle ``abstand`` Sekunden (ein Lauf trägt ihn in die Datenbank ein).
     """
     datei = datei if datei is not None else sys.stderr
