@@ -101,8 +101,7 @@ class Stapelergebnis:
     geaendert: int = 0
     unveraendert: int = 0
     gerechnet: int = 0  # Items, die waehle sah (der Rest erledigte sich über die Eingabe-Summe)
-    # (item_id, neue Eingabe-Summe, Ergebnissumme): Eingabe geändert, Ergebnis gleich.
-    # Nur die Eingabe-Summe wird nachgetragen, damit der nächste Lauf sie nicht neu rechnet.
+    # (item_id, neue Eingabe-Summe, Ergebnissumme): Eingabe geändert, Ergebnis gleich – nachtragen.
     nachtragen: list[tuple[int, bytes, bytes]] = field(default_factory=list)
     entfernen: list[int] = field(default_factory=list)  # Items ohne Kandidaten, mit alter Zeile
     ohne_kandidaten: int = 0
