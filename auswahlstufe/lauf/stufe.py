@@ -379,8 +379,7 @@ def _auftraege(s: _Sitzung, dieser: _Einheit, groesse: int, n: int | None) -> It
 
 
 def _verarbeiten(s: _Sitzung, dieser: _Einheit, gesamt: int) -> None:
-    # Kleine Bestände (ein Slot) in so viele Stapel teilen, dass jeder Worker
-    # zwei bekommt; große in Stapel von STAPEL Items.
+    # Kleine Bestände so teilen, dass jeder Worker zwei Stapel bekommt; große in Stapel von STAPEL.
     groesse = max(1, min(STAPEL, -(-gesamt // (s.e.prozesse * STAPEL_JE_PROZESS))))
     n = dieser.auswahl.n if dieser.auswahl is not None else None
     pool = s.k.auswahlpool
