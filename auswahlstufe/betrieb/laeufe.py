@@ -189,8 +189,7 @@ def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None
         zeilen = conn.execute(SQL_VERWAISTE_SCHLIESSEN, {"meldung": meldung, "praefix": praefix}).fetchall()
     except psycopg.errors.InsufficientPrivilege:
         return []  # ohne Recht auf das Protokoll: das hat beginnen schon gemeldet
-    # Ein toter Aufruf von --nachholen hinterlässt zwei offene Einträge: sich und den Slot-Lauf,
-    # in dem er starb. Ein Prozess, ein Hinweis: der Slot-Lauf, mit seinem Aufruf.
+    # Ein toter Aufruf von --nachholen und sein Slot-Lauf: ein Prozess, ein Hinweis (der Slot-Lauf).
     geschlossen = {z[0] for z in zeilen}
     mit_slot = {z[6] for z in zeilen if z[6] is not None}
     beschreibungen = []
