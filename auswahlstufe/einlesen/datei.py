@@ -31,9 +31,8 @@ from auswahlstufe.jsoneingabe import (
     parsen,
 )
 
-# Die Kandidaten eines Stücks eintragen; gleiche Zeilen bleiben unberührt (extrahiert_am
-# bleibt). Neu oder geändert sagt der Vergleich mit dem Stand zu Beginn der Anweisung
-# (bisher), nicht xmax – wie lauf.schreiben.SQL_UPSERT.
+# Die Kandidaten eines Stücks eintragen; gleiche Zeilen bleiben unberührt. Neu oder geändert sagt
+# der Stand zu Beginn der Anweisung (bisher), nicht xmax (docs/betrieb-lauf.md, „Prüfsummen“).
 SPALTEN_EINLESEN = ("item_ids", "extraktoren", "texte", "fehler")
 SQL_UPSERT_EINLESEN = """
 with stueck as (
