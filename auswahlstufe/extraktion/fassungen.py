@@ -56,9 +56,8 @@ QUELLTEXT = {
     "trafilatura.utils:load_html": "bc0039c89805dea300fce3380f5dcb95a6808a54b288f4ba9fbccbf1b5a05a71",
 }
 
-# Wovon newspaper_fest abhängt: streng (die drei Einträge oben unter „newspaper_fest“). Die
-# Version von newspaper4k gehört dazu, weil die Durchsicht auf Mengenordnungen
-# (newspaper_fest.py) dem ganzen Paket in dieser Fassung gilt.
+# Wovon newspaper_fest streng abhängt: die drei Einträge oben und die Version von newspaper4k
+# (die Durchsicht auf Mengenordnungen gilt dem ganzen Paket in dieser Fassung).
 FEST_PAKETE = ("newspaper4k",)
 FEST = frozenset(
     "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor." + methode
