@@ -19,8 +19,7 @@ from auswahlstufe.extraktion import fassungen
 _eingespielt: list[bool] = []  # einmal je Prozess, wie newspaper_fest
 
 
-# So viele Zeichen Eingabe merkt sich der Tokenizer höchstens (dann fängt er neu an);
-# mit den Tokens etwa zehnmal so viele Bytes Speicher.
+# So viele Zeichen merkt sich der Tokenizer höchstens (mit den Tokens etwa zehnmal so viele Bytes).
 GEDAECHTNIS_ZEICHEN = 1_000_000
 
 
