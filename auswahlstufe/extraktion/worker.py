@@ -38,8 +38,7 @@ def _adressraum() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-# Ob dieser Worker die Beschleuniger eingespielt hat (``anfang``); ein Worker ist ein Prozess, den
-# sein Anfang einrichtet – wie der initializer eines ProcessPoolExecutor.
+# Ob dieser Worker die Beschleuniger eingespielt hat (``anfang``, wie ein initializer).
 _beschleuniger = False
 
 
