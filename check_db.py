@@ -5,11 +5,7 @@
     .venv/bin/python check_db.py --modus einlesen  die Rechte für --einlesen prüfen
     .venv/bin/python check_db.py --modus alle      jede Betriebsart der Betriebsrolle (ohne migrieren)
 
-Exit-Codes wie auswahl.py: 0 alles da, 1 eine Migration ist schon angewandt
-(Buch und Datenbank widersprechen sich), 3 Datenbank nicht erreichbar,
-4 Voraussetzung fehlt (die Liste steht auf stdout), 5 ein anderer
-Migrationslauf hält die Sperre, 6 eine Tabellensperre kam nicht vor dem
-lock_timeout, 7 DATABASE_URL oder eine Grenze kaputt.
+Exit-Codes wie auswahl.py; welche: ``check_db.py -h``.
 
 Die Migrationen selbst (finden, anwenden, Sperre) stehen in migrationen.py,
 die Rechte je Betriebsart in rechte.py, ihre Prüfung und Vergabe in vergabe.py.
@@ -29,8 +25,6 @@ from auswahlstufe.betrieb import migrationen
 from auswahlstufe.extraktion import stufe as extraktion_stufe
 from auswahlstufe.fehler import VoraussetzungFehlt
 from auswahlstufe.lauf import rechte, vergabe
-
-# Für ältere Aufrufer (demo.py, Benchmarks): die Migrationen unter ihrem alten Namen.
 from version import CODER_VERSION, PRIORITAET
 
 # Spalten von raw_items, die die Stufe liest (Pflicht) und die die Sicht zeigt.
@@ -265,7 +259,7 @@ def vor_dem_migrieren(url: str) -> bool:
         return not vergabe.luecken(conn, "migrieren")
 
 
-@click.command(cls=DeutscherBefehl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=DeutscherBefehl)
 @click.option(
     "--migrieren",
     "anwenden_",

@@ -32,7 +32,6 @@ from db_anmeldung import (
     url_teile,
     verbindungsfehler,
 )
-from db_anmeldung import passwortdatei as passwortdatei  # bleibt auch db.passwortdatei
 
 
 class Fehler(Exception):
@@ -70,19 +69,14 @@ class KonfigurationsFehler(Fehler):
 
 
 ANWENDUNG = "wurzelwerk-auswahl"
-# Der Rauchtest, wie ein Mensch ihn im Klon aufruft (das Python der Stufe: .venv/bin/python –
-# ein nacktes „python“ gibt es etwa auf Debian 12 nicht). Jede Meldung, die dorthin schickt,
-# nimmt ihn von hier; migrieren (``--migrieren``) ist Sache des Admins der Stufe.
+# Der Rauchtest, wie ein Mensch ihn im Klon aufruft; jede Meldung, die dorthin schickt, nimmt ihn von hier.
 CHECK_DB = ".venv/bin/python check_db.py"
 # Grenzen je Anweisung und je Sperrwartezeit; über die Umgebung zu ändern
 # (Werte wie in postgresql.conf: "60s", "500ms", "0" = aus).
 STATEMENT_TIMEOUT = "120s"
 LOCK_TIMEOUT = "10s"
 CONNECT_TIMEOUT = 10  # Sekunden bis „Server nicht erreichbar“
-# TCP-Keepalives (libpq): eine Verbindung, die ein langer Lauf minutenlang ruhen lässt
-# (die Schreibverbindung mit der Sperre, während die Extraktion rechnet), behält so ihren
-# Eintrag in NAT und Firewall, und eine tote Gegenstelle fällt nach etwa 90 s auf statt nie.
-# Was DATABASE_URL selbst setzt, gilt.
+# TCP-Keepalives; was DATABASE_URL selbst setzt, gilt (docs/betrieb-lauf.md, „Ruhende Verbindungen“).
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 6}
 # Ein Migrationslauf: kein statement_timeout (ein alter table auf einer großen
 # Tabelle darf dauern), aber nicht endlos hinter einem Lauf der Stufe warten.
@@ -93,19 +87,12 @@ UMGEBUNG_MIGRATION = {"lock_timeout": "AUSWAHL_MIGRATION_LOCK_TIMEOUT"}
 # Eine Dauer wie in postgresql.conf: Zahl, wahlweise mit Einheit ("0" = aus).
 _DAUER = re.compile(r"^\d+(?:\.\d+)?(?:us|ms|s|min|h|d)?$")
 
-# Die niedrigste unterstützte Hauptversion des Servers. 15 ist die älteste, die
-# das PostgreSQL-Projekt am 2026-12-01 noch pflegt (14 endete im November 2026);
-# das SQL der Stufe nutzt nichts Neueres (etwa ``storage`` in einer
-# Spaltendefinition erst ab 16 – deshalb ``alter column … set storage``).
+# Die niedrigste unterstützte und die getesteten Hauptversionen des Servers; warum diese:
+# docs/betrieb.md, „Unterstützte PostgreSQL-Versionen“. Jede Meldung nennt sie von hier.
 MINDESTVERSION = 15
-# Die Hauptversionen, gegen die die Tests laufen: 18 in CI mit allen Datenbanktests, 15 (die
-# Mindestversion) mit tests/test_db.py::test_migrationen_und_lauf_auf_postgresql_15. Jede Meldung
-# nennt sie von hier; die Tabelle in docs/betrieb.md („Unterstützte PostgreSQL-Versionen“) auch.
 GETESTET = (15, 18)
 
-# Warnungen an einen Menschen. Wohin sie gehen, richtet der Einstieg ein (die Stufe:
-# auswahlstufe/betrieb/protokoll.py, nach stderr mit dem Zeilenkopf); ohne Einrichtung
-# schreibt Python sie auf stderr (logging.lastResort).
+# Warnungen an einen Menschen; wohin sie gehen, richtet der Einstieg ein (``protokoll.einrichten``).
 WARNUNG = logging.getLogger("db")
 _gewarnt: set[str] = set()  # jede Warnung einmal je Prozess (ein Lauf, ein Aufruf von check_db.py)
 
@@ -296,9 +283,7 @@ def grenzen_aus_umgebung(voreinstellung: dict[str, str], umgebung: dict[str, str
 
 
 def laufgrenzen() -> dict[str, str]:
-    # idle_session_timeout 0: ein Lauf lässt seine Verbindungen ruhen, während die Worker oder
-    # Extraktoren rechnen (Minuten) – der Server soll sie dabei nicht beenden, mit der
-    # Schreibverbindung die Sperre. Jede Rolle darf es für ihre Sitzung setzen (Kontext user).
+    # idle_session_timeout 0: docs/betrieb-lauf.md, „Ruhende Verbindungen und die Sperre“.
     return grenzen_aus_umgebung(
         {"statement_timeout": STATEMENT_TIMEOUT, "lock_timeout": LOCK_TIMEOUT, "idle_session_timeout": "0"},
         UMGEBUNG_LAUF,

@@ -22,10 +22,6 @@ FORMATZEICHEN = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 # Exotische Leerzeichen, die zu einem gewöhnlichen Leerzeichen werden.
 EXOTISCHE_LEERZEICHEN = "\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u202f\u205f\u3000"
 
-# Die Zeichenersetzungen laufen als einzelne ``replace``, nicht als
-# ``str.translate`` mit Tabelle: translate schlägt bei Text außerhalb von ASCII
-# jedes Zeichen einzeln im Wörterbuch nach, gut 40 ns je Zeichen, und war damit
-# der größte Posten der ganzen Stufe (Messung in bench/README.md).
 # Zeilenenden außer CR und CRLF (die behandelt Schritt 1 vorab, CRLF zuerst).
 _ANDERE_ZEILENENDEN = "\u2028\u2029\u0085"
 _TAG = re.compile(r"<[^>]+>")
@@ -75,9 +71,9 @@ def entitaeten_dekodieren(text: str) -> str:
 
 
 def _ersetzen(text: str, zeichen: str, durch: str) -> str:
-    """Jedes der ``zeichen`` durch ``durch``. ``replace`` je vorkommendem
-    Zeichen statt ``translate``: das schlägt bei Text außerhalb von ASCII jedes
-    Zeichen im Wörterbuch nach und war die teuerste Zeile der Auswahl
+    """Jedes der ``zeichen`` durch ``durch``. Alle Zeichenersetzungen laufen hierüber: ``replace``
+    je vorkommendem Zeichen statt ``str.translate`` – das schlägt bei Text außerhalb von ASCII jedes
+    Zeichen im Wörterbuch nach (gut 40 ns je Zeichen) und war der größte Posten der ganzen Stufe
     (bench/README.md)."""
     if text.isascii():
         return text
@@ -195,10 +191,7 @@ def vergleichstext(text: str, *, formatzeichen: bool = True) -> str:
 
     Jede Abkürzung hier lässt das Ergebnis unverändert: ein Muster, das ein
     Zeichen verlangt, das im Text fehlt, kann nicht treffen, und reines ASCII
-    ist immer schon NFKC. Die Formatzeichen werden einzeln mit ``replace``
-    gelöscht, nicht mit ``translate``: ``translate`` mit Tabelle schlägt bei
-    Text außerhalb von ASCII jedes Zeichen im Wörterbuch nach und kostete so
-    zwei Drittel der ganzen Auswahl (bench/README.md).
+    ist immer schon NFKC (Formatzeichen: ``_ersetzen``).
 
     ``formatzeichen=False`` lässt die Formatzeichen stehen, wie Quelle 000
     wörtlich: sie sind kein ``\\w`` und trennen dann Wörter (die Variante

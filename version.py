@@ -13,9 +13,7 @@ from dataclasses import dataclass
 
 # Fassung der Entscheidungsregeln in regeln.py (Klassen, Aktivmenge,
 # Gleichstand, Rangfolge, Median) und dessen, was sie je Entscheidung
-# speichern (metriken). Bei jeder Änderung an einem von beiden hochzählen.
-# 2: metriken je aktivem Kandidaten mit „abstand“ (Jaccard-Abstand zur Wahl,
-#    daraus das Zweifelsmaß); dieselben Wahlen, aber eine andere Ergebnissumme.
+# speichern (metriken). Bei jeder Änderung an einem von beiden hochzählen (docs/aenderungen.md).
 REGELWERK = 2
 # Fassung von normalisierung.tokens() und shingles(): der Vergleichsschlüssel.
 NORMALISIERUNG = 1

@@ -18,19 +18,8 @@ import db
 from auswahlstufe.fehler import Abgebrochen, RechtFehlt, als_stufenfehler
 from version import Variante, variante_lesen
 
-# click spricht Englisch („Usage:“, „Error: No such option“, „[default: 3; x>=1]“).
-# Seine Übersetzungshaken sind gettext: prozessweit, abhängig von LANGUAGE/LANG
-# (mit LANG=C bliebe es englisch) und nur mit einem übersetzten .mo-Katalog
-# auf der Platte zu füllen – oder über click's private Namen (click.core._).
-# Beides ist nicht sauber. Deshalb zeichnen die Befehle der Stufe (DeutscherBefehl)
-# Aufrufzeile, Optionen, Voreinstellungen, Bereiche und Metavars selbst, und
-# die Aufruffehler kommen aus ihren strukturierten Feldern (Option, Parameter,
-# Typ) oder, wo click nur einen Satz liefert, aus dem Katalog KLICK_MELDUNGEN:
-# click's Originalsatz (seine msgid, wörtlich) → deutscher Satz. Ein Test
-# prüft, dass jede msgid noch wörtlich in der installierten click-Fassung
-# steht; pyproject.toml begrenzt click nach oben auf die 8er-Reihe.
-
-# click's Satz (msgid, mit seinen Platzhaltern) → deutscher Satz mit denselben Namen.
+# click's Satz (msgid, mit seinen Platzhaltern) → deutscher Satz mit denselben Namen; warum ein
+# eigener Katalog statt gettext: docs/kommandozeile.md, „Wie die Kommandozeile Deutsch spricht“.
 KLICK_MELDUNGEN = (
     ("{value!r} is not a valid {number_type}.", "„{value}“ ist keine {number_type}."),
     ("{value} is not in the range {range}.", "{value} {range}."),
@@ -199,12 +188,8 @@ class Aufruffehler(click.UsageError):
 
 
 class DeutscherBefehl(click.Command):
-    """click.Command mit deutscher Hilfe und deutschen Aufruffehlern.
-
-    ``naechster_schritt`` (optional): aus den Parametern des Aufrufs der Satz, der an
-    ein fehlendes Recht (``RechtFehlt``) angehängt wird – welcher ``check_db.py
-    --modus`` es prüft und wer es gibt. Der Befehl weiß, welche Betriebsart lief.
-    """
+    """click.Command mit deutscher Hilfe und deutschen Aufruffehlern. ``naechster_schritt``: aus
+    den Parametern des Aufrufs der Satz, der an ein fehlendes Recht (``RechtFehlt``) angehängt wird."""
 
     def __init__(self, *args, naechster_schritt=None, **kwargs) -> None:
         self.naechster_schritt = naechster_schritt

@@ -12,8 +12,7 @@ import sys
 
 import click
 
-# Die Meldungen gehen über logging: eingerichtet (``betrieb.protokoll.einrichten``, von der
-# Kommandozeile) nach stderr, im Lauf mit dem Zeilenkopf; sonst schreibt Python sie auf stderr.
+# Die Meldungen gehen über logging (``betrieb.protokoll.einrichten``).
 _MELDUNG = logging.getLogger("auswahlstufe")
 
 EXIT_OK = 0
@@ -83,9 +82,8 @@ class Abgebrochen(StufenFehler):
     exit_code = EXIT_ABGEBROCHEN
 
 
-# db.py steht unter dem Paket und kennt keine Exit-Codes: seine Fehler tragen ``ART``,
-# die Stufe ordnet ihr den Fehler mit Code zu. Über den Namen, nicht über die Klasse:
-# so lädt dieses Modul db.py (und psycopg) nicht mit – auch nicht in den Workern der Extraktion.
+# Die Fehler von db.py tragen ``ART``; über den Namen, nicht die Klasse, damit dieses Modul
+# db.py (und psycopg) nicht mitlädt – auch nicht in den Workern der Extraktion.
 _NACH_ART: dict[str, type[StufenFehler]] = {
     "datenbank": DatenbankFehler,
     "voraussetzung": VoraussetzungFehlt,

@@ -1,17 +1,8 @@
 """Fortschritt eines langen Laufs auf stderr – am Terminal wie ohne.
 
-Am Terminal zeichnet click seinen Balken. Ist stderr kein Terminal (cron,
-systemd, eine Umleitung in eine Datei), schreibt ``fortschritt`` alle
-``ABSTAND`` Sekunden eine schlichte Zeile, etwa::
-
-    Kodieren: 120000 von 1000000 Items (12 %), 2345 Items/s, noch etwa 6 min 15 s (Ende gegen 03:12:40)
-
-„Ende gegen“ ist Europe/Berlin wie jede Zeit der Stufe (nicht die Ortszeit des Prozesses:
-unter cron meist UTC).
-
-Ein Lauf, der schneller fertig ist als der Abstand, schreibt keine Zeile.
-Die eine Stelle für jeden Fortschritt: Datenbankstufe (Kodieren, Extrahieren),
---einlesen (Prüfen, Einlesen) und Stapelbetrieb (Extraktion, Auswahl)::
+Am Terminal zeichnet click seinen Balken; sonst schreibt ``fortschritt`` alle ``ABSTAND``
+Sekunden eine schlichte Zeile (Ende in Europe/Berlin; docs/betrieb-lauf.md, „Was im cron-Log
+steht“). Die eine Stelle für jeden Fortschritt::
 
     with fortschritt(gesamt, "Kodieren") as weiter:
         for stapel in …:
@@ -112,10 +103,8 @@ def fortschritt(
 ) -> Iterator[Callable[[int], None]]:
     """Gibt ``weiter(n)`` zurück: n weitere Einheiten fertig.
 
-    ``einheit``/``teiler`` für die Zeile (``"MB"``, ``MB``: gezählt in Bytes);
-    ``balken=False`` lässt am Terminal den Balken weg (eine kleine Eingabe ist
-    fertig, bevor er etwas zeigt) – ohne Terminal schreibt ein kurzer Lauf
-    ohnehin keine Zeile. ``melden(fertig, gesamt)`` bekommt den Stand am Anfang und
+    ``einheit``/``teiler`` für die Zeile (``"MB"``, ``MB``: gezählt in Bytes); ``balken=False``
+    lässt am Terminal den Balken weg. ``melden(fertig, gesamt)`` bekommt den Stand am Anfang und
     danach höchstens alle ``abstand`` Sekunden (ein Lauf trägt ihn in die Datenbank ein).
     """
     datei = datei if datei is not None else sys.stderr

@@ -1,15 +1,7 @@
 """Die Eingabe im Stapelformat lesen: eine JSON-Liste von Artikeln, gehärtet.
 
-Beide Betriebsarten, die eine Datei lesen – der Stapelbetrieb (stapel.py) und
-``--einlesen`` (``einlesen/datei.py``) –, lesen sie hier. Jede Abweichung wird ein
-deutscher Satz mit Ort (Datei, Zeile, Spalte, Artikel): kein gültiges UTF-8
-(ein Byte-Order-Mark ist erlaubt), kein gültiges JSON, oben keine Liste, ein
-Artikel kein Objekt, NaN/Infinity oder Zahlen, die sich nicht als JSON
-zurückschreiben ließen, zu tiefe Verschachtelung. Doppelte Schlüssel sind
-gültiges JSON, werden aber gemeldet (der letzte Wert gilt).
-
-``laden`` liest die ganze Datei auf einmal (der Stapelbetrieb braucht alle
-Artikel, um sie in derselben Reihenfolge zurückzuschreiben).
+Stapelbetrieb (``stapel``) und ``--einlesen`` (``einlesen/datei.py``) lesen hier; jede Abweichung
+wird ein deutscher Satz mit Ort (docs/zuverlaessigkeit.md, „Schlechte und extreme Eingaben“).
 """
 
 from __future__ import annotations
@@ -126,12 +118,9 @@ def sparsam_dekodieren(roh: bytes) -> str | None:
 def laden(datei: str) -> tuple[list[dict], int]:
     """Liest und prüft die Eingabe; gibt die Artikel und die Größe in Bytes zurück.
 
-    Ein str in Python belegt je Zeichen so viele Bytes wie sein breitestes
-    Zeichen: ein einziges Emoji macht aus 100 MB Text 400 MB. Deshalb werden
-    vor dem Dekodieren alle Zeichen ab U+0100 als ``\\uXXXX`` geschrieben – in
-    JSON derselbe Wert –, und der große Text bleibt bei einem Byte je Zeichen.
-    Scheitert dieser Weg, läuft der gewöhnliche über die Originalbytes: er
-    meldet Zeile, Spalte und Byte so, wie sie in der Datei stehen.
+    Erst sparsam (``sparsam_dekodieren``; warum: docs/messungen.md, „Stapelbetrieb: Speicher und
+    Zeit“); scheitert das, über die Originalbytes – deren Meldung nennt Zeile, Spalte und Byte, wie
+    sie in der Datei stehen.
     """
     name = anzeigename(datei)
     roh = lesen(datei)

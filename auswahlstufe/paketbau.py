@@ -1,21 +1,9 @@
 """Bau-Backend: setuptools, aber nur editierbar (``pip install -e .`` im Klon).
 
-Die gemeinsamen Dateien des Hauses stehen als Module mit allgemeinen Namen an
-der Wurzel (``db``, ``version``, ``normalisierung`` …), und die Stufe liest
-``migrations/`` und ``rollen/`` neben dem Code. Ein Wheel legte diese Namen in
-site-packages, wo sie mit anderen Paketen zusammenstoßen, und ohne die
-Migrationen meldete ``check_db.py --migrieren`` „alles angewandt“. Deshalb verweigert dieses Backend jedes Wheel mit einer
-klaren Meldung; der Weg ist der Klon mit ``pip install -e .`` (docs/betrieb.md).
-Alles andere (editierbar, sdist) reicht es an ``setuptools.build_meta`` durch.
-
-Eine Meldung von setuptools fällt dabei weg: bei jeder editierbaren Installation aus einem Klon
-ohne ``src/`` meldet es „Editable installation. … Please be careful with folders in your working
-directory with the same name as your package …“ als Warnung (``InformationOnly``), und ein pip,
-das Warnungen des Backends weiterreicht, druckt sie als englischen Block (``BuildBackendWarning``).
-Sie ist eine Information ohne Schritt für den Betreiber: die Module an der Wurzel *sind* die des
-Klons. Keine Einstellung in pyproject.toml vermeidet sie (sie hängt an der Art der Installation,
-nicht an einer veralteten Angabe); darum filtert dieses Backend genau diese eine – jede andere
-Warnung von setuptools bleibt sichtbar.
+Jedes Wheel wird mit einer klaren Meldung verweigert, alles andere (editierbar, sdist) geht an
+``setuptools.build_meta``; gefiltert wird genau die eine Information „Editable installation. …“
+von setuptools, jede andere Warnung bleibt sichtbar. Warum: docs/betrieb.md, „Installation: nur
+aus dem Klon“.
 """
 
 from __future__ import annotations

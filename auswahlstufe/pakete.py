@@ -1,18 +1,10 @@
 """Das richtige Python, die richtige Installation? Jeder Einstieg importiert dieses Modul zuerst.
 
-* Mit dem Python des Systems (``python3 auswahl.py``) fehlen click, psycopg und
-  python-dotenv: statt eines englischen Tracebacks (``ModuleNotFoundError``) ein deutscher Satz mit
-  dem Aufruf über das Python des Klons.
-* Nach ``git pull`` ohne ``pip install -e .`` ist die Installation veraltet: sie nennt eine andere
-  Fassung als der Code im Klon (``auswahlstufe.VERSION``), ihre Abhängigkeiten und der Befehl
-  ``wurzelwerk-auswahl`` sind die alten. Ein Satz mit dem Befehl, der es behebt.
-
-Beides endet mit Exit 4 (Voraussetzung fehlt); ohne Terminal (cron) trägt der Satz einen Zeilenkopf
-wie jede Zeile eines Laufs – Zeit und Aufruf –, damit er im cron-Log zu finden ist
-(``AUSWAHL_ZEILENKOPF`` wie in ``betrieb.protokoll``). Nur Standardbibliothek: das Modul muss gerade dort
-laufen, wo die Pakete fehlen. Dass es zuerst kommt, hält ruff (``[tool.ruff.lint.isort]``,
-Abschnitt ``pakete``); die Skripte an der Wurzel, ``auswahlstufe/cli.py`` (der installierte Befehl)
-und ``cli.py`` an der Wurzel (der Befehl von Installationen vor 2.0) importieren es.
+Fehlen die Pakete (das Python des Systems) oder passt die Installation nicht zum Code im Klon
+(``auswahlstufe.VERSION``), endet es mit Exit 4 und einem Satz mit dem Befehl, der es behebt
+(docs/kommandozeile.md, „Falsches Python“); ohne Terminal mit Zeilenkopf (``AUSWAHL_ZEILENKOPF``
+wie in ``betrieb.protokoll``). Nur Standardbibliothek: das Modul muss gerade dort laufen, wo die
+Pakete fehlen. Dass es zuerst kommt, hält ruff (``[tool.ruff.lint.isort]``, Abschnitt ``pakete``).
 """
 
 from __future__ import annotations

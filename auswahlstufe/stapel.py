@@ -1,15 +1,9 @@
 """Stapelbetrieb: eine JSON-Datei mit Artikeln rein, dieselbe Datei mit
 ``selected_extractor`` je Artikel raus – ohne Datenbank.
 
-Ablauf: Ziel prüfen, Eingabe ganz lesen und prüfen, je Artikel entscheiden und
-gleich zu einer Ausgabezeile serialisieren, erst dann schreiben. Jeder Fehler
-fällt also, bevor ein Byte geschrieben ist; die Datei selbst entsteht als
-temporäre Datei im Zielverzeichnis und wird mit ``os.replace`` an ihren Platz
-gesetzt. Eine bestehende Ausgabe bleibt bei jedem Fehler unberührt.
-
-Die Ausgabe hat einen Artikel je Zeile (``[``, Zeilen mit Komma, ``]``):
-schnell zu schreiben, mit grep und diff lesbar, und jede Zeile ist für sich
-gültiges JSON.
+Erst alles lesen, prüfen und entscheiden, dann atomar schreiben: docs/zuverlaessigkeit.md,
+„Stapelbetrieb: ganz neu oder ganz alt“. Die Ausgabe hat einen Artikel je Zeile – mit grep und
+diff lesbar, jede Zeile für sich gültiges JSON.
 """
 
 from __future__ import annotations
@@ -111,14 +105,9 @@ KANDIDATENFELDER = ("text", "error")
 
 @dataclass
 class Formpruefung:
-    """Hinweise auf ein falsches Format: Feldnamen, die die Regeln nicht kennen.
-
-    Die Regeln bleiben, wie sie sind – ein Kandidat ohne ``text`` ist „nicht
-    verfügbar“, ein Artikel ohne ``extractions`` fällt auf newspaper4k zurück –,
-    aber wer ``content`` statt ``text`` oder ``extraction`` statt ``extractions``
-    schreibt, soll das nicht erst an „rueckfall 100 %“ merken. ``streng``
-    macht aus dem ersten Befund einen Eingabefehler, bevor etwas geschrieben ist.
-    """
+    """Hinweise auf ein falsches Format: Feldnamen, die die Regeln nicht kennen; ``streng`` macht
+    aus dem ersten Befund einen Eingabefehler, bevor etwas geschrieben ist (docs/kommandozeile.md,
+    „Warnungen und ``--streng``“)."""
 
     name: str
     streng: bool = False
@@ -300,9 +289,8 @@ def schreiben_direkt(pfad: Path, daten: Iterable[bytes]) -> None:
 
 
 def schreiben_atomar(ziel: str, daten: Iterable[bytes]) -> None:
-    """Temporäre Datei im Zielverzeichnis, fsync, os.replace – die Ausgabe ist
-    danach ganz neu oder ganz alt, nie halb. Die temporäre Datei verschwindet
-    bei jedem Fehler, auch bei Strg-C."""
+    """Temporäre Datei im Zielverzeichnis, fsync, os.replace: ganz neu oder ganz alt, nie halb;
+    die temporäre Datei verschwindet bei jedem Fehler, auch bei Strg-C."""
     pfad = Path(ziel)
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{pfad.name}.", suffix=".tmp", dir=pfad.parent)
@@ -440,12 +428,8 @@ def stapel(
     streng: bool = False,
     mit_auswahl: bool = False,
 ) -> Bilanz:
-    """Liest ``datei``, entscheidet je Artikel, schreibt die Ausgabe atomar.
-
-    Alles, was Menschen lesen (Warnungen, Zusammenfassung, Pfad der
-    Stichprobe), geht nach stderr; stdout trägt nur das JSON, wenn die Ausgabe
-    ``-`` ist.
-    """
+    """Liest ``datei``, entscheidet je Artikel, schreibt die Ausgabe atomar; alles für Menschen
+    geht nach stderr (docs/kommandozeile.md, „Ausgabe im Einzelnen“)."""
     start = time.perf_counter()
     bilanz = Bilanz(ziel=ausgabepfad(datei, ausgabe))
     with abbrechbar():

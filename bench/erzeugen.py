@@ -18,7 +18,20 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from auswahlstufe.befehl import DeutscherBefehl
+from auswahlstufe.einlesen.zeilen import Einlesebilanz, kandidaten
 from auswahlstufe.referenz.erzeugen import artikel, fuzz
+
+
+def kandidatenzeilen(eintraege: list[dict], name: str, bilanz: Einlesebilanz) -> dict[tuple[int, str], tuple]:
+    """(item_id, extraktor) -> (text, fehler) für eine Liste von Artikeln (der letzte gilt), umgesetzt
+    wie von ``--einlesen`` – für die Benchmarks, die einen Bestand ohne Datei laden."""
+    zeilen: dict[tuple[int, str], tuple] = {}
+    for index, eintrag in enumerate(eintraege):
+        for paar, werte in kandidaten(eintrag, index, name, bilanz):
+            if paar in zeilen:
+                bilanz.doppelt += 1
+            zeilen[paar] = werte
+    return zeilen
 
 
 @click.command(cls=DeutscherBefehl)

@@ -23,11 +23,12 @@ if __package__ in (None, ""):  # als Datei gestartet: Projektwurzel in den Pfad
 import click
 
 from auswahlstufe.befehl import DeutscherBefehl
-from auswahlstufe.einlesen.zeilen import Einlesebilanz, kandidatenzeilen
+from auswahlstufe.einlesen.zeilen import Einlesebilanz
 from auswahlstufe.lauf import kodierung
 from auswahlstufe.referenz.erzeugen import artikel
 from auswahlstufe.regeln import waehle
 from bench import optionen
+from bench.erzeugen import kandidatenzeilen
 from bench.messen import laufzeit
 from normalisierung import bereinigen
 from version import CODER_VERSION, PRIORITAET

@@ -149,7 +149,8 @@ def abfragen(url: str, anfrage: str, parameter: tuple | dict = ()) -> tuple:
 
 def bestand_laden(url: str, items: list[dict]) -> None:
     """Items im Stapelformat per COPY nach raw_items und extraktionen."""
-    from auswahlstufe.einlesen.zeilen import Einlesebilanz, kandidatenzeilen
+    from auswahlstufe.einlesen.zeilen import Einlesebilanz
+    from bench.erzeugen import kandidatenzeilen
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         with cur.copy(RAW_ITEMS_COPY) as copy:

@@ -26,10 +26,11 @@ import psycopg
 import pytest
 
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_KONFIGURATION, EXIT_OK, EXIT_VORAUSSETZUNG
-from auswahlstufe.lauf import rechte, vergabe
+from auswahlstufe.lauf import rechte
 from auswahlstufe.lauf.rezept import rechte_je_teil
 from auswahlstufe.server import RAW_ITEMS
 from tests.hilfen import PROJEKT
+from tests.hilfen import rechte as rechte_vergeben
 from tests.hilfen.daten import SLOT, SLOT_TEXT
 from tests.hilfen.haus import (
     Haus,
@@ -121,7 +122,7 @@ def test_die_doku_hat_ihre_schritte_und_ingest_gibt_was_rechte_sagt():
     # Die grants von Ingest sind genau die aus rechte.py, das Schema von raw_items das von server.RAW_ITEMS.
     block = schritt(2).sh()[0]
     grants = [z for z in block.splitlines() if z.startswith("grant ")]
-    assert grants == vergabe.ingest_gibt("aw_admin"), grants
+    assert grants == rechte_vergeben.ingest_gibt("aw_admin"), grants
     # Dieselbe DDL wie der Helfer von Ingest, mit dem Index auf slot – wörtlich.
     assert block.startswith(
         "psql -X -v ON_ERROR_STOP=1 -U ingest -d wurzelwerk <<'SQL'\n" + RAW_ITEMS + "grant "

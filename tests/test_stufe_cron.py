@@ -34,8 +34,9 @@ from psycopg import sql
 
 from auswahlstufe.betrieb import laeufe, sperre
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_KONFIGURATION, EXIT_OK, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import nachholen, stufe, vergabe
+from auswahlstufe.lauf import nachholen, stufe
 from tests.hilfen import PROJEKT
+from tests.hilfen import rechte as rechte_vergeben
 from tests.hilfen.daten import SLOT, SLOT_TEXT
 from tests.hilfen.prozesse import (
     Halt,
@@ -549,7 +550,7 @@ def test_sperrmeldung_nennt_den_lauf_auch_unter_einer_anderen_rolle(pg, db_name,
     with psycopg.connect(db_url, autocommit=True) as conn:
         for rolle in rollen:
             conn.execute(sql.SQL("create role {} login").format(sql.Identifier(rolle)))
-            for anweisung in vergabe.vergeben("lauf", rolle, db_name, conn):
+            for anweisung in rechte_vergeben.vergeben("lauf", rolle, db_name, conn):
                 conn.execute(anweisung)
     try:
         url_a, url_b = (pg.url(db_name, user=rolle) for rolle in rollen)

@@ -25,8 +25,8 @@ import pytest
 from psycopg import sql
 
 import db
-from auswahlstufe.lauf import vergabe
 from tests.hilfen import PROJEKT
+from tests.hilfen import rechte as rechte_vergeben
 from tests.hilfen.prozesse import Ergebnis, auswahl_starten, check_db_starten
 
 pytestmark = pytest.mark.datenbank
@@ -255,7 +255,7 @@ def test_frisches_haus_mit_getrennten_rollen(leere_db_url, rollen, tmp_path):
     assert migriert.code == 0, str(migriert)
     with psycopg.connect(leere_db_url, autocommit=True) as conn:  # die Rechte je Modus, wie im Rezept
         for modus in ("lauf", "einlesen"):
-            for anweisung in vergabe.vergeben(modus, betrieb_rolle, datenbank, conn):
+            for anweisung in rechte_vergeben.vergeben(modus, betrieb_rolle, datenbank, conn):
                 conn.execute(anweisung)
 
     kandidaten = auswahl_starten("--einlesen", str(BEISPIELE), url=betrieb_url, cwd=tmp_path)

@@ -31,8 +31,9 @@ from psycopg import errors, sql
 import db
 from auswahlstufe.betrieb import sperre
 from auswahlstufe.fehler import EXIT_DATENBANK, EXIT_GESPERRT, EXIT_OK, EXIT_VORAUSSETZUNG, EXIT_ZEITLIMIT
-from auswahlstufe.lauf import rechte, rezept, vergabe
+from auswahlstufe.lauf import rechte, rezept
 from tests.hilfen import PROJEKT
+from tests.hilfen import rechte as rechte_vergeben
 from tests.hilfen.daten import (
     SLOT,
     SLOT_TEXT,
@@ -280,7 +281,7 @@ def frische_rolle(pg, db_name):
 
 def rechte_geben(admin_url: str, db_name: str, modus: str, rolle: str) -> None:
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        for anweisung in vergabe.vergeben(modus, rolle, db_name, conn):
+        for anweisung in rechte_vergeben.vergeben(modus, rolle, db_name, conn):
             conn.execute(anweisung)
 
 

@@ -1,14 +1,9 @@
 """SIGINT und SIGTERM während eines Laufs: das erste Signal bittet, das zweite beendet.
 
-* Das **erste** Signal merkt sich ``Abbruch.signal``. Der Lauf prüft es nach jedem Stapel
-  (Extraktion: nach jeder Seite), schreibt, was fertig ist, und endet mit Exit 130.
-* Das **zweite** wirft ``SofortAbbruch`` dort, wo der Hauptprozess gerade steht: die offene
-  Transaktion wird zurückgerollt (psycopg bricht eine laufende Anfrage ab), die Worker werden
-  beendet, die Verbindungen geschlossen – mit ihnen die Sperre – und der Prozess endet mit
-  Exit 130. Halb geschrieben ist nichts: jeder Stapel ist eine Transaktion.
-
-``SofortAbbruch`` ist ein ``KeyboardInterrupt``: kein ``except Exception`` fängt es ab, und
-psycopg bricht bei ihm die laufende Anfrage am Server ab.
+Das erste merkt sich ``Abbruch.signal`` (der Lauf endet nach dem laufenden Stapel bzw. der
+laufenden Seite), das zweite wirft ``SofortAbbruch`` – ein ``KeyboardInterrupt``: kein
+``except Exception`` fängt es ab, und psycopg bricht bei ihm die laufende Anfrage am Server ab.
+Was der Betreiber sieht: docs/betrieb-lauf.md, „Wie ein Lauf arbeitet“.
 """
 
 from __future__ import annotations

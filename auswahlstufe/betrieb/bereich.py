@@ -61,14 +61,9 @@ class Bereich:
 
 def slot_parsen(text: str, option: str = "--slot") -> datetime:
     """``2026-09-07T08:00`` (Europe/Berlin) oder mit Offset ``…+02:00``/``…Z``; ein Tag ohne
-    Uhrzeit ist ein Eingabefehler (kein stilles Mitternacht).
-
-    An der Zeitumstellung ist eine Ortszeit ohne Offset nicht immer ein
-    Zeitpunkt: 02:30 am letzten Sonntag im März gibt es nicht (Lücke), 02:30 am
-    letzten Sonntag im Oktober gibt es zweimal. Beides ist ein Eingabefehler mit
-    den Schreibweisen, die es gibt – ein Slot, der still verschoben oder in der
-    falschen Stunde gelesen wird, fiele im Betrieb niemandem auf; ein Fehler
-    (Exit 1) steht im cron-Log (in auswahl_laeufe nicht: der Lauf beginnt gar nicht).
+    Uhrzeit ist ein Eingabefehler (kein stilles Mitternacht), ebenso eine Ortszeit, die es an der
+    Zeitumstellung nicht oder zweimal gibt (docs/betrieb-lauf.md, „Slot in Ortszeit an der
+    Zeitumstellung“).
     """
     try:
         zeitpunkt = datetime.fromisoformat(text.strip())

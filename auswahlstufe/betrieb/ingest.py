@@ -1,11 +1,8 @@
 """Items, die Ingest mitten im Lauf löscht: sie entfallen, der Rest wird geschrieben.
 
-Ingest löscht Items (Aufbewahrungsfrist), auch während eines Laufs; die Fremdschlüssel auf
-``raw_items`` nehmen Kandidaten und Kodierung mit. Ein Item, das zwischen Lesen und Schreiben
-verschwand, ließe das Schreiben seines Stapels am Fremdschlüssel scheitern. Die Stufe darf
-``raw_items`` nur lesen (kein ``for key share``, das ``UPDATE``-Recht bräuchte); also schreibt
-sie den Stapel in einem Savepoint und, scheitert er am Fremdschlüssel, noch einmal ohne die
-Items, die es nicht mehr gibt – gezählt als *entfallen*.
+Der Stapel geht in einem Savepoint und, scheitert er am Fremdschlüssel, noch einmal ohne die
+Items, die es nicht mehr gibt (gezählt als *entfallen*); warum so: docs/betrieb-lauf.md,
+„Ingest nebenan“.
 """
 
 from __future__ import annotations

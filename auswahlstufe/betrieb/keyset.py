@@ -1,14 +1,8 @@
 """Große Tabellen in Keyset-Seiten lesen, jede Seite eine eigene kurze Transaktion.
 
-Die Leseverbindung steht im Autocommit: jede Seite ist eine Abfrage
-``… and r.id >= %(ab)s order by r.id limit %(seite)s`` und damit eine eigene Transaktion.
-Zwischen zwei Seiten – während die Worker rechnen und geschrieben wird – hält der Lauf keine
-Transaktion offen: kein Snapshot, der VACUUM im ganzen Haus aufhält, nichts, was
-``idle_in_transaction_session_timeout`` treffen könnte. Was zwischen zwei Seiten dazukommt,
-sieht der Lauf, sobald er dort ankommt; ein Item mit kleinerer id macht der nächste Lauf.
-
-Ein Backfill liest in Blöcken fester id-Breite (``bloecke``): jeden nur, wenn er ihn bekommt
-(``betrieb.sperre``) – so teilen sich mehrere Läufe den Bestand.
+Warum und was das für Items heißt, die zwischen zwei Seiten dazukommen: docs/betrieb-lauf.md,
+„Kurze Transaktionen (Keyset-Seiten)“. Ein Backfill liest in Blöcken fester id-Breite
+(``bloecke``), jeden nur, wenn er ihn bekommt (``betrieb.sperre``).
 """
 
 from __future__ import annotations
@@ -58,9 +52,8 @@ def bloecke(
 ) -> Iterator[tuple[int, list[tuple]]]:
     """Die Zeilen von ``anfrage`` je Block von ``breite`` ids (Block ``b``: ids ``b × breite + 1``
     bis ``(b + 1) × breite`` – ids aus einer Sequenz beginnen bei 1), aufsteigend – nur die Blöcke,
-    für die ``nehmen(b)`` wahr ist. Leere Strecken überspringt eine Anfrage nach der nächsten Zeile.
-    Einen Block, den ``nehmen`` nicht gab (ein anderer hatte ihn), versucht der Leser am Ende noch
-    einmal: starb jener inzwischen, bleibt der Block nicht liegen; hat ihn jener noch, macht er ihn."""
+    für die ``nehmen(b)`` wahr ist; leere Strecken überspringt eine Anfrage nach der nächsten Zeile.
+    Einen Block, den ``nehmen`` nicht gab, versucht der Leser am Ende noch einmal."""
 
     def block(cur, nummer: int) -> list[tuple]:
         von, bis = max(nummer * breite + 1, KLEINSTE_ID), min(nummer * breite + breite, GROESSTE_ID)

@@ -1,21 +1,7 @@
 """Der Kontext eines Laufs: was er besitzt, an einer Stelle, ausdrücklich weitergereicht.
 
-Ein Lauf – die Auswahl, mit ``--extrahieren`` die Extraktion davor – bekommt einen
-``Laufkontext`` und reicht ihn an jeden Teil weiter; niemand sucht „den laufenden Lauf“ in
-einer Modulvariablen. Er besitzt:
-
-* die **Leseverbindung** (Autocommit: jede Keyset-Seite eine eigene kurze Transaktion);
-* die **Schreibverbindung**: sie hält die Sperren des Laufs (``nehmen``: seine Blöcke oder
-  seinen Slot, ``betrieb.sperre``), und *alles*, was der Lauf schreibt – Protokoll, Kandidaten,
-  Entscheidungen –, geht über sie (``schreiben``). Was geschrieben wird, steht darum unter der
-  Sperre; ist die Verbindung weg, scheitert das Schreiben, und ``sperre.verloren`` sagt, ob nur
-  die Sperre oder der Server fehlt. ``--trocken`` hat keine;
-* den **Abbruch** (``abbruch.Abbruch``): erstes Signal nach dem laufenden Stapel, zweites sofort;
-* die **Worker**: den Pool der Auswahl (vor den Verbindungen gestartet, ``fork``) und jeden
-  weiteren, den ein Teil braucht (``pool``: einmal je Lauf, am Ende beendet).
-
-Die Verbindungen wach zu halten braucht nichts Eigenes: ``db.verbinden`` setzt
-``idle_session_timeout`` für sie auf 0, TCP-Keepalives halten NAT und Firewall.
+Leseverbindung, Schreibverbindung (hält die Sperren, über sie geht alles Geschriebene;
+``--trocken`` hat keine), Abbruch und Worker: docs/aufbau.md, „Ein Lauf“.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """Protokoll der Läufe in ``auswahl_laeufe`` (Migrationen aw-004, aw-007).
 
-Ein Lauf (außer ``--trocken``) trägt sich beim Start ein und am Ende mit
-Bilanz, Exit-Code und Meldung aus – jedes Mal in einer eigenen kurzen
-Transaktion, damit ein getöteter Lauf als unbeendet stehen bleibt. Fehlt der
-Rolle das Recht auf die Tabelle, läuft die Stufe trotzdem und warnt: das
-Protokoll ist eine Auskunft, die Kodierung ist die Arbeit.
-
-Die Zeile sagt, wie der Lauf lief (Modus, Slot, Teil, ``--extrahieren``,
-``--variante``, aus welchem Aufruf von ``--nachholen``) und auf welcher
-Datenbanksitzung er seine Sperre hält (``backend_pid``). Daran erkennt ein
-späterer Lauf einen Lauf, der sein Ende nicht eintrug, weil seine Sitzung starb (Server
-gestoppt, Prozess getötet, Rechner aus): ``verwaiste_schliessen`` schließt ihn
-als abgebrochen – ``beendet_am`` ist dann der Augenblick des Bemerkens,
-``exit_code`` bleibt NULL, ``meldung`` beginnt mit „abgebrochen:“.
+Eintrag beim Start, Austrag mit Bilanz, Exit-Code und Meldung, je in einer eigenen kurzen
+Transaktion; fehlt das Recht auf die Tabelle, läuft die Stufe und warnt. Läufe, die ihr Ende
+nicht eintrugen, schließt ``verwaiste_schliessen`` als abgebrochen. Spalten und Regeln:
+docs/betrieb-lauf.md, „Protokoll der Läufe“.
 """
 
 from __future__ import annotations
@@ -51,11 +42,9 @@ SQL_LAUF = """
 select id, modus, slot, teil, extrahieren, variante, aufruf, pid, rechner, begonnen_am
 from auswahl_laeufe where id = %(id)s
 """
-# Offene Läufe, deren Sitzung nicht mehr lebt, als abgebrochen schließen. Lebt eine Sitzung
-# mit der PID, aber sie begann nach dem Lauf, ist es eine andere (PIDs kehren wieder);
-# die Startzeit fremder Rollen zeigt pg_stat_activity nicht, dann gilt die Sitzung als
-# seine. Läufe ohne backend_pid (vor aw-007) sind tot, wenn keine andere Sitzung die
-# Sperre ihrer coder_version hält (ganz oder geteilt: die Teile halten sie geteilt).
+# Offene Läufe, deren Sitzung nicht mehr lebt, als abgebrochen schließen (woran das zu erkennen ist:
+# docs/betrieb-lauf.md, „Läufe, die nie endeten“). Die Startzeit fremder Rollen zeigt
+# pg_stat_activity nicht; dann gilt die Sitzung mit der PID als seine.
 SQL_VERWAISTE_SCHLIESSEN = """
 update auswahl_laeufe l set
     beendet_am = clock_timestamp(),
@@ -117,25 +106,21 @@ def beginnen(
         return None
 
 
+# Die Spalten der Bilanz in SQL_ENDE, je ein Feld von ``lauf.bilanz.Bilanz``.
+_BILANZ = (
+    *("items", "neu", "geaendert", "unveraendert"),
+    *("entfernt", "ohne_kandidaten", "nachgetragen", "entfallen"),
+)
+
+
 def beenden(conn: psycopg.Connection, lauf_id: int, bilanz, exit_code: int, meldung: str | None) -> None:
     """Trägt das Ende ein (``conn`` im Autocommit)."""
+    werte = {name: getattr(bilanz, name) for name in _BILANZ}
+    # die Zählung der Extraktion davor (--extrahieren, aw-009), sonst NULL
+    extraktion = Jsonb(bilanz.extraktion) if bilanz.extraktion is not None else None
     conn.execute(
         SQL_ENDE,
-        {
-            "id": lauf_id,
-            "items": bilanz.items,
-            "neu": bilanz.neu,
-            "geaendert": bilanz.geaendert,
-            "unveraendert": bilanz.unveraendert,
-            "entfernt": bilanz.entfernt,
-            "ohne_kandidaten": bilanz.ohne_kandidaten,
-            "nachgetragen": bilanz.nachgetragen,
-            "entfallen": bilanz.entfallen,
-            "exit_code": exit_code,
-            "meldung": meldung,
-            # die Zählung der Extraktion davor (--extrahieren, aw-009), sonst NULL
-            "extraktion": Jsonb(bilanz.extraktion) if bilanz.extraktion is not None else None,
-        },
+        {**werte, "id": lauf_id, "exit_code": exit_code, "meldung": meldung, "extraktion": extraktion},
     )
 
 
@@ -183,8 +168,7 @@ def beschreiben(conn: psycopg.Connection, lauf_id: int) -> tuple[str, datetime |
     return (_beschreibung(zeile), zeile[-1]) if zeile else (f"Lauf {lauf_id}", None)
 
 
-# Ein Lauf, dessen Sitzung starb, kann geendet haben (mit Exit 3 und eigener Meldung, als der
-# Server ging) – nur eintragen konnte er sein Ende nicht mehr. So sagt es der Hinweis.
+# Ein Lauf, dessen Sitzung starb, kann geendet haben (Exit 3, als der Server ging); so sagt es der Hinweis.
 NICHT_EINGETRAGEN = (
     "trug sein Ende nicht ein (Datenbanksitzung weg: getötet, Server gestoppt oder Verbindung verloren)"
 )
@@ -205,8 +189,7 @@ def verwaiste_schliessen(conn: psycopg.Connection, praefix: str, von: int | None
         zeilen = conn.execute(SQL_VERWAISTE_SCHLIESSEN, {"meldung": meldung, "praefix": praefix}).fetchall()
     except psycopg.errors.InsufficientPrivilege:
         return []  # ohne Recht auf das Protokoll: das hat beginnen schon gemeldet
-    # Ein toter Aufruf von --nachholen hinterlässt zwei offene Einträge: sich und den Slot-Lauf,
-    # in dem er starb. Ein Prozess, ein Hinweis: der Slot-Lauf, mit seinem Aufruf.
+    # Ein toter Aufruf von --nachholen und sein Slot-Lauf: ein Prozess, ein Hinweis (der Slot-Lauf).
     geschlossen = {z[0] for z in zeilen}
     mit_slot = {z[6] for z in zeilen if z[6] is not None}
     beschreibungen = []

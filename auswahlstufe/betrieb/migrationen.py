@@ -1,20 +1,9 @@
 """Die Migrationen dieser Stufe: finden, den Stand lesen, anwenden.
 
-Genutzt von ``check_db.py`` (``--migrieren`` und Rauchtest) und von der Stufe
-(vor jedem Lauf: sind alle angewandt?).
-
-Die Migrationen sind reines SQL mit eigenem ``begin … commit``; sie laufen
-genauso mit ``psql -v ON_ERROR_STOP=1 -f``. Von Python aus geht jede Datei
-als ein Stück über das einfache Abfrageprotokoll (psycopg nimmt es, wenn
-keine Parameter übergeben werden), auf einer Verbindung im Autocommit-Modus,
-damit das ``begin``/``commit`` der Datei gilt.
-
-Ein Migrationslauf hat eigene Grenzen (``db.MIGRATION_GRENZEN``): kein
-statement_timeout – ein ``alter table`` auf einer großen Tabelle darf dauern –,
-aber ein lock_timeout, damit er nicht endlos hinter einem Lauf der Stufe
-wartet. Er hält eine Advisory-Sperre: ein zweiter Migrationslauf wartet auf
-sie (höchstens lock_timeout) und findet danach alles angewandt, oder bricht mit
-Exit 5 ab; keiner wendet eine Datei halb oder doppelt an.
+Genutzt von ``check_db.py`` (``--migrieren`` und Rauchtest) und von der Stufe (vor jedem Lauf:
+sind alle angewandt?). Jede Datei geht als ein Stück über das einfache Abfrageprotokoll, im
+Autocommit, damit ihr ``begin``/``commit`` gilt; Grenzen und Sperre eines Migrationslaufs:
+docs/betrieb.md, „Migrationen von Hand“ und „Migrationen im Betrieb“.
 """
 
 from __future__ import annotations
@@ -41,8 +30,7 @@ SQL_GIBT_ES = "select to_regclass(%s) is not null"
 SPERRE = "wurzelwerk-auswahl migrationen"
 SQL_SPERRE_WARTEN = "select pg_advisory_lock(hashtextextended(%s, 0))"
 SQL_SPERRE_LOESEN = "select pg_advisory_unlock(hashtextextended(%s, 0))"
-# Wer einen Lauf startet: darf die Rolle Entscheidungen schreiben (trocken: lesen) wie die
-# Betriebsrolle, ist sie der Admin (Eigentümer der Tabellen, kein Superuser)? Keine Zeile vor aw-002.
+# Darf die Rolle Entscheidungen schreiben (trocken: lesen), ist sie der Admin? Keine Zeile vor aw-002.
 SQL_ROLLE = """
 select current_user, has_table_privilege(c.oid, %s),
        pg_get_userbyid(c.relowner) = current_user and not p.rolsuper
@@ -57,12 +45,8 @@ select current_user, current_database(),
 
 
 def migrationsdateien() -> list[Path]:
-    """Unsere Migrationen in Anwendungsreihenfolge (= Dateinamen).
-
-    Keine Datei zu finden ist immer ein Fehler (Exit 4): dann fehlt das
-    Verzeichnis ``migrations/`` neben dem Code, etwa nach einer Installation
-    ohne den Klon – und „alles angewandt“ wäre eine Lüge.
-    """
+    """Unsere Migrationen in Anwendungsreihenfolge (= Dateinamen). Keine Datei zu finden ist
+    immer ein Fehler (Exit 4): „alles angewandt“ wäre dann eine Lüge."""
     dateien = sorted(p for p in VERZEICHNIS.glob("aw-*.sql"))
     if not dateien:
         raise VoraussetzungFehlt(
@@ -85,11 +69,8 @@ def fehlende(conn: psycopg.Connection) -> list[Path]:
 
 
 def anwenden(conn: psycopg.Connection, datei: Path) -> None:
-    """Eine Migrationsdatei als Ganzes; ``conn`` muss im Autocommit-Modus sein.
-
-    Scheitert eine Anweisung, ist die Transaktion der Datei verloren und wird
-    zurückgerollt: nichts halb angewandt, auch kein Eintrag im Buch.
-    """
+    """Eine Migrationsdatei als Ganzes; ``conn`` muss im Autocommit-Modus sein. Scheitert eine
+    Anweisung, wird die Transaktion der Datei zurückgerollt: nichts halb angewandt."""
     text = datei.read_text(encoding="utf-8")
     try:
         conn.execute(text.encode())  # Bytes ohne Parameter: einfaches Protokoll, mehrere Anweisungen
@@ -178,10 +159,8 @@ def migrieren(url: str, *, ausgabe=print) -> list[str]:
 def voraussetzungen(conn: psycopg.Connection, modus: str | None = None) -> None:
     """Bricht mit VoraussetzungFehlt ab, wenn raw_items oder eine Migration fehlt.
 
-    ``modus``: ein Lauf (``lauf``, ``stichprobe``, ``extrahieren``, ``trocken``). Darf die Rolle
-    keine Entscheidungen schreiben (trocken: lesen), ist sie nicht die Betriebsrolle (etwa aw_blick
-    oder Ingest): Exit 4 mit diesem Satz statt eines fehlenden Rechts; läuft er als Admin, eine
-    Warnung."""
+    ``modus``: ein Lauf (``lauf``, ``stichprobe``, ``extrahieren``, ``trocken``). Ist die Rolle nicht
+    die Betriebsrolle (etwa aw_blick oder Ingest), Exit 4 mit diesem Satz; als Admin eine Warnung."""
     if modus is not None:
         _rolle(conn, modus)
     if not conn.execute(SQL_GIBT_ES, ("raw_items",)).fetchone()[0]:

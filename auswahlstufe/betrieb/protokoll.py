@@ -1,27 +1,11 @@
 """Was ein Lauf wohin schreibt – über ``logging``, mit dem Zeilenkopf im cron-Log.
 
-Die Regel für einen Lauf ohne Aufsicht (cron):
-
-* **stdout ist das Protokoll** (``log.info``): die Bilanz je Lauf und je Slot, die Bilanz der
-  Extraktion, Hinweise ohne Handlungsbedarf und – ist stderr kein Terminal – alle 10 s eine
-  Zeile Fortschritt.
-* **stderr ist, was ein Mensch sehen muss** (``log.warning``, ``log.error``): Fehler,
-  Warnungen, ein Lauf, der nie endete. Ein Lauf ohne Befund schreibt dort nichts: cron
-  mailt nur, wenn es etwas zu tun gibt.
-
-Ist ein Strom kein Terminal, beginnt jede seiner Zeilen mit einem **Zeilenkopf** – die Zeit in
-Europe/Berlin mit Offset, Modus, Slot (falls einer) und coder_version –, etwa::
-
-    2026-09-08T08:15:02+02:00 modus=nachholen slot=2026-09-07T08:00+02:00 version=auswahl-2+… | neu 12, …
-
-Der Kopf ist der Kontext des Laufs (``KOPF``, eine ``contextvars.ContextVar``): die
-Kommandozeile setzt Modus und Version, ``--nachholen`` je Slot den Slot. ``AUSWAHL_ZEILENKOPF``
-stellt es um: ``auto`` (Voreinstellung), ``an`` (auch am Terminal), ``aus`` (nie; etwa unter
-systemd, dessen Journal selbst Zeit und Dienst vermerkt).
-
-Eingerichtet wird das einmal, vom Einstieg (``einrichten``), nicht beim Import. Die beiden
-Handler schreiben nach ``sys.stdout`` und ``sys.stderr``, wie sie beim Schreiben sind (click's
-CliRunner und pytest tauschen sie aus).
+stdout ist das Protokoll (``log.info``), stderr, was ein Mensch sehen muss (``log.warning``,
+``log.error``); ist ein Strom kein Terminal, beginnt jede Zeile mit dem Zeilenkopf aus ``KOPF``
+(``AUSWAHL_ZEILENKOPF``: ``auto``, ``an``, ``aus``). Die Regel und die Zeilen: docs/betrieb-lauf.md,
+„Was im cron-Log steht“. Eingerichtet vom Einstieg (``einrichten``), nicht beim Import; die
+Handler schreiben nach ``sys.stdout``/``sys.stderr``, wie sie beim Schreiben sind (CliRunner und
+pytest tauschen sie aus).
 """
 
 from __future__ import annotations
@@ -134,10 +118,9 @@ class _Strom(logging.Handler):
 
 
 def einrichten() -> None:
-    """Richtet das Protokoll ein: die Kommandozeile (``cli``) ruft es zu Beginn, die Tests in
-    ``conftest``; beim Import geschieht nichts, ein zweiter Aufruf ersetzt die Handler. Die
-    übrigen Skripte (check_db.py, demo.py, …) schreiben selbst mit click und melden über logging
-    nur Fehler und Warnungen – die schreibt Python ohne Einrichtung auf stderr (``logging.lastResort``).
+    """Richtet das Protokoll ein (die Kommandozeile zu Beginn, die Tests in ``conftest``); ein
+    zweiter Aufruf ersetzt die Handler. Ohne Einrichtung schreibt Python Warnungen und Fehler auf
+    stderr (``logging.lastResort``) – so bei check_db.py und demo.py.
 
     Logger ``auswahlstufe``: unter WARNING nach stdout (das Protokoll), ab WARNING nach stderr.
     Logger ``db`` (die Warnungen von db.py, etwa ein Passwort in DATABASE_URL): nach stderr, mit

@@ -1,32 +1,10 @@
 """Wer welche Arbeit nimmt: Session-Advisory-Locks auf der Schreibverbindung, genommen mit Try-Lock.
 
-Die Datenbank verteilt die Arbeit, ohne dass ein Lauf auf einen anderen wartet:
-
-* Ein **Backfill** (``--backfill``, ``--extrahieren --backfill``) geht den Bestand in Blöcken
-  fester id-Breite durch (``block``). Jeden Block nimmt er mit ``pg_try_advisory_lock``; hält ihn
-  ein anderer, überspringt er ihn – jener macht ihn. Die Sperre hält, bis der Block geschrieben
-  ist. So arbeiten beliebig viele Rechner mit demselben Befehl zugleich am selben Bestand, jeder
-  an Blöcken, die kein anderer hat. Extraktion und Auswahl haben je ihre eigenen Blöcke: wer einen
-  Block extrahiert, wählt ihn danach auch (seine Auswahl kommt nach seiner Extraktion), also steht
-  am Ende jede Entscheidung über den letzten Stand der Kandidaten.
-* Ein **Tick** (``--slot``, ``--nachholen``) nimmt die Sperre seines Slots (``slot``). Zwei Ticks
-  machen einen Slot so nie doppelt: ``--nachholen`` überspringt einen Slot, den ein anderer hat,
-  ``--slot`` endet mit Exit 5 und nennt ihn. Einen Backfill sieht ein Tick nicht, und der Backfill
-  den Tick nicht: keiner wartet. Treffen beide auf dieselben Items, rechnen beide sie (doppelte
-  Arbeit an höchstens einem Slot); das Schreiben verträgt das (``lauf.schreiben``: Upsert, nur
-  geänderte Zeilen; die Extraktion schreibt idempotent).
-
-``--teil K/N`` gehört zum Namen jeder Sperre: ein Teil nimmt seine Blöcke und Slots für sich.
-Nötig ist es nicht mehr (zwei Rechner teilen sich den Bestand auch ohne), alte cron-Zeilen laufen
-weiter.
-
-Eine Session-Sperre hält, solange ihre Verbindung lebt, und jeder Lauf schreibt alles über
-genau diese Verbindung (``kontext.Laufkontext.schreiben``): was geschrieben wird, steht unter
-der Sperre. Stirbt die Verbindung (``pg_terminate_backend``, ein Neustart des Servers, ein NAT,
-das sie vergaß), scheitert das nächste Schreiben; ``verloren`` sagt dann, ob nur die Sperre
-weg ist (der Server antwortet einer neuen Verbindung: Exit 5) oder der Server (Exit 3).
-``idle_session_timeout`` trifft die Verbindungen eines Laufs nicht: ``db.verbinden`` setzt es
-für sie auf 0.
+Ein Backfill nimmt Blöcke fester id-Breite (``block``), ein Tick die Sperre seines Slots
+(``slot``); keiner wartet auf einen anderen, ``--teil K/N`` gehört zum Namen jeder Sperre.
+Warum das genügt und was Überlappen kostet: docs/betrieb-lauf.md, „Viele Rechner, ein Bestand“.
+Alles Geschriebene geht über die Verbindung, die die Sperre hält; stirbt sie, sagt ``verloren``,
+ob nur die Sperre weg ist (Exit 5) oder der Server (Exit 3).
 """
 
 from __future__ import annotations
@@ -48,34 +26,24 @@ SQL_FREIGEBEN = "select pg_advisory_unlock_all()"
 # Wer hält die Sperre? Je haltender Sitzung (außer dieser) ihr offener Lauf, falls es einen gibt.
 # Die Sitzung steht in pg_locks, ihr Lauf in auswahl_laeufe (backend_pid) – beides sieht
 # jede Rolle; application_name zeigt pg_stat_activity auch für fremde Rollen.
-SQL_SPERRE_WER = """
+_SQL_HALTER = """
 with s as (select hashtextextended(%(name)s, 0) as k)
 select l.pid, a.application_name, b.id
 from pg_locks l
 cross join s
 left join pg_stat_activity a on a.pid = l.pid
-left join lateral (
-    select lf.id from auswahl_laeufe lf
-    where lf.backend_pid = l.pid and lf.beendet_am is null
-    order by lf.id desc limit 1
-) b on true
+left join lateral ({lauf}) b on true
 where l.locktype = 'advisory' and l.objsubid = 1 and l.granted and l.pid <> pg_backend_pid()
   and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
 order by b.id nulls last, l.pid
 limit 3
 """
+SQL_SPERRE_WER = _SQL_HALTER.format(
+    lauf="select lf.id from auswahl_laeufe lf where lf.backend_pid = l.pid and lf.beendet_am is null "
+    "order by lf.id desc limit 1"
+)
 # Dasselbe ohne auswahl_laeufe (der Rolle fehlt das Recht darauf): nur die Sitzungen.
-SQL_SPERRE_SITZUNGEN = """
-with s as (select hashtextextended(%(name)s, 0) as k)
-select l.pid, a.application_name, null::bigint
-from pg_locks l
-cross join s
-left join pg_stat_activity a on a.pid = l.pid
-where l.locktype = 'advisory' and l.objsubid = 1 and l.granted and l.pid <> pg_backend_pid()
-  and l.classid = ((s.k >> 32) & 4294967295)::oid and l.objid = (s.k & 4294967295)::oid
-order by l.pid
-limit 3
-"""
+SQL_SPERRE_SITZUNGEN = _SQL_HALTER.format(lauf="select null::bigint as id")
 
 
 def _name(teil: tuple[int, int] | None, *worte: object) -> str:
@@ -152,11 +120,8 @@ def halter_von(conn: psycopg.Connection, name: str) -> tuple[str, datetime | Non
 
 
 def freigeben(conn: psycopg.Connection) -> None:
-    """Sperren ausdrücklich lösen, dann schließen.
-
-    Nach dem Schließen endet der Serverprozess – und mit ihm die Sperre – erst
-    einen Augenblick später; ein direkt folgender Lauf fände sie sonst noch belegt.
-    """
+    """Sperren ausdrücklich lösen, dann schließen: sonst fände ein direkt folgender Lauf sie noch
+    belegt (der Serverprozess endet erst einen Augenblick nach dem Schließen)."""
     try:
         if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
             conn.execute(SQL_FREIGEBEN)

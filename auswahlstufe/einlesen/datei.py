@@ -1,18 +1,9 @@
 """``--einlesen DATEI.json``: Kandidaten aus einer Datei im Stapelformat nach ``extraktionen``.
 
-Die Datei wird wie im Stapelbetrieb gelesen (``jsoneingabe``); jeder Artikel trägt eine
-ganzzahlige ``item_id`` aus ``raw_items``. Die ganze Datei geht in einer Transaktion
-hinein: ein Fehler lässt ``extraktionen`` und ``seiten`` unverändert. Darin geht sie in
-Stücken hinein (``stuecke``), damit keine einzelne Anweisung lange dauert.
-
-Für die Items, die sie nennt, ist die Datei die ganze Wahrheit – Kandidaten, die sie nicht
-(mehr) nennt, gehen –, damit die Datenbank genauso entscheidet wie der Stapelbetrieb über
-dieselbe Datei.
-
-Artikel mit ``html`` (Zeichenkette, wahlweise ``url`` und ``geholt_am``) gehen in die
-Tabelle ``seiten`` (aw-006) – für Tests und Vorführungen, sonst füllt sie der Abholer. Ein
-Artikel darf ``extractions``, ``html`` oder beides tragen; ein Artikel nur mit ``html``
-lässt die Kandidaten seines Items unberührt.
+Gelesen wie im Stapelbetrieb (``jsoneingabe``), geschrieben in einer Transaktion aus Stücken
+(``stuecke``). Für die Items, die sie nennt, ist die Datei die ganze Wahrheit – damit die
+Datenbank genauso entscheidet wie der Stapelbetrieb über dieselbe Datei. Artikel mit ``html``
+gehen nach ``seiten``: docs/extraktion.md, „Seiten mit ``--einlesen``“.
 """
 
 from __future__ import annotations
@@ -40,9 +31,8 @@ from auswahlstufe.jsoneingabe import (
     parsen,
 )
 
-# Die Kandidaten eines Stücks eintragen; gleiche Zeilen bleiben unberührt (extrahiert_am
-# bleibt). Neu oder geändert sagt der Vergleich mit dem Stand zu Beginn der Anweisung
-# (bisher), nicht xmax – wie lauf.schreiben.SQL_UPSERT.
+# Die Kandidaten eines Stücks eintragen; gleiche Zeilen bleiben unberührt. Neu oder geändert sagt
+# der Stand zu Beginn der Anweisung (bisher), nicht xmax (docs/betrieb-lauf.md, „Prüfsummen“).
 SPALTEN_EINLESEN = ("item_ids", "extraktoren", "texte", "fehler")
 SQL_UPSERT_EINLESEN = """
 with stueck as (
@@ -59,10 +49,8 @@ on conflict (item_id, extraktor) do update set
 where (e.text, e.fehler) is distinct from (excluded.text, excluded.fehler)
 returning not exists (select 1 from bisher b where b.item_id = e.item_id and b.extraktor = e.extraktor)
 """
-# Für die Items, die sie nennt, ist die Datei die ganze Wahrheit: Kandidaten,
-# die sie für ein solches Item nicht (mehr) nennt, gehen – sonst entschiede die
-# Datenbank anders als der Stapelbetrieb über dieselbe Datei. Je Anweisung
-# höchstens STUECK_ITEMS Items, mit den Schlüsseln, die die Datei für sie nennt.
+# Kandidaten, die die Datei für ein genanntes Item nicht (mehr) nennt, gehen (die Datei ist die
+# ganze Wahrheit); je Anweisung höchstens STUECK_ITEMS Items, mit den Schlüsseln der Datei.
 SQL_ENTFERNEN_EINLESEN = """
 delete from extraktionen e
 where e.item_id = any(%(item_ids)s)
@@ -77,12 +65,8 @@ def _geaendert(name: str) -> EingabeFehler:
 
 
 def _kaputt_melden(pfad: str, name: str) -> NoReturn:
-    """Die Meldung für eine Datei, die der Weg Artikel für Artikel ablehnt.
-
-    Der Weg sagt nur „unregelmäßig“; wo und was, sagt ``parsen`` über die ganze Datei –
-    dieselbe Meldung wie im Stapelbetrieb (Zeile, Spalte, Artikel). Was ``artikel_einzeln``
-    ablehnt, lehnt ``parsen`` auch ab (``tests/test_stapel.py``, Artikel einzeln).
-    """
+    """Die Meldung für eine Datei, die der Weg Artikel für Artikel ablehnt: wo und was, sagt
+    ``parsen`` über die ganze Datei – dieselbe Meldung wie im Stapelbetrieb."""
     parsen(dekodieren(lesen(pfad), name), name)
     raise RuntimeError(f"{name}: artikel_einzeln lehnt ab, was parsen annimmt")
 
@@ -98,12 +82,9 @@ def _erster_durchgang(pfad: str, name: str, melder: DoppelteMelder, weiter) -> I
 def _zweiter_durchgang(
     pfad: str, name: str, zweiter: Einlesebilanz
 ) -> Iterator[tuple[int, list, tuple | None]]:
-    """(Index, Kandidaten, Seite) je Artikel, mit denselben Prüfungen wie im ersten Durchgang.
-
-    Die Datei muss sein, was der erste prüfte: scheitert jetzt der Leser oder die Form eines
-    Artikels, hat jemand sie dazwischen neu geschrieben – ein Satz statt eines Tracebacks, und
-    die Transaktion rollt zurück. ``zweiter`` zählt, was der erste schon gezählt hat.
-    """
+    """(Index, Kandidaten, Seite) je Artikel, mit denselben Prüfungen wie im ersten Durchgang;
+    scheitert jetzt etwas, wurde die Datei dazwischen neu geschrieben (ein Satz, die Transaktion
+    rollt zurück). ``zweiter`` zählt, was der erste schon gezählt hat."""
     try:
         for index, eintrag in artikel_einzeln(pfad):
             yield index, list(kandidaten(eintrag, index, name, zweiter)), seite(eintrag, index, name, zweiter)
@@ -188,18 +169,11 @@ def entfernen(cur, bilanz: Einlesebilanz, letzte: dict, bekannt: dict) -> None:
 
 
 def einlesen(datei: str) -> Einlesebilanz:
-    """Kandidaten aus einer Datei im Stapelformat nach extraktionen (Upsert).
+    """Kandidaten aus einer Datei im Stapelformat nach extraktionen (Upsert), in einer Transaktion.
 
-    Die ganze Datei geht in einer Transaktion hinein: ein Fehler lässt
-    extraktionen unverändert. Unbekannte item_ids werden gemeldet, nicht eingefügt.
-    Kandidaten eines genannten Items, die die Datei nicht nennt, werden gelöscht.
-
-    Zwei Durchgänge Artikel für Artikel: der erste prüft die ganze Datei, bevor
-    die Datenbank gefragt wird, der zweite schreibt in Stücken (Stuecke). Beide
-    lesen dieselben Bytes – die Datei selbst oder, gibt sie ihre Bytes nur einmal
-    (stdin, FIFO), eine Kopie auf der Platte; das entscheidet ``quelle`` vorher.
-    Im Speicher liegen nie alle Texte zugleich, nur die Schlüssel
-    (item_id, extraktor) und höchstens ein Stück.
+    Zwei Durchgänge Artikel für Artikel über dieselben Bytes (``quelle``): der erste prüft, bevor
+    die Datenbank gefragt wird, der zweite schreibt in Stücken (``Stuecke``); docs/kommandozeile.md,
+    „``--einlesen``“.
     """
     start = time.perf_counter()
     name = anzeigename(datei)

@@ -1,9 +1,8 @@
 """``--einlesen ORDNER``: ``.html``- und ``.html.gz``-Seiten eines Ordners nach ``seiten``.
 
-Der Dateiname sagt das Item: ``<item_id>.html`` oder ``<SHA-256 der URL>.html`` (64
-Hexziffern, wie im article-extraction-benchmark); die Bytes bleiben, wie sie in der Datei
-stehen. Gelesen wird der Ordner mit dem Code des Stapels der Extraktion
-(``extraktion/stapel.py``), den ``cli`` hereinreicht: ``extraktion`` steht über diesem Paket.
+Welcher Name welches Item meint und was gemeldet wird: docs/kommandozeile.md, „Seiten aus einem
+Ordner“. Gelesen wird der Ordner mit dem Code des Stapels der Extraktion (``extraktion/stapel.py``),
+den ``cli`` hereinreicht: ``extraktion`` steht über diesem Paket.
 """
 
 from __future__ import annotations
@@ -86,10 +85,8 @@ def ordner_einlesen(
     """Die Seiten eines Ordners nach ``seiten``, in einer Transaktion und in Stücken.
 
     ``dateien`` (Name ohne Endung, Pfad) und ``lesen`` (die Bytes einer Datei, ``.gz``
-    entpackt) sind die des Stapels der Extraktion; ``cli`` reicht sie herein, damit ein
-    Ordner überall gleich gelesen wird. Der Name sagt das Item: ``<item_id>`` oder
-    ``<SHA-256 der URL>`` (dann jedes Item mit dieser URL). Die Bytes bleiben, wie sie in
-    der Datei stehen; ``content_type`` bleibt leer, die URL kommt aus ``raw_items``.
+    entpackt) sind die des Stapels der Extraktion. ``content_type`` bleibt leer, die URL kommt
+    aus ``raw_items``.
     """
     start = time.perf_counter()
     nach_id, nach_url = _nach_namen(ordner, dateien)

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-# Ein Stück endet nach so vielen Zeilen oder so vielen Zeichen (Texte, Fehler, HTML), was
-# zuerst kommt; je Stück ein Upsert. Seine Zeilen gehen als Arrays mit der Anweisung hinaus
-# (unnest), binär (%(…)b: kein Array-Literal, das der Server zerlegen müsste): die Anweisung
-# beginnt erst, wenn das Stück gelesen ist, und dauert nur, was der Server tut – auf zwei voll
-# belegten Kernen unter 1 s (docs/kommandozeile.md#gemessen).
+# Ein Stück endet nach so vielen Zeilen oder so vielen Zeichen (Texte, Fehler, HTML), was zuerst
+# kommt; seine Zeilen gehen binär als Arrays mit der Anweisung hinaus (``%(…)b``, ``unnest``).
 STUECK_ZEILEN = 1000
 STUECK_ZEICHEN = 2**20
 # So viele item_ids höchstens in einer Abfrage (welche gibt es?) und einem Löschen.
@@ -22,12 +19,9 @@ STUECK_ITEMS = 5000
 
 # Welche der genannten Items gibt es in raw_items (und mit welcher URL)?
 SQL_BEKANNTE_ITEMS = "select id, url from raw_items where id = any(%s)"
-# Die Seiten eines Stücks (Artikel mit html oder Dateien eines Ordners): ein Upsert, kein
-# „ändern, dann fehlende einfügen“ – der Abholer schreibt seiten zur selben Zeit. Gleiche
-# Seiten bleiben unberührt; ohne geholt_am in der Datei gilt für neue oder geänderte Seiten
-# „jetzt“, für gleiche das alte geholt_am. Neu heißt: zu Beginn der Anweisung gab es die
-# Seite nicht (bisher). Schrieb der Abholer sie erst danach, überschreibt der Upsert seine
-# Zeile und zählt sie als neu.
+# Die Seiten eines Stücks: ein Upsert, weil der Abholer seiten zur selben Zeit schreibt (was
+# gleich bleibt und wann geholt_am „jetzt“ ist: docs/extraktion.md, „Seiten mit --einlesen“). Neu
+# heißt: zu Beginn der Anweisung gab es die Seite nicht (bisher).
 SPALTEN_SEITEN = ("item_ids", "html", "urls", "content_types", "geholt_am")
 SQL_UPSERT_SEITEN = """
 with stueck as (
@@ -58,13 +52,8 @@ returning not exists (select 1 from bisher b where b.item_id = s.item_id)
 
 
 class Stuecke:
-    """Zeilen sammeln und Stück für Stück upserten; zählt neu und geändert.
-
-    Ein Stück endet nach STUECK_ZEILEN Zeilen oder STUECK_ZEICHEN Zeichen; seine Zeilen gehen
-    spaltenweise als Arrays in eine Anweisung (``spalten`` sind die Namen ihrer Parameter).
-    So ist jede Anweisung kurz, und das Lesen der Datei zählt zu keiner. Die Transaktion darum
-    hält der Aufrufer; ``schreiben()`` am Ende schreibt den Rest.
-    """
+    """Zeilen sammeln und Stück für Stück upserten, spaltenweise als Arrays (``spalten``: die Namen
+    der Parameter); zählt neu und geändert. ``schreiben()`` am Ende schreibt den Rest."""
 
     def __init__(self, cur, upsert: str, spalten: tuple[str, ...]) -> None:
         self.cur, self.upsert, self.spalten = cur, upsert, spalten

@@ -3,11 +3,8 @@
 Für ``extraktionen`` je Kandidat ``(item_id, extraktor) → (text, fehler)``, für ``seiten``
 je Artikel mit ``html`` eine Zeile ``(item_id, html, url, content_type, geholt_am)``.
 Formfehler brechen mit Ort ab (Datei, Artikelindex, item_id). Was PostgreSQL in ``text``
-nicht annimmt (NUL, einzelne Surrogate), wird U+FFFD und gezählt.
-
-Das HTML eines Artikels wird als UTF-8 gespeichert, mit ``content_type``
-„text/html; charset=utf-8“, damit die Zeichensatzregel (``extraktion.zeichensatz``) es so
-liest, wie es in der Datei stand – auch wenn das Dokument selbst etwas anderes deklariert.
+nicht annimmt (NUL, einzelne Surrogate), wird U+FFFD und gezählt. Warum das HTML als UTF-8
+mit „charset=utf-8“ gespeichert wird: docs/extraktion.md, „Seiten mit ``--einlesen``“.
 """
 
 from __future__ import annotations
@@ -48,12 +45,8 @@ class Einlesebilanz:
 
 
 def _fuer_postgres(wert: str, bilanz: Einlesebilanz) -> str:
-    """NUL und einzelne Surrogate durch U+FFFD ersetzen (und zählen).
-
-    U+FFFD verhält sich in beiden Normalisierungen wie das ersetzte Zeichen:
-    kein Wortzeichen, kein Leerraum. Die Entscheidung bleibt also dieselbe wie
-    im Stapelbetrieb über dieselbe Datei.
-    """
+    """NUL und einzelne Surrogate durch U+FFFD ersetzen (und zählen). U+FFFD ist wie sie kein
+    Wortzeichen und kein Leerraum: die Entscheidung bleibt die des Stapelbetriebs."""
     neu = wert.replace("\x00", ERSATZ)
     try:
         neu.encode("utf-8")
@@ -133,14 +126,3 @@ def seite(eintrag: dict, index: int, name: str, bilanz: Einlesebilanz) -> tuple 
     if url is not None:
         url = _fuer_postgres(url, bilanz)
     return item_id, roh, url, CONTENT_TYPE, geholt_am
-
-
-def kandidatenzeilen(artikel: list[dict], name: str, bilanz: Einlesebilanz) -> dict[tuple[int, str], tuple]:
-    """(item_id, extraktor) -> (text, fehler) für eine Liste von Artikeln (der letzte gilt)."""
-    zeilen: dict[tuple[int, str], tuple] = {}
-    for index, eintrag in enumerate(artikel):
-        for paar, werte in kandidaten(eintrag, index, name, bilanz):
-            if paar in zeilen:
-                bilanz.doppelt += 1
-            zeilen[paar] = werte
-    return zeilen

@@ -132,11 +132,9 @@ def messen(text: str, roh: bytes | None = None, zeichensatz: str | None = None) 
 def keine_html(text: str, roh: bytes | None = None, zeichensatz: str | None = None) -> str | None:
     """None, wenn die Seite als HTML durchgeht; sonst der Grund, etwa ``"PDF"``.
 
-    ``text`` ist die Seite, wie die Zeichensatzregel sie las (vor ``lesbar``, die
-    Steuerzeichen noch drin) oder wie sie als Text kam (Stapel-JSON); ``roh`` die
-    Bytes, falls es sie gibt, ``zeichensatz`` der Zeichensatz, mit dem sie gelesen
-    wurden. In einem ASCII-kompatiblen Zeichensatz stehen die Steuerzeichen in
-    Bytes und Text an denselben Stellen: dann zählt die Prüfung an den Bytes.
+    ``text``: die Seite, wie die Zeichensatzregel sie las (Steuerzeichen noch drin) oder wie sie
+    als Text kam; ``roh`` die Bytes, falls es sie gibt, gelesen mit ``zeichensatz`` – ist er
+    ASCII-kompatibel, zählt die Prüfung an den Bytes.
     """
     kopf = roh[:KOPF_BYTES] if roh is not None else text[:KOPF_BYTES].encode("latin-1", "replace")
     name = format_am_anfang(kopf)

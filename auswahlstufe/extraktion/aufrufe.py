@@ -103,11 +103,8 @@ def _koreanisch_offline(text: str) -> list[str]:
 def vorbereiten(*, beschleuniger: bool = True) -> None:
     """Lädt die Extraktoren, stellt newspaper4k für koreanische Seiten auf einen Tokenizer
     ohne NLTK-Daten um, macht newspaper4k deterministisch (``newspaper_fest``) und spielt die
-    Beschleuniger ein (``schnell``); mit ``beschleuniger=False`` nichts aus ``schnell`` – dann
-    ruft ``extrahieren(…, beschleuniger=False)`` die Stock-Aufrufe. Einmal je Prozess, in jedem
-    Worker vor der ersten Seite, mit dem, was der Worker gegen die geprüften Fassungen fand
-    (``worker.anfang``); scheitert bei einer ungeprüften Fassung dessen, was es
-    einspielt (``fassungen.FassungUngeprueft``)."""
+    Beschleuniger ein (``schnell``, nur mit ``beschleuniger``). Einmal je Worker
+    (``worker.anfang``); scheitert bei einer ungeprüften Fassung (``FassungUngeprueft``)."""
     import warnings
 
     warnings.filterwarnings("ignore")  # dateutil & Co. warnen je Seite auf Englisch

@@ -56,9 +56,8 @@ QUELLTEXT = {
     "trafilatura.utils:load_html": "bc0039c89805dea300fce3380f5dcb95a6808a54b288f4ba9fbccbf1b5a05a71",
 }
 
-# Wovon newspaper_fest abhängt: streng (die drei Einträge oben unter „newspaper_fest“). Die
-# Version von newspaper4k gehört dazu, weil die Durchsicht auf Mengenordnungen
-# (newspaper_fest.py) dem ganzen Paket in dieser Fassung gilt.
+# Wovon newspaper_fest streng abhängt: die drei Einträge oben und die Version von newspaper4k
+# (die Durchsicht auf Mengenordnungen gilt dem ganzen Paket in dieser Fassung).
 FEST_PAKETE = ("newspaper4k",)
 FEST = frozenset(
     "newspaper.extractors.articlebody_extractor:ArticleBodyExtractor." + methode
@@ -160,12 +159,8 @@ def newspaper_fest_pruefen() -> None:
 def beschleuniger_abweichung() -> str | None:
     """Darf ``schnell`` eingespielt werden? None: ja, alles ist in der geprüften Fassung. Sonst
     der Grund auf Deutsch, etwa „lxml 6.1.4 ist installiert, geprüft ist 6.1.3“ – dann laufen
-    die Stock-Aufrufe. Prüft alles außer dem, was ``newspaper_fest_pruefen`` streng prüft, und
-    ändert nichts; beim ersten Aufruf je Prozess kostet vor allem der Import der Extraktoren
-    (etwa eine halbe Sekunde).
-
-    Weicht eine Version ab, nennt der Grund nur die Versionen (der Quelltext weicht dann ohnehin
-    ab); sonst die abweichenden Quelltexte und Parser."""
+    die Stock-Aufrufe. Prüft alles außer dem, was ``newspaper_fest_pruefen`` streng prüft; weicht
+    eine Version ab, nennt der Grund nur die Versionen, sonst die Quelltexte und Parser."""
     versionen = []
     for paket, geprueft in GEPRUEFT.items():
         if paket in FEST_PAKETE:

@@ -35,8 +35,7 @@ select (select count(*) from v where namen is not null) as zu_extrahieren,
        ) je) as je_extraktor
 from (select 1) eins
 """
-# Seiten je Sekunde und Prozess in den letzten erfolgreichen Läufen mit Extraktion (die Dauer
-# des ganzen Laufs: die Auswahl danach ist gegen die Extraktion klein).
+# Seiten je Sekunde und Prozess in den letzten erfolgreichen Läufen mit Extraktion (ganzer Lauf).
 SQL_RATE = """
 select sum((l.extraktion ->> 'extrahiert')::float8)
        / nullif(sum(extract(epoch from l.beendet_am - l.begonnen_am) * coalesce(l.prozesse, 1)), 0)

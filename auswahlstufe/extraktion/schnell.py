@@ -1,33 +1,9 @@
 """Schneller extrahieren, dieselben Texte: nur die nötigen Schritte, Zwischenspeicher, C statt Python.
 
-Die Stufe ruft die drei Extraktoren so auf, wie die veröffentlichten Kandidaten des
-Benchmarks entstanden (``seiten.STOCK_AUFRUFE``). Dieses Modul gibt für jede Seite Byte für
-Byte dieselben Texte und dieselben Fehler wie diese Stock-Aufrufe (mit ``newspaper_fest``),
-mit weniger Arbeit:
-
-* ``newspaper4k_text``: nur die Schritte von ``Article.parse()``, von denen der Text abhängt
-  (Titel, Metadaten und Sprache, Hauptknoten, Reinigung, Formatierung). Autoren, Datum,
-  Videos und Bilder entfallen: sie verändern den Baum nicht und setzen nur eigene Felder.
-  Nur wenn einer dieser Schritte auf der Seite eine Ausnahme würfe (JSON-LD unerwarteter
-  Gestalt, ein Datum, an dem dateutil mit ``InvalidOperation`` scheitert) – stock speichert
-  dann einen Fehler statt eines Texts –, läuft das vollständige ``parse()``, mit demselben
-  Fehler (``_nebenschritte_unbedenklich``).
-* Beschleuniger in newspaper4k (``beschleuniger_einspielen``): die Übersetzungstabelle des
-  Tokenizers einmal statt bei jedem Aufruf, ein Gedächtnis für schon zerlegte Texte, die
-  Stoppwort-Objekte je Sprache ohne Dateisystemzugriff.
-* Ein Beschleuniger für alle drei Extraktoren: lxml.html bestimmt die Python-Klasse jedes
-  Knotens über einen Python-Rückruf; hier dieselbe Zuordnung mit lxmls Lookups in C.
-
-trafilatura und readability laufen sonst wie stock: die geprüften Abkürzungen brachten zu
-wenig oder änderten Texte (docs/extraktion.md, „Verworfen“).
-
-Gebunden an die geprüften Fassungen: weicht etwas ab (``fassungen.beschleuniger_abweichung``),
-spielt der Worker nichts ein und nimmt die Stock-Aufrufe (``worker.anfang``);
-``beschleuniger_einspielen`` selbst prüft vor jeder Änderung noch einmal streng
-(``fassungen.pruefen``). Jede Abkürzung vergleicht
-``tests/test_extraktion_schnell.py`` mit dem Stock-Aufruf auf den 181 aeb-Seiten, den sechs
-Seiten aus ``bench/newspaper4k-zufall`` und den feindlichen Seiten
-(``auswahlstufe/referenz/feindlich.py``).
+Gibt auf jeder Seite Byte für Byte dieselben Texte und Fehler wie die Stock-Aufrufe
+(``seiten.STOCK_AUFRUFE`` mit ``newspaper_fest``). Was abgekürzt wird, warum das gleich bleibt,
+woran es gebunden ist und was es prüft: docs/extraktion.md, „Schneller: dieselben Texte mit
+weniger Arbeit“.
 """
 
 from __future__ import annotations
@@ -43,25 +19,16 @@ from auswahlstufe.extraktion import fassungen
 _eingespielt: list[bool] = []  # einmal je Prozess, wie newspaper_fest
 
 
-# So viele Zeichen Eingabe merkt sich der Tokenizer höchstens (dann fängt er neu an);
-# mit den Tokens etwa zehnmal so viele Bytes Speicher.
+# So viele Zeichen merkt sich der Tokenizer höchstens (mit den Tokens etwa zehnmal so viele Bytes).
 GEDAECHTNIS_ZEICHEN = 1_000_000
 
 
 def _tokenizer_mit_tabelle():
-    """``newspaper.text.default_tokenizer`` mit einmal gebauter Tabelle und Regex und
-    einem Gedächtnis für schon zerlegte Texte.
-
-    Stock baut bei jedem Aufruf ``str.maketrans(punctuation, " " * len(punctuation))``
-    (über 800 Zeichen) und den Regex-Text neu; beides hängt nur von Modulkonstanten ab.
-    ``"".join(contraction_separators)`` ordnet eine Menge (je PYTHONHASHSEED anders) –
-    als Zeichenklasse ist die Reihenfolge gleichgültig, wie bei stock.
-
-    Derselbe Text wird oft mehrmals zerlegt (``compute_features`` zählt Stoppwörter im Text
-    eines Knotens, ``is_highlink_density`` zerlegt ihn gleich noch einmal, und den Text jedes
-    Links für jeden Vorfahren neu; auf den aeb-Seiten sind 64 % der Aufrufe Wiederholungen).
-    Die Zerlegung ist eine reine Funktion des Texts; das Gedächtnis hält höchstens
-    ``GEDAECHTNIS_ZEICHEN`` Zeichen und gibt wie stock jedes Mal eine neue Liste zurück."""
+    """``newspaper.text.default_tokenizer`` mit einmal gebauter Tabelle und Regex (stock baut
+    beide bei jedem Aufruf aus Modulkonstanten) und einem Gedächtnis für schon zerlegte Texte
+    (eine reine Funktion des Texts; auf den aeb-Seiten 64 % Wiederholungen).
+    ``"".join(contraction_separators)`` ordnet eine Menge je PYTHONHASHSEED anders – als
+    Zeichenklasse gleichgültig, wie bei stock."""
     text = importlib.import_module("newspaper.text")
     tabelle = str.maketrans(text.punctuation, " " * len(text.punctuation))
     zeichen = re.escape("".join(text.contraction_separators))
@@ -94,13 +61,9 @@ def _tokenizer_mit_tabelle():
 
 
 def _stopwords_init_mit_speicher(stock_init):
-    """``StopWords.__init__`` mit Zwischenspeicher je Sprachangabe.
-
-    Stock prüft bei jedem Objekt über pathlib, ob die Stoppwortdatei und ein Sprachmodul
-    existieren (``parsers.is_highlink_density`` baut je Wortzählung ein neues Objekt).
-    Beim ersten Mal je Sprache läuft stock (auch mit seinen Fehlern, die nicht gemerkt
-    werden); danach dieselben Felder ohne Dateisystem. ``tokenizer`` und ``find_stopwords``
-    werden wie bei stock bei jedem Objekt aus dem Sprachmodul bzw. ``newspaper.text`` gelesen."""
+    """``StopWords.__init__`` mit Zwischenspeicher je Sprachangabe: beim ersten Mal je Sprache
+    stock (auch mit seinen Fehlern, die nicht gemerkt werden), danach dieselben Felder ohne
+    Dateisystem; ``tokenizer`` und ``find_stopwords`` wie bei stock bei jedem Objekt gelesen."""
     text = importlib.import_module("newspaper.text")
     gemerkt: dict[str, tuple[str, object]] = {}
 
@@ -128,16 +91,11 @@ def _klassen_lookup_in_c():
     """Dieselbe Zuordnung Knoten → Python-Klasse wie ``lxml.html.HtmlElementClassLookup``,
     aber mit lxmls Lookups in C statt eines Python-Rückrufs.
 
-    lxml.html ruft für jeden Python-Stellvertreter eines Knotens ``lookup()`` in Python auf
-    (auf den aeb-Seiten rund 3 500 Mal je Seite und Extraktor). Stock: Element →
-    ``_element_classes.get(name.lower(), HtmlElement)`` (form, input, label, select,
-    textarea mit eigenen Klassen), Kommentar → ``HtmlComment``, PI →
-    ``HtmlProcessingInstruction``, Entity → ``HtmlEntity``. Hier: ``ElementDefaultClassLookup``
-    mit genau diesen vier Klassen, davor ``ElementNamespaceClassLookup`` mit den Sonderklassen
-    unter jeder Groß-/Kleinschreibung ihres Namens (stock senkt ``name`` ab; über ASCII hinaus
-    ergibt ``lower()`` bei diesen Namen nichts Neues). Einziger Unterschied: ein Element mit
-    Namensraum und einem dieser Namen bekäme ``HtmlElement`` – der HTML-Parser erzeugt keine
-    Namensräume, und keiner der drei Extraktoren legt solche Elemente an."""
+    ``ElementDefaultClassLookup`` mit den vier Klassen von stock (Element, Kommentar, PI, Entity),
+    davor ``ElementNamespaceClassLookup`` mit den Sonderklassen (form, input, …) unter jeder
+    Groß-/Kleinschreibung ihres Namens (stock senkt ``name`` ab). Einziger Unterschied: ein
+    Element mit Namensraum und einem dieser Namen bekäme ``HtmlElement`` – der HTML-Parser
+    erzeugt keine Namensräume, und keiner der drei Extraktoren legt solche Elemente an."""
     import itertools
 
     from lxml import etree, html
@@ -174,10 +132,8 @@ def beschleuniger_einspielen() -> None:
 
 # --- newspaper4k nur mit den Schritten, von denen der Text abhängt -----------------------
 
-# Elemente, aus denen PubdateExtractor.parse Datumstexte liest: <time datetime>, <meta> mit
-# content und Elemente aus PUBLISH_DATE_TAGS (Datum in "datetime" oder "content"). Jeder
-# dieser Texte steht in einem Attribut datetime oder content; "//" sucht im ganzen Baum
-# (stock sucht teils nur unter doc – eine Obermenge schadet nicht, siehe unten).
+# Elemente, aus denen PubdateExtractor.parse Datumstexte liest: jeder steht in einem Attribut
+# datetime oder content; "//" sucht im ganzen Baum (eine Obermenge schadet nicht, siehe unten).
 _MIT_DATUMSATTRIBUT = "//*[@datetime or @content]"
 
 
@@ -242,11 +198,8 @@ def _videos_json_ld(videos, json_ld_scripts) -> None:
 
 def _datumstexte(url: str, doc) -> list:
     """Obermenge der Texte, die ``PubdateExtractor.parse`` außerhalb von JSON-LD an
-    ``_parse_date_str`` gibt: das Datum in der URL, ``datetime`` jedes ``<time>``,
-    ``content`` jedes ``<meta>`` mit name/property/itemprop aus PUBLISH_DATE_META_INFO
-    (stock: ``get_metatags``, genauer Vergleich) und das Datumsattribut jedes Elements aus
-    PUBLISH_DATE_TAGS (stock: Vergleich nach ASCII-Kleinschreibung; hier ``lower()``, das
-    höchstens mehr trifft)."""
+    ``_parse_date_str`` gibt (URL, ``<time>``, ``<meta>``, PUBLISH_DATE_TAGS; ``lower()`` statt
+    ASCII-Kleinschreibung trifft höchstens mehr)."""
     from newspaper import parsers, urls
     from newspaper.extractors.defines import PUBLISH_DATE_META_INFO, PUBLISH_DATE_TAGS
 
@@ -269,24 +222,12 @@ def _datumstexte(url: str, doc) -> list:
 
 
 def _nebenschritte_unbedenklich(artikel, doc) -> bool:
-    """True, wenn Autoren, Datum, Videos und Bilder auf dieser Seite keine Ausnahme werfen.
+    """True, wenn Autoren, Datum, Videos und Bilder auf dieser Seite keine Ausnahme werfen
+    (die zwei Stellen, an denen sie es können: docs/extraktion.md, „Schneller“).
 
-    Von diesen Schritten hängt der Text nicht ab (sie lesen den Baum nur; die Autoren
-    arbeiten auf Kopien); sie zählen nur, weil eine Ausnahme in ihnen ``parse()`` abbricht
-    und die Stufe dann einen Fehler speichert. Werfen können sie (0.9.6) nur an zwei Stellen:
-
-    * im JSON-LD unerwarteter Gestalt (``null``, eine Zahl, ``"@graph": 5``, ein Name als
-      Zahl, eine ``contentUrl`` als Zahl, …) – hier laufen dieselben Schleifen wörtlich auf
-      denselben Objekten (``parsers.get_ld_json_object``, wie jeder der drei Extraktoren);
-    * in dateutil, das nicht nur die in ``_parse_date_str`` abgefangenen Fehler wirft
-      (``decimal.InvalidOperation`` bei langen Ziffernfolgen) – hier läuft das Stock-
-      ``_parse_date_str`` über eine Obermenge der Datumstexte (``_datumstexte``).
-
-    Der Rest kann nicht werfen: Autoren über Attribute (XPath, Textkopien, Regex auf str),
-    Datum außerhalb dieser beiden Stellen, Videos im Hauptknoten (Attribute, ``int()`` mit
-    abgefangenem ValueError), Bilder mit ``fetch_images=False`` (``urljoin`` fängt ValueError
-    selbst ab). Keiner der drei bricht früh ab, also wirft die Prüfung, wann immer stock
-    wirft; wirft sie öfter (Obermenge), kostet das nur den langsamen Weg."""
+    Der Rest kann nicht werfen (Attribute, XPath, abgefangene ValueError, ``fetch_images=False``).
+    Die Prüfung wirft, wann immer stock wirft; wirft sie öfter (Obermenge), kostet das nur den
+    langsamen Weg."""
     from newspaper import parsers
     from newspaper.extractors.authors_extractor import AuthorsExtractor
     from newspaper.extractors.pubdate_extractor import PubdateExtractor
@@ -310,11 +251,8 @@ def newspaper4k_text(html: str, url: str) -> str:
     """Wie ``Article(url, fetch_images=False)``, ``download(input_html=html)``, ``parse()``,
     ``.text`` – nur die Schritte von ``Article.parse()`` (0.9.6), von denen der Text abhängt.
 
-    Abweichungen von ``Article.parse()``, Zeile für Zeile:
-    ``get_authors`` und ``get_publishing_date`` (vor dem Hauptknoten) sowie ``get_videos``
-    und ``fetch_images`` (danach) entfallen – sie setzen nur eigene Felder und verändern den
-    Baum nicht; ob sie werfen würden, prüft ``_nebenschritte_unbedenklich``, sonst läuft
-    stock. Die übrigen Felder (``meta_site_name`` usw.) werden nicht gesetzt; ``text`` wird
+    Es entfallen ``get_authors``, ``get_publishing_date``, ``get_videos`` und ``fetch_images``
+    (ob sie würfen, prüft ``_nebenschritte_unbedenklich``) und die übrigen Felder; ``text`` wird
     wie im Setter von ``Article.text`` auf ``config.max_text`` Zeichen gekürzt."""
     from newspaper import Article, parsers
     from newspaper.cleaners import DocumentCleaner

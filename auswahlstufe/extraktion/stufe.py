@@ -1,31 +1,10 @@
 """Datenbankmodus der Extraktion: ``auswahl.py --extrahieren --backfill|--slot …``.
 
-Liest aus ``seiten`` (Migration aw-006) die Seiten, deren gespeicherte
-Extraktion veraltet ist – die Seite (SHA-256 aus dem SHA-256 der Bytes und dem
-Content-Type) oder
-die Fassung eines Extraktors (Paketversion, Einstellungen, Zeichensatzregel)
-weicht ab oder es gibt noch keine –, extrahiert sie auf Worker-Prozessen
-(extraktion.py) und schreibt ``extraktionen``: nur Zeilen, deren Text, Fehler,
-Fassung oder Seite sich geändert hat, in Stapeln zu je einer Transaktion.
-Gelesen wird wie in der Auswahl in Keyset-Seiten (``betrieb.keyset``), jede eine eigene
-kurze Transaktion: während die Extraktoren rechnen, hält die Stufe keine Transaktion offen. Ein
-Backfill nimmt sich Blöcke von ``LESESEITE`` ids, die kein anderer Lauf hat (``betrieb.sperre``),
-und gibt jeden frei, sobald seine Seiten geschrieben sind.
-
-Der Lauf der Auswahl (``lauf.stufe``) ruft ``Extrahieren`` als Vorlauf jedes Bereichs, mit
-seinem Kontext (``betrieb.kontext.Laufkontext``): gelesen wird auf seiner Leseverbindung,
-geschrieben auf der Verbindung, die seine Sperren hält, protokolliert in seinem Eintrag in
-``auswahl_laeufe``; das erste SIGINT/SIGTERM beendet die laufende Seite, das zweite sofort.
-Danach wählt der Lauf für die betroffenen Items (die Auswahl erkennt geänderte Kandidaten an
-ihren Prüfsummen). Ein zweiter Lauf ohne Änderung extrahiert nichts.
-
-Eine schlechte Nacht wird kein bleibendes Ergebnis (Migration aw-009): scheitert
-ein Extraktor an der Umgebung – Zeitlimit, Absturz des Workers, Speichergrenze
-(``seiten.voruebergehend``) –, ist seine Zeile vorläufig (``vorlaeufig``,
-``versuche``), und der nächste Lauf über die Seite extrahiert ihn wieder, nur ihn.
-Nach ``GRENZE`` solchen Versuchen bleibt der Fehler mit „… nach 3 Versuchen
-aufgegeben“. Ein Fehler des Extraktors selbst (eine Ausnahme der Bibliothek) und
-ein leerer Text sind sein Urteil über die Seite und bleiben endgültig.
+Extrahiert die Seiten aus ``seiten``, deren gespeicherte Extraktion fehlt oder veraltet ist
+(Seite oder Fassung eines Extraktors weicht ab, die Zeile ist vorläufig), auf den Workern und
+schreibt ``extraktionen`` – nur geänderte Zeilen, je Stapel eine Transaktion. Läuft als
+``Vorlauf`` im Kontext eines Laufs der Auswahl (``lauf.stufe``). Verhalten im Betrieb, Sperren,
+Abbruch und vorläufige Fehler: docs/extraktion.md, „Datenbank“ und „Fehler der Umgebung“.
 """
 
 from __future__ import annotations
@@ -52,21 +31,16 @@ from auswahlstufe.fehler import Abgebrochen, StufenFehler, VoraussetzungFehlt
 from auswahlstufe.fortschritt import fortschritt
 
 STAPEL = 50  # Seiten je Schreibtransaktion
-# So oft versucht die Stufe einen Extraktor an einer Seite, der an der Umgebung scheitert
-# (Zeitlimit, Absturz, Speichergrenze), in verschiedenen Läufen: eine überlastete Nacht, ein
-# OOM-Kill des Kernels ist selten zweimal hintereinander dieselbe Seite; wer dreimal scheitert,
-# scheitert an der Seite selbst – und kostet dann nicht jeden Lauf bis zu 3 × 30 s.
+# So oft versucht die Stufe einen Extraktor, der an der Umgebung scheitert, in verschiedenen Läufen
+# (warum drei: docs/extraktion.md, „Fehler der Umgebung“).
 GRENZE = 3
 LESESEITE = 20  # Seiten je Leseabfrage, ids je Block (HTML im Speicher: höchstens diese plus die in Arbeit)
 
 SQL_GIBT_ES_SEITEN = "select to_regclass('seiten') is not null"
 
 # Je Seite, was an ihren gespeicherten Kandidaten zu tun ist. **Neu extrahieren**: keine Zeile, eine
-# vorläufige (Fehler der Umgebung, aw-009), eine andere Seite (SHA-256) oder eine andere Textfassung
-# (aufrufe.textfassung: Paketversion, Einstellungen, Zeichensatzregel) – mit den Versuchen bisher.
-# **Nachprüfen**: alles gleich bis auf die Fassung der Seitenart (art.FASSUNG) – dann entscheidet das
-# Urteil über die Seite, ohne Extraktor, ob die Zeile nur neu gestempelt wird; dafür ihr Fehler und ob
-# ihr Text fehlt oder leer ist.
+# vorläufige, eine andere Seite oder Textfassung (mit den Versuchen bisher). **Nachprüfen**: nur die
+# Fassung der Seitenart weicht ab (``_nachpruefen``; dafür Fehler und ob der Text fehlt oder leer ist).
 SQL_VERALTET = """
 select s.item_id, s.html, s.url, s.content_type, k.sha256, a.namen, a.versuche,
        a.pruef_namen, a.pruef_fehler, a.pruef_ohne_text, a.pruef_leer
@@ -105,10 +79,8 @@ SQL_STEMPELN = """
 update extraktionen set extraktor_fassung = %s
 where item_id = %s and extraktor = %s and extraktor_fassung is distinct from %s
 """
-# Nur schreiben, was sich unterscheidet; eine gleiche Zeile behält Zeilenversion und extrahiert_am.
-# Fand ein Extraktor denselben Text wieder (neue Fassung), bleibt der gespeicherte Wert stehen: die
-# Zeile bekommt neue Stempel, der Text wird nicht noch einmal nach TOAST geschrieben. Zurück kommt je
-# geschriebener Zeile, ob Text und Fehler gleich blieben (NULL: eine neue Zeile).
+# Nur schreiben, was sich unterscheidet; ein gleicher Text wird nicht noch einmal nach TOAST
+# geschrieben. Zurück kommt je geschriebener Zeile, ob Text und Fehler gleich blieben (NULL: neu).
 SQL_SCHREIBEN = """
 with alt as (
     select text, fehler from extraktionen where item_id = %(item_id)s and extraktor = %(extraktor)s
@@ -138,9 +110,9 @@ def fassungen() -> dict[str, str]:
     return {name: aufrufe.extraktor_fassung(name, versionen[name]) for name in aufrufe.EXTRAKTOREN}
 
 
-def plan_des_bestands(conn: psycopg.Connection) -> plan.Plan:
-    """Was ``--extrahieren --backfill`` jetzt täte (``check_db.py``)."""
-    abfrage, params = _abfrage(Bereich())
+def plan_des_bestands(conn: psycopg.Connection, bereich: Bereich | None = None) -> plan.Plan:
+    """Was ``--extrahieren --backfill`` (oder eine Extraktion über ``bereich``) jetzt täte."""
+    abfrage, params = _abfrage(bereich or Bereich())
     return plan.erstellen(
         conn, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "bis": keyset.GROESSTE_ID, "seite": None}
     )
@@ -158,13 +130,10 @@ def _abfrage(bereich: Bereich) -> tuple[sql.Composed, dict]:
     return sql.SQL(SQL_VERALTET).format(bedingung=bereich.bedingung()), params
 
 
-# Die Zählung eines Laufs (Bilanzzeile, auswahl_laeufe.extraktion): Seiten veraltet und
-# extrahiert, Zeilen geschrieben, Kandidaten mit Fehler, davon vorläufig (der nächste Lauf
-# versucht es wieder) und aufgegeben (nach GRENZE Versuchen), Kandidaten wiederholt (ihr
-# letzter Versuch war vorläufig), Seiten, die keine HTML-Seiten sind, Items, die Ingest
-# während der Extraktion löschte (entfallen); von den veralteten die zu extrahierenden, die nur
-# nachgeprüften (Seitenart) und die Zeilen, die dabei nur neu gestempelt wurden; von den
-# geschriebenen die, deren Text und Fehler gleich blieben (gleich: neu extrahiert, dasselbe Ergebnis).
+# Die Zählung eines Laufs (Bilanzzeile, auswahl_laeufe.extraktion; vorläufig, aufgegeben und
+# wiederholt: docs/extraktion.md, „Fehler der Umgebung“). Von den veralteten die zu extrahierenden
+# und die nur nachgeprüften (Seitenart, dabei neu gestempelt); von den geschriebenen die, deren
+# Text und Fehler gleich blieben.
 ZAEHLUNG = (
     *("veraltet", "extrahiert", "geschrieben", "gleich", "fehler"),
     *("vorlaeufig", "aufgegeben", "wiederholt", "keine_html", "entfallen"),
@@ -177,10 +146,8 @@ class Extrahieren:
     """Der Vorlauf eines Laufs mit ``--extrahieren``: ``Extrahieren(…)(kontext, bereich, zaehlung)``.
 
     Extrahiert die veralteten Seiten des Bereichs und schreibt ``extraktionen``; füllt
-    ``zaehlung`` (auch bis zu einem Fehler: sie zeigt, wie weit es kam). Nach einem Signal hört
-    die Extraktion nach der laufenden Seite auf, schreibt die fertigen Seiten und endet mit
-    ``Abgebrochen`` (Exit 130); die Auswahl läuft dann nicht. Ein trockener Lauf zählt nur.
-    ``zeitlimit_s``: je Seite und Extraktor (``--extraktion-zeitlimit``).
+    ``zaehlung`` (auch bis zu einem Fehler). Ein trockener Lauf zählt nur; nach einem Signal
+    ``Abgebrochen`` (docs/extraktion.md, „Datenbank“). ``zeitlimit_s``: je Seite und Extraktor.
     """
 
     prozesse: int | None = None
@@ -193,10 +160,7 @@ class Extrahieren:
             raise VoraussetzungFehlt(
                 f"Die Tabelle seiten fehlt – Migration aw-006-seiten anwenden (als Admin der Stufe: {db.CHECK_DB} --migrieren)."
             )
-        abfrage, params = _abfrage(bereich)
-        vorhaben = plan.erstellen(
-            k.leser, abfrage, {**params, "ab": keyset.KLEINSTE_ID, "bis": keyset.GROESSTE_ID, "seite": None}
-        )
+        vorhaben = plan_des_bestands(k.leser, bereich)
         zaehlung["zu_extrahieren"] = vorhaben.zu_extrahieren
         zaehlung["veraltet"] = vorhaben.zu_extrahieren + vorhaben.nachzupruefen
         prozesse = self.prozesse or kerne.nutzbar()
@@ -211,7 +175,7 @@ class Extrahieren:
                 return extraktion.Extraktion(self.prozesse, zeitlimit_s=self.zeitlimit_s)
 
             try:
-                _extrahieren(k, fabrik, bereich, abfrage, params, zaehlung)
+                _extrahieren(k, fabrik, bereich, zaehlung)
             except (psycopg.Error, StufenFehler, db.Fehler):
                 if zaehlung["extrahiert"]:
                     log.warning(f"Extraktion bis zum Fehler: {_bilanz(zaehlung, start)}")
@@ -266,13 +230,9 @@ def _bilanz(zaehlung: dict[str, int], start: float) -> str:
     )
 
 
-def _extrahieren(
-    k: Laufkontext, fabrik, bereich: Bereich, abfrage: sql.Composed, params: dict, zaehlung: dict[str, int]
-) -> None:
-    versionen = aufrufe.versionen()
-    fassung = {n: aufrufe.extraktor_fassung(n, versionen[n]) for n in aufrufe.EXTRAKTOREN}
-    arbeit = _Arbeit(fassung, zaehlung)
-    seiten = _seiten(k, _lesen(k, bereich, abfrage, params), arbeit)
+def _extrahieren(k: Laufkontext, fabrik, bereich: Bereich, zaehlung: dict[str, int]) -> None:
+    arbeit = _Arbeit(fassungen(), zaehlung)
+    seiten = _seiten(k, _lesen(k, bereich, *_abfrage(bereich)), arbeit)
     try:
         _seiten_extrahieren(k, _verteilen(k, fabrik, seiten), arbeit)
     except StufenFehler:
@@ -360,11 +320,9 @@ def _seiten(k: Laufkontext, gelesen: Iterator, arbeit: _Arbeit) -> Iterator:
 def _nachpruefen(
     seite: extraktion.Seite, item_id: int, sha: bytes, pruefen: list, arbeit: _Arbeit
 ) -> list[str]:
-    """Zeilen, deren Fassung sich nur in der Seitenart unterscheidet: das Urteil über die Seite
-    (ohne Extraktor) sagt, was ein Extraktor jetzt gäbe. Gleicht die Zeile dem, wird sie neu
-    gestempelt; gibt das Urteil den Kandidaten selbst (keine HTML-Seite, leer), wird er
-    geschrieben; war die Seite bisher keine HTML-Seite und ist es jetzt, muss der Extraktor ran –
-    diese Namen kommen zurück."""
+    """Zeilen, deren Fassung sich nur in der Seitenart unterscheidet: gleicht die Zeile dem Urteil
+    über die Seite, wird sie neu gestempelt, sonst bekommt sie dessen Kandidaten; war die Seite
+    bisher keine HTML-Seite und ist es jetzt, muss der Extraktor ran – diese Namen kommen zurück."""
     namen, fehler, ohne_text, leer = pruefen
     if not namen:
         return []

@@ -1,15 +1,9 @@
 """Im Worker der Extraktion: sein Anfang und ein Aufruf eines Extraktors.
 
-* ``anfang`` (einmal je Worker, als Vorbereitung des Pools): Extraktoren laden und
-  einrichten (``aufrufe.vorbereiten``), das Netz sperren – die Extraktion holt nie etwas
-  nach –, und eine Speichergrenze setzen (``RLIMIT_AS``: der Adressraum nach dem Start plus
-  ``speichergrenze_mb``).
-* ``aufrufen``: ein Extraktor auf einer Seite, als ``(text, fehler)`` – genau eins von beiden.
-  Ein Fehler der Bibliothek ist ihr Urteil über die Seite; die Rekursionsgrenze wird ein eigener
-  Satz, die Speichergrenze ein ``Umgebungsfehler``. Zeitlimit und ein gestorbener Worker kommen
-  vom Pool (``seiten.Extraktion``), ebenfalls als ``Umgebungsfehler``.
-
-Dieses Modul lädt der forkserver vorab (``seiten.VORLADEN``): es kennt weder Datenbank noch Lauf.
+``anfang`` (einmal je Worker): Extraktoren laden, das Netz sperren, die Speichergrenze setzen;
+``aufrufen``: ein Extraktor auf einer Seite als ``(text, fehler)``, die Speichergrenze als
+``Umgebungsfehler``. Die Isolation im Ganzen: docs/extraktion.md, „Isolation“. Dieses Modul lädt
+der forkserver vorab (``seiten.VORLADEN``): es kennt weder Datenbank noch Lauf.
 """
 
 from __future__ import annotations
@@ -44,8 +38,7 @@ def _adressraum() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-# Ob dieser Worker die Beschleuniger eingespielt hat (``anfang``); ein Worker ist ein Prozess, den
-# sein Anfang einrichtet – wie der initializer eines ProcessPoolExecutor.
+# Ob dieser Worker die Beschleuniger eingespielt hat (``anfang``, wie ein initializer).
 _beschleuniger = False
 
 
@@ -53,9 +46,7 @@ def anfang(speichergrenze_mb: int) -> str | None:
     """Anfang jedes Workers. Gibt zurück, warum er ohne Beschleuniger läuft (None: mit ihnen) –
     der Pool bringt es dem Hauptprozess, der es einmal sagt. Scheitert er (ein Paket fehlt, der
     Fix von newspaper4k ist ungeprüft: ``fassungen.FassungUngeprueft``), sagt der Pool warum.
-
-    Die Prüfung kostet hier Millisekunden: der forkserver hat die Extraktoren schon geladen
-    (``seiten.VORLADEN``); im Hauptprozess kostete allein ihr Import eine Sekunde je Lauf."""
+    Die Prüfung kostet hier Millisekunden: der forkserver hat die Extraktoren schon geladen."""
     global _beschleuniger
     logging.disable(logging.CRITICAL)  # readability & Co. schrieben sonst Tracebacks nach stderr
     fassungen.newspaper_fest_pruefen()
@@ -71,10 +62,8 @@ def anfang(speichergrenze_mb: int) -> str | None:
 class Umgebungsfehler(str):
     """Der Fehler eines Kandidaten, der nichts über die Seite sagt, sondern über die Umgebung – ein
     späterer Versuch kann gelingen (``seiten.voruebergehend``). ``art``: ``zeitlimit``, ``tot``
-    (der Worker starb) oder ``speicher``.
-
-    Ein ``str``, weil der Fehler eines Kandidaten Text ist – im Stapelformat (``"error"``) und in
-    ``extraktionen.fehler`` –; die Art trägt er daneben, niemand liest sie aus dem Wortlaut."""
+    (der Worker starb) oder ``speicher``. Ein ``str``, weil der Fehler eines Kandidaten Text ist;
+    die Art trägt er daneben, niemand liest sie aus dem Wortlaut."""
 
     def __new__(cls, text: str, art: str) -> Umgebungsfehler:
         selbst = super().__new__(cls, text)

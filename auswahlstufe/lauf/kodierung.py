@@ -58,11 +58,7 @@ def kodieren(
     summe: bytes,
     argumente: Mapping[str, object] | None = None,
 ):
-    """Entscheidung und fertige Zeile eines Items.
-
-    ``argumente`` sind die Schlüsselwörter einer Variante für ``waehle``
-    (``version.Variante.argumente``); ohne sie gelten die Voreinstellungen.
-    """
+    """Entscheidung und fertige Zeile eines Items; ``argumente``: die einer Variante für ``waehle``."""
     extraktionen = {n: {"text": t, "error": f} for n, t, f in zip(namen, texte, fehler, strict=True)}
     e = waehle(extraktionen, **(argumente or {}))
     gewaehlt = extraktionen.get(e.extraktor)
@@ -73,9 +69,7 @@ def kodieren(
     return e, Zeile(item_id, e.extraktor, e.regel, e.konsens, metriken, text, summe, ergebnis)
 
 
-# COPY im Textformat (PostgreSQL-Doku, „COPY – Text Format“): Tab trennt die
-# Spalten, \N ist NULL, Backslash, Tab, Zeilenumbruch und Wagenrücklauf werden
-# maskiert; bytea steht als \x mit Hex-Ziffern, dessen Backslash selbst maskiert.
+# COPY im Textformat (PostgreSQL-Doku, „COPY – Text Format“).
 _COPY_MASKEN = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"))
 
 
@@ -99,17 +93,15 @@ def copy_zeile(*werte: str | int | bytes | None) -> str:
 
 @dataclass
 class Stapelergebnis:
-    # Fertige COPY-Daten (UTF-8), in den Workern gebaut: der Hauptprozess
-    # reicht sie nur weiter. „neu“ geht direkt nach selected_extractor (mit
-    # coder_version), „geändert“ über aw_stapel und den Upsert.
+    # Fertige COPY-Daten (UTF-8) aus den Workern: „neu“ direkt nach selected_extractor,
+    # „geändert“ über aw_stapel und den Upsert.
     neu_daten: bytes = b""
     geaendert_daten: bytes = b""
     neu: int = 0
     geaendert: int = 0
     unveraendert: int = 0
     gerechnet: int = 0  # Items, die waehle sah (der Rest erledigte sich über die Eingabe-Summe)
-    # (item_id, neue Eingabe-Summe, Ergebnissumme): Eingabe geändert, Ergebnis gleich.
-    # Nur die Eingabe-Summe wird nachgetragen, damit der nächste Lauf sie nicht neu rechnet.
+    # (item_id, neue Eingabe-Summe, Ergebnissumme): Eingabe geändert, Ergebnis gleich – nachtragen.
     nachtragen: list[tuple[int, bytes, bytes]] = field(default_factory=list)
     entfernen: list[int] = field(default_factory=list)  # Items ohne Kandidaten, mit alter Zeile
     ohne_kandidaten: int = 0
@@ -134,14 +126,9 @@ class Stapelergebnis:
 
 
 def vorsortieren(zeilen: Sequence[tuple], alle: bool) -> tuple[list[tuple], Stapelergebnis]:
-    """Im Hauptprozess: was zu rechnen ist, und was sich ohne Rechnen erledigt.
-
-    Items ohne Kandidatenzeilen werden gezählt (und ihre alte Zeile
-    vorgemerkt); Items, deren Eingabe-Summe gleich blieb, sind unverändert –
-    außer ``alle`` (die Stichprobe braucht jede Entscheidung). Unter derselben
-    coder_version folgt die Zeile allein aus der Eingabe. Hat sich die Eingabe
-    geändert, entscheidet erst die Ergebnissumme, ob die Zeile sich ändert.
-    """
+    """Im Hauptprozess: was zu rechnen ist, und was sich ohne Rechnen erledigt – Items ohne
+    Kandidatenzeilen (gezählt, ihre alte Zeile vorgemerkt) und, außer mit ``alle`` (die Stichprobe
+    braucht jede Entscheidung), Items mit unveränderter Eingabe-Summe."""
     ergebnis = Stapelergebnis(ids=[zeile[0] for zeile in zeilen])
     auftrag = []
     for item_id, alt, alt_ergebnis, summe, anzahl, unbekannt, namen, texte, fehler in zeilen:
@@ -168,12 +155,8 @@ def stapel_kodieren(
     stichprobe_n: int | None,
     argumente: Mapping[str, object] | None = None,
 ) -> Stapelergebnis:
-    """Entscheidet einen Auftrag aus ``vorsortieren``; läuft im Worker (oder im Hauptprozess).
-
-    ``version`` und ``argumente`` gehören zusammen: die coder_version einer
-    Variante und ihre Schlüsselwörter für ``waehle`` (ohne: die Voreinstellung).
-    Zurück kommen die Zeilen als fertige COPY-Daten, dazu die Zählung.
-    """
+    """Entscheidet einen Auftrag aus ``vorsortieren`` (im Worker oder im Hauptprozess): die Zeilen
+    als fertige COPY-Daten, dazu die Zählung. ``version`` und ``argumente`` gehören zusammen."""
     ergebnis = Stapelergebnis(gerechnet=len(auftrag))
     neu: list[str] = []
     geaendert: list[str] = []

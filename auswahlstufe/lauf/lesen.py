@@ -39,9 +39,7 @@ left join lateral (
     from extraktionen e
     where e.item_id = r.id
 ) k on true
--- s.item_id >= %(ab)s ist doppelt gemoppelt, aber nicht für den Planer: ohne sie
--- beginnt ein Merge Join auf selected_extractor bei jeder Seite vorn, und ein
--- erneuter Lauf wird quadratisch (300.000 Items: 138 s statt ~60 s).
+-- s.item_id >= %(ab)s für den Planer (docs/betrieb-lauf.md, „Kurze Transaktionen“)
 left join selected_extractor s
     on s.item_id = r.id and s.coder_version = %(version)s and s.item_id >= %(ab)s
 left join lateral (

@@ -1,17 +1,9 @@
 """Welche Rechte jede Betriebsart braucht – die eine Stelle dafür.
 
-Hieraus folgen: die Prüfung in ``check_db.py`` (je ``--modus``, mit ``vergabe.py`` gegen die
-Datenbank), das Rollenrezept ``rollen/aw-rolle-stufe.sql`` und die Tabelle in
-``docs/betrieb.md`` (beide erzeugt in ``rezept.py``, aufgerufen als ``python -m
-auswahlstufe.lauf.rechte --rezept`` bzw. ``--tabelle``; Tests vergleichen Datei und Doku
-damit). Ein Test gibt einer frischen Rolle je Modus genau diese Rechte und fährt den Modus
-(``tests/test_zuverlaessigkeit_rechte.py``).
-
-Eine neue Tabelle einer Migration (etwa ``auswahl_laeufe`` aus aw-004) bekommt
-hier einen Eintrag; ``wenn_vorhanden`` heißt: nur prüfen und vergeben, wenn es
-das Objekt in der Datenbank schon gibt – so gilt die Liste auch vor der Migration.
-Eine neue oder umbenannte Sicht gehört in ``SICHTEN`` (lesen darf sie dann die
-Betriebsrolle und die Rolle ``nur_blick`` des Rezepts; Eigentümer ist der Admin).
+Was daraus folgt (``check_db.py --modus``, das Rollenrezept, die Tabelle in der Doku) und wie es
+geprüft wird: docs/betrieb.md, „Rechte je Modus“. Eine neue Tabelle einer Migration bekommt hier
+einen Eintrag (``wenn_vorhanden``: nur prüfen und vergeben, wenn es sie schon gibt), eine neue
+oder umbenannte Sicht gehört in ``SICHTEN``.
 """
 
 from __future__ import annotations
@@ -23,11 +15,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Recht:
     """Rechte auf ein Objekt. ``art``: datenbank, schema, tabelle, sicht, sequenz oder eigentuemer.
-
-    ``weitergeben``: diese der ``rechte`` mit WITH GRANT OPTION – der Admin gibt SELECT auf
-    raw_items (von Ingest) an die Betriebsrolle weiter. ``spalten``: die Spalten, die der Modus
-    liest – ein Recht auf jede von ihnen genügt dann statt eines auf die ganze Tabelle (ein Haus
-    gibt etwa ``grant select (id, slot, …) on raw_items``); vergeben wird die ganze Tabelle.
+    ``weitergeben``: diese der ``rechte`` mit WITH GRANT OPTION. ``spalten``: die Spalten, die der
+    Modus liest – ein Recht auf jede genügt statt eines auf die Tabelle (vergeben wird die Tabelle).
     """
 
     art: str
@@ -86,16 +75,14 @@ KANDIDATEN = Recht("tabelle", "extraktionen", ("SELECT",))
 TEMP = Recht("datenbank", "", ("TEMPORARY",), "jeder Stapel geht per COPY durch eine temporäre Tabelle")
 KODIERUNG_SCHREIBEN = Recht("tabelle", "selected_extractor", ("SELECT", "INSERT", "UPDATE", "DELETE"))
 KODIERUNG_LESEN = Recht("tabelle", "selected_extractor", ("SELECT",))
-# Protokoll der Läufe (Migration aw-004). Seine id ist eine Identitätsspalte –
-# kein Recht auf die Sequenz nötig (tests/test_stufe_betrieb.py prüft es).
+# Protokoll der Läufe (aw-004); seine id ist eine Identitätsspalte, kein Recht auf eine Sequenz nötig.
 PROTOKOLL = (Recht("tabelle", "auswahl_laeufe", ("SELECT", "INSERT", "UPDATE"), "Protokoll der Läufe"),)
 
 GRUND = (VERBINDEN, SCHEMA, BUCH)
 LAUF = (*GRUND, ITEMS_MIT_HAUS, KANDIDATEN, KODIERUNG_SCHREIBEN, TEMP, *PROTOKOLL, *QUELLENWACHE)
+LESEN = (*GRUND, ITEMS, KANDIDATEN, KODIERUNG_LESEN)
 
-# Die Sichten der Stufe (aw-003, aw-004): was ein Betreiber am nächsten Morgen liest.
-# Eine Sicht liest ihre Tabellen mit den Rechten ihres Eigentümers (des Admins) –
-# SELECT auf die Sicht genügt. Eine neue Sicht einer Migration kommt hier dazu.
+# Die Sichten der Stufe (eine neue kommt hier dazu); sie lesen mit den Rechten ihres Eigentümers.
 SICHTEN = (
     *("auswahl_uebersicht", "auswahl_letzter_slot", "auswahl_slots_ohne_lauf", "auswahl_offene_laeufe"),
     *("auswahl_slots", "auswahl_fortschritt", "auswahl_extraktion_fassungen", "auswahl_quellenwache"),
@@ -121,12 +108,7 @@ MODI: dict[str, Modus] = {
         Modus(
             "trocken",
             "auswahl.py --backfill, --slot … oder --nachholen --trocken [--stichprobe N]",
-            (
-                *GRUND,
-                ITEMS,
-                KANDIDATEN,
-                KODIERUNG_LESEN,
-            ),
+            LESEN,
         ),
         # ohne --trocken rechnet --stichprobe alles neu und schreibt wie ein Lauf
         Modus("stichprobe", "auswahl.py --backfill oder --slot … --stichprobe N", LAUF),
@@ -151,9 +133,7 @@ MODI: dict[str, Modus] = {
                 # die Stücke gehen als Arrays in einer Anweisung hinein, ohne temporäre Tabelle
             ),
         ),
-        # extraktion.stufe: liest seiten (mit raw_items verbunden) und die gespeicherten
-        # Kandidaten, schreibt extraktionen per insert … on conflict do update – löscht nie –
-        # und wählt danach im selben Lauf wie ein Lauf (mit --trocken: nur lesend).
+        # extraktion.stufe: schreibt extraktionen per Upsert, löscht nie, und wählt danach wie ein Lauf
         Modus(
             "extrahieren",
             "auswahl.py --extrahieren --backfill, --slot … oder --nachholen [--teil K/N]",
@@ -177,10 +157,7 @@ MODI: dict[str, Modus] = {
             "check_db",
             "check_db.py",
             (
-                *GRUND,
-                ITEMS,
-                KANDIDATEN,
-                KODIERUNG_LESEN,
+                *LESEN,
                 Recht("sicht", "auswahl_quellenwache", ("SELECT",), "offene Befunde der Quellenwache"),
             ),
         ),

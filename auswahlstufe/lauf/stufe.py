@@ -1,32 +1,9 @@
 """Ein Lauf der Auswahl in der Datenbank: --backfill, --slot, --nachholen, --trocken, --stichprobe, --teil.
 
-Der Ablauf steht hier; die Teile je in ihrem Modul:
-
-* ``betrieb.kontext``: was der Lauf besitzt – Lese- und Schreibverbindung (diese hält die
-  Sperre, über sie geht alles Geschriebene), Abbruch, Worker;
-  ``betrieb.bereich``: welche Items (alle, ein Slot, ein Teil);
-* ``lesen``: die Items in Keyset-Seiten; die Eingabe-Summe bildet der Server, die Texte kommen
-  nur, wo sie sich änderte;
-* ``kodierung``: ``vorsortieren`` (was ohne Rechnen erledigt ist) und ``stapel_kodieren``
-  (``waehle`` und ``bereinigen`` je Item, Zeilen als fertige COPY-Daten) – in den Workern
-  (``betrieb.pool``), höchstens ``2 × Prozesse`` Stapel unterwegs: der Speicher bleibt flach;
-* ``schreiben``: je Stapel eine Transaktion; ein abgebrochener Lauf hinterlässt jede Zeile alt
-  oder neu, ein zweiter macht den Rest;
-* ``betrieb.sperre``, ``betrieb.laeufe``: wer welche Arbeit nimmt (ein Backfill Blöcke, ein Tick
-  seinen Slot) und das Protokoll in ``auswahl_laeufe``; ``nachholen``: welche Slots noch offen sind.
-
-``--nachholen`` kodiert jeden offenen Slot als eigenen Slot-Lauf, der neueste zuerst, in einem
-Aufruf (``modus = 'nachholen'``); einen Slot, den gerade ein anderer Tick hat, überspringt er.
-``--trocken`` vergleicht nur (lesend) und schreibt nichts, auch kein Protokoll. Mit
-``--extrahieren`` läuft vor der Auswahl jedes Bereichs ein ``Vorlauf`` (die Extraktion) im selben
-Kontext und im Protokoll desselben Laufs.
-
-Was ein Lauf über Items weiß, die sich während des Laufs ändern: ein Item, das Ingest löscht,
-nachdem der Lauf es las, entfällt (gezählt, nicht geschrieben). Ein Item, das Ingest einfügt,
-sieht der Lauf, wenn seine id hinter der Leseposition liegt; sonst der nächste Lauf
-(``--nachholen`` findet den Slot offen). Ändern sich Kandidaten, nachdem der Lauf sie las,
-schreibt er die Entscheidung über das Gelesene und dessen Eingabe-Summe; der nächste Lauf sieht
-die neue Summe und rechnet das Item neu.
+Der Ablauf steht hier, die Teile je in ihrem Modul (``betrieb.kontext``, ``betrieb.bereich``,
+``lesen``, ``kodierung``, ``schreiben``, ``betrieb.sperre``, ``betrieb.laeufe``, ``nachholen``):
+docs/aufbau.md, „Ein Lauf“. Wie ein Lauf arbeitet und was er über Items weiß, die sich während
+des Laufs ändern: docs/betrieb-lauf.md, „Wie ein Lauf arbeitet“ und „Ingest nebenan“.
 """
 
 from __future__ import annotations
@@ -67,9 +44,6 @@ from auswahlstufe.pruefung import stichprobe as stichprobe_modul
 STAPEL = 200  # Items je Stapel = je Schreibtransaktion = je Leseseite
 STAPEL_JE_PROZESS = 2  # so viele Stapel je Worker gleichzeitig unterwegs
 ZEITLIMIT = 300.0  # Sekunden je Stapel (Voreinstellung von --stapel-zeitlimit)
-# Hat ein anderer Tick einen offenen Slot, überspringt --nachholen ihn still (Hinweis im
-# Protokoll, keine Mail): jener macht ihn. Läuft der andere schon länger, oder ist er
-# unbekannt, ist es eine Meldung auf stderr – dann hängt vielleicht etwas.
 STILL_WARTEN = timedelta(hours=6)
 
 # --- Einstellungen und Vorlauf ------------------------------------------------------------
@@ -89,9 +63,8 @@ class Einstellungen:
     stapel_zeitlimit: float = ZEITLIMIT
 
 
-# Mit --extrahieren: die Extraktion vor der Auswahl jedes Bereichs, im Kontext des Laufs (unter
-# seiner Sperre, in seinem Protokoll). Sie füllt die Zählung – auch bis zu einem Fehler –, die im
-# Protokoll steht (auswahl_laeufe.extraktion); ihr Fehler oder Abbruch ist der des Laufs.
+# Mit --extrahieren: die Extraktion vor der Auswahl jedes Bereichs, im Kontext des Laufs
+# (docs/aufbau.md, „Ein Lauf“); sie füllt die Zählung, ihr Fehler oder Abbruch ist der des Laufs.
 Vorlauf = Callable[[Laufkontext, Bereich, dict[str, int]], None]
 
 
@@ -226,9 +199,7 @@ def _abmelden(s: _Sitzung, lauf_id: int, bilanz: Bilanz, code: int, meldung: str
         with contextlib.suppress(psycopg.Error):
             laeufe.beenden(conn, lauf_id, bilanz, code, meldung)
             return
-    # Ist der Server weg, bleibt der Eintrag offen (ohne beendet_am), bis ein späterer Lauf
-    # ihn als abgebrochen schließt; die Meldung des Laufs sagt schon, dass die Datenbank
-    # nicht erreichbar ist.
+    # Ist der Server weg, bleibt der Eintrag offen (docs/betrieb-lauf.md, „Protokoll der Läufe“).
     with (
         contextlib.suppress(psycopg.Error, StufenFehler, db.Fehler),
         db.verbinden(s.k.url, "protokoll", autocommit=True) as neu,
@@ -427,8 +398,7 @@ def _auftraege(s: _Sitzung, dieser: _Einheit, groesse: int, n: int | None) -> It
 
 
 def _verarbeiten(s: _Sitzung, dieser: _Einheit, gesamt: int) -> None:
-    # Kleine Bestände (ein Slot) in so viele Stapel teilen, dass jeder Worker
-    # zwei bekommt; große in Stapel von STAPEL Items.
+    # Kleine Bestände so teilen, dass jeder Worker zwei Stapel bekommt; große in Stapel von STAPEL.
     groesse = max(1, min(STAPEL, -(-gesamt // (s.e.prozesse * STAPEL_JE_PROZESS))))
     n = dieser.auswahl.n if dieser.auswahl is not None else None
     pool = s.k.auswahlpool
@@ -511,9 +481,7 @@ def _abschliessen(s: _Sitzung, dieser: _Einheit, ergebnis: Stapelergebnis) -> No
 
 
 def _berichten(bilanz: Bilanz, e: Einstellungen, auswahl) -> None:
-    # Alles hier ist Protokoll (stdout): auch die übergangenen Zeilen unbekannter Extraktoren –
-    # sie sind eine Auskunft über die Eingabe, keine Störung, und stünden sonst jeden Lauf in
-    # der Mail von cron (check_db.py zählt sie ebenfalls).
+    # Alles hier ist Protokoll (stdout), auch der Hinweis (docs/betrieb-lauf.md, „Was im cron-Log steht“).
     if e.trocken:
         log.info(f"trocken, nichts geschrieben – würde: {bilanz.zeile()}")
     else:

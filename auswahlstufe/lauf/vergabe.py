@@ -1,12 +1,8 @@
 """Die Rechte aus ``rechte.py`` in einer Datenbank: was fehlt, die GRANTs, wer sie ausführt.
 
-``luecken`` und ``fehlende`` prüfen die aktuelle Rolle gegen einen Modus (``check_db.py``),
-``vergeben`` gibt einer Rolle genau die Rechte eines Modus (Tests, Testhaus).
-
-Wer was vergibt (docs/betrieb.md, Einrichtung): Ingest gibt dem Admin der Stufe
-``ingest_gibt`` (Rechte auf raw_items, SELECT mit Weitergabe); der Admin migriert
-und gibt der Betriebsrolle mit dem Rezept den Rest. ``abhilfe`` nennt zu jeder
-Lücke die Anweisung und wer sie ausführt.
+``luecken`` und ``fehlende`` prüfen die aktuelle Rolle gegen einen Modus (``check_db.py``);
+``abhilfe`` nennt zu jeder Lücke die Anweisung und wer sie ausführt (wer was vergibt:
+docs/betrieb.md, Einrichtung).
 """
 
 from __future__ import annotations
@@ -14,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import psycopg
-from psycopg import sql
 
 from auswahlstufe.betrieb import migrationen
 from auswahlstufe.lauf.rechte import MODI, SICHTEN, ZUSCHALTBAR, Recht
@@ -135,23 +130,6 @@ def _gruppen(recht: Recht, *, alle_weitergeben: bool = False) -> list[tuple[tupl
     return [(gruppe, mit) for gruppe, mit in ((weiter, True), (schlicht, False)) if gruppe]
 
 
-def _grants(recht: Recht, rolle: str, datenbank: str) -> list[sql.Composed]:
-    """GRANT-Anweisungen für ``recht`` an ``rolle`` (zum Ausführen)."""
-    if recht.art == "datenbank":
-        ziel = sql.SQL("database {}").format(sql.Identifier(datenbank))
-    else:
-        ziel = sql.SQL("{} {}").format(sql.SQL(_GRANT_ART[recht.art]), sql.Identifier(recht.objekt))
-    return [
-        sql.SQL("grant {} on {} to {}{}").format(
-            sql.SQL(", ").join(sql.SQL(r.lower()) for r in gruppe),
-            ziel,
-            sql.Identifier(rolle),
-            sql.SQL(" with grant option" if mit else ""),
-        )
-        for gruppe, mit in _gruppen(recht)
-    ]
-
-
 # Schlüsselwörter, die als Rollenname in Anführungszeichen müssen (die übrigen Namen der
 # Stufe und des Hauses sind schlichte Bezeichner).
 _VORBEHALTEN = {"all", "current_role", "current_user", "default", "group", "none", "role", "table", "user"}
@@ -180,44 +158,7 @@ def grant_text(recht: Recht, rolle: str, datenbank: str, *, alle_weitergeben: bo
     ]
 
 
-def vergeben(
-    modus: str, rolle: str, datenbank: str, conn: psycopg.Connection | None = None
-) -> list[sql.Composed]:
-    """GRANT-Anweisungen (und ALTER … OWNER), die ``rolle`` genau die Rechte von ``modus`` geben.
-
-    Mit ``conn`` nur für Objekte, die es dort gibt.
-    """
-    anweisungen = []
-    for recht in MODI[modus].rechte:
-        if conn is not None and not vorhanden(conn, recht):
-            continue
-        if recht.art == "eigentuemer":
-            art = "view" if recht.objekt in SICHTEN else "table"
-            anweisungen.append(
-                sql.SQL("alter {} {} owner to {}").format(
-                    sql.SQL(art), sql.Identifier(recht.objekt), sql.Identifier(rolle)
-                )
-            )
-        else:
-            anweisungen += _grants(recht, rolle, datenbank)
-    return anweisungen
-
-
 # --- Wer gibt was: Ingest dem Admin, der Admin der Betriebsrolle -----------------------------
-
-# Was Ingest – Eigentümer von raw_items und, als Eigentümer der Datenbank, des Schemas
-# public – dem Admin der Stufe gibt: die Rechte des Modus migrieren auf diese beiden.
-VON_INGEST = ("public", "raw_items")
-
-
-def ingest_gibt(admin: str) -> list[str]:
-    """Die GRANT-Anweisungen, die Ingest ausführt (docs/betrieb.md, Schritt 2), für ``admin``."""
-    return [
-        anweisung
-        for recht in MODI["migrieren"].rechte
-        if recht.objekt in VON_INGEST
-        for anweisung in grant_text(recht, admin, "")
-    ]
 
 
 def rezeptaufruf(admin: str, datenbank: str, rolle: str, variablen: tuple[str, ...] = ()) -> str:

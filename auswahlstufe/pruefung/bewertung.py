@@ -1,18 +1,8 @@
 """Bewertung: Auswahl und Extraktoren gegen eine Handreferenz.
 
-Das Maß ist das des article-extraction-benchmark (../shared/bench/README.md):
-Tokens ``\\w+`` (Groß/klein bleibt), 4-Token-Shingles als Multimenge; je Seite
-Präzision und Recall; Präzision gemittelt über Seiten mit Ausgabe, Recall über
-Seiten mit Referenz; F1 aus den beiden Mitteln.
-
-Zwei Festlegungen, wo die Beschreibung schweigt (beide ändern die Zahlen auf
-den 181 Seiten nicht):
-
-* Ein Text mit 1 bis 3 Tokens ergibt ein einziges Shingle aus allen Tokens –
-  wie im Code des Benchmarks und wie ``normalisierung.shingles``. Sonst wäre
-  eine kurze, richtige Ausgabe („Ja.“) dasselbe wie keine.
-* „Leer“ heißt: kein einziges Token. Eine Ausgabe aus Leerraum oder
-  Satzzeichen misst nichts über Präzision und zählt wie eine leere.
+Das Maß des article-extraction-benchmark (4-Token-Shingles als Multimenge, Präzision über Seiten
+mit Ausgabe, Recall über Seiten mit Referenz, F1 aus den Mitteln) und die zwei Festlegungen, wo
+seine Beschreibung schweigt: docs/messungen.md, „Güte gegen die Handreferenz“.
 
 Aufruf im Klon: ``.venv/bin/python bewertung.py AUSWAHL.json WAHRHEIT.json``.
 """

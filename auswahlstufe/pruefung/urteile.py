@@ -1,16 +1,8 @@
 """Urteile von Hand über die Wahlen einer Stichprobe: Format, Einlesen, Auswertung.
 
-Die Prüfseite (``pruefseite.py``) lädt die Urteile als JSON herunter::
-
-    {"format": "wurzelwerk-urteile/1", "coder_version": "auswahl-2+…",
-     "stichprobe": "stichprobe-…", "exportiert_am": "2026-…Z",
-     "urteile": [{"schluessel": "4711", "wahl": "readability", "urteil": "richtig",
-                  "besser": null, "zweifel": 0.11, "grund": "wahl_kuerzer"}, …]}
-
-``urteil`` ist ``richtig`` (die Wahl stimmt) oder ``anderer`` (``besser`` nennt
-den Kandidaten, der besser gewesen wäre). ``bewertung.py --urteile`` rechnet
-daraus, wie oft die Auswahl richtig lag – eine Handreferenz für Wahlen, ohne
-Volltext-Referenz.
+Die Prüfseite (``pruefseite.py``) lädt die Urteile als JSON herunter (``URTEILE_FORMAT``),
+``bewertung.py --urteile`` rechnet daraus, wie oft die Auswahl richtig lag. Format und Ausgabe:
+docs/stichprobe.md, „Urteile: eine Handreferenz für Wahlen“.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Zwei coder_versionen in der Datenbank vergleichen: wo sie verschieden wählten.
 
-``vergleich.py --datenbank GRUNDLAGE VARIANTE`` liest aus ``selected_extractor``
-die Items, die unter beiden Versionen kodiert sind und bei denen die Wahl
-verschieden ist, und reicht sie als ``stichprobe.Fall`` an eine
-``stichprobe.Stichprobe`` – dieselbe Prüfseite, dieselbe Zweifelsordnung wie
-``--stichprobe`` (Zweifel der Grundlage, aus ihren gespeicherten Metriken). Die
-Zeilen kommen über einen Cursor des Servers in Seiten: der Speicher hält nur
-die behaltenen Fälle, wie groß der Bestand auch ist.
-
-Die Texte auf der Seite sind die heutigen Kandidaten aus ``extraktionen``.
-Gelesen wird nur; geschrieben wird nichts in die Datenbank.
+``vergleich.py --datenbank GRUNDLAGE VARIANTE``: die Items, die beide Versionen verschieden
+wählten, als ``stichprobe.Fall`` in eine ``stichprobe.Stichprobe`` (docs/stichprobe.md, „Zwei
+coder_versionen aus der Datenbank vergleichen“). Die Zeilen kommen über einen Cursor des Servers
+in Seiten: der Speicher hält nur die behaltenen Fälle. Geschrieben wird nichts in die Datenbank.
 """
 
 from __future__ import annotations
