@@ -43,7 +43,6 @@ import contextlib
 import ctypes
 import itertools
 import multiprocessing
-import multiprocessing.connection
 import os
 import pickle
 import shutil
@@ -426,11 +425,10 @@ class Pool:
         Frist ``zeitlimit``, sonst ``tot`` –; mit ``neustart`` übernimmt ein neuer Executor die
         übrigen, ohne sind sie ``mitgerissen`` mit der Ursache des ersten gescheiterten."""
         # Tot ist, wer schon endete, und nicht mit 0: mit 0 geht ein Worker, dem der Executor nach
-        # dem Bruch sagt, er solle aufhören – er ist keine Ursache.
-        # Den Exit-Code erst nach dem Beenden lesen: er steht etwas später fest als die Sentinel.
-        schon_tot = [p for p in self._prozesse().values() if multiprocessing.connection.wait([p.sentinel], 0)]
+        # dem Bruch sagt, er solle aufhören – er ist keine Ursache. Nicht an der Sentinel erkennen:
+        # hat der Executor den Exit-Code schon gelesen, ist sie leer, bis der forkserver sie schließt.
+        tote = {pid: p.exitcode for pid, p in self._prozesse().items() if p.exitcode not in (None, 0)}
         self._beenden()
-        tote = {p.pid: p.exitcode for p in schon_tot if p.exitcode != 0}
         jetzt = time.monotonic()
         offen, gescheitert = [u for u in unterwegs if not u.fertig], []
         for u in offen:
