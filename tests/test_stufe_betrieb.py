@@ -325,12 +325,14 @@ def test_stirbt_der_hauptprozess_endet_auch_ein_rechnender_worker(start, tmp_pat
     """SIGKILL auf den Hauptprozess, während sein Worker rechnet: der liest seine Leitung nicht
     und sähe ihr Ende nie. Er endet trotzdem (der Kern schickt ihm SIGKILL, wenn sein Elternprozess
     stirbt; bei forkserver endet der mit dem Hauptprozess) – sonst rechnete er weiter und hielte
-    die Ausgabe der cron-Zeile offen."""
+    die Ausgabe der cron-Zeile offen. Auf stderr – in die Mail von cron – schreibt danach
+    niemand etwas, auch nicht der resource_tracker, der die Semaphoren des Pools abräumt."""
     datei = tmp_path / "worker"
     (tmp_path / "rechner.py").write_text(RECHNER)
     prozess = subprocess.Popen(
         [sys.executable, "-c", BESCHAEFTIGT, str(datei), start, str(tmp_path)],
         cwd=PROJEKT,
+        stderr=(tmp_path / "stderr").open("w"),
         start_new_session=True,
     )
     worker = None
@@ -346,6 +348,10 @@ def test_stirbt_der_hauptprozess_endet_auch_ein_rechnender_worker(start, tmp_pat
         while lebt(worker):
             assert time.monotonic() < frist, f"Worker {worker} rechnet nach dem Tod des Hauptprozesses weiter"
             time.sleep(0.02)
+        while in_sitzung(prozess.pid):
+            assert time.monotonic() < frist, f"nach dem Hauptprozess laufen noch {in_sitzung(prozess.pid)}"
+            time.sleep(0.02)
+        assert (tmp_path / "stderr").read_text() == ""
     finally:
         for pid in [prozess.pid, *in_sitzung(prozess.pid), *([worker] if worker else [])]:
             with contextlib.suppress(ProcessLookupError):

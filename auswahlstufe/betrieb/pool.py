@@ -56,7 +56,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import wait as warten
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import forkserver
+from multiprocessing import forkserver, resource_tracker
 from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
@@ -72,7 +72,7 @@ PLAETZE = 1024
 # Exit-Code eines Workers, der einen Auftrag an der Speichergrenze nicht lesen konnte.
 EXIT_SPEICHER = 75
 # Stirbt der Hauptprozess (kill -9), räumt der resource_tracker die Semaphoren des Executors ab und
-# warnte darüber auf stderr – in die Mail von cron. Er erbt die Warnfilter seines Elternprozesses.
+# warnt sonst darüber auf stderr – in die Mail von cron. Er bekommt die Warnfilter seines Elternprozesses.
 STILL = "ignore:resource_tracker:UserWarning"
 ORDNER = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
@@ -219,6 +219,16 @@ def _ausfuehren(platz: int, pfad: str) -> Ursache | None:
 # --- im Hauptprozess ------------------------------------------------------------------------
 
 
+def _tracker_still_starten() -> None:
+    """Den resource_tracker starten, allein mit ``STILL`` (er nimmt die Warnfilter beim Start mit);
+    der forkserver und die Worker bekommen ihn nicht."""
+    sys.warnoptions.append(STILL)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.warnoptions.remove(STILL)
+
+
 @dataclass
 class _Unterwegs:
     auftrag: Auftrag
@@ -248,8 +258,7 @@ class Pool:
         self.zeitlimit = zeitlimit
         self.neustart = neustart
         self._kontext = multiprocessing.get_context(start)
-        if STILL not in sys.warnoptions:
-            sys.warnoptions.append(STILL)
+        _tracker_still_starten()
         if vorladen:
             self._kontext.set_forkserver_preload(list(vorladen))
         self._vorbereitung, self._argumente = vorbereitung, argumente
