@@ -43,6 +43,7 @@ import contextlib
 import ctypes
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import shutil
@@ -258,7 +259,8 @@ class Pool:
         self.zeitlimit = zeitlimit
         self.neustart = neustart
         self._kontext = multiprocessing.get_context(start)
-        _tracker_still_starten()
+        if start != "fork":  # mit fork hat der Executor keine benannten Semaphoren und keinen Tracker
+            _tracker_still_starten()
         if vorladen:
             self._kontext.set_forkserver_preload(list(vorladen))
         self._vorbereitung, self._argumente = vorbereitung, argumente
@@ -434,10 +436,17 @@ class Pool:
         Frist ``zeitlimit``, sonst ``tot`` –; mit ``neustart`` übernimmt ein neuer Executor die
         übrigen, ohne sind sie ``mitgerissen`` mit der Ursache des ersten gescheiterten."""
         # Tot ist, wer schon endete, und nicht mit 0: mit 0 geht ein Worker, dem der Executor nach
-        # dem Bruch sagt, er solle aufhören – er ist keine Ursache. Nicht an der Sentinel erkennen:
+        # dem Bruch sagt, er solle aufhören – er ist keine Ursache. Die Sentinel allein reicht nicht:
         # hat der Executor den Exit-Code schon gelesen, ist sie leer, bis der forkserver sie schließt.
-        tote = {pid: p.exitcode for pid, p in self._prozesse().items() if p.exitcode not in (None, 0)}
+        # Ohne sie reicht der Exit-Code nicht: holt der Executor ein Kind von fork eben ab, ist er
+        # kurz None. Fest steht er nach dem Beenden.
+        schon_tot = [
+            p
+            for p in self._prozesse().values()
+            if multiprocessing.connection.wait([p.sentinel], 0) or p.exitcode is not None
+        ]
         self._beenden()
+        tote = {p.pid: p.exitcode for p in schon_tot if p.exitcode != 0}
         jetzt = time.monotonic()
         offen, gescheitert = [u for u in unterwegs if not u.fertig], []
         for u in offen:
