@@ -1,43 +1,39 @@
-"""Worker-Prozesse für Auswahl und Extraktion: ein Pool, je Worker eine eigene Leitung.
+"""Worker-Prozesse für Auswahl und Extraktion: ``concurrent.futures.ProcessPoolExecutor``.
 
 Beide Wege geben Aufträge ab und brauchen die Ergebnisse **in der Reihenfolge der Aufträge**
 (``reihe``: geschrieben wird in Lesereihenfolge), mit höchstens ``fenster`` Aufträgen unterwegs –
 der Speicher bleibt flach. Dazu:
 
-* **Zeitlimit je Auftrag**, gezählt ab seinem Beginn im Worker: wer es reißt, wird getötet; sein
-  Auftrag bekommt einen ``Fehlschlag("zeitlimit")``. Je Worker sind höchstens ``TIEFE`` Aufträge
-  abgegeben – einer läuft, der nächste liegt schon in seiner Leitung.
+* **Daten über Dateien**: Argumente und Ergebnis eines Auftrags liegen in einer Datei (``/dev/shm``),
+  durch die Leitungen des Executors geht nur ihr Name. Eine Nachricht unter ``PIPE_BUF`` schreibt
+  der Kern in einem Stück: ein Worker, der mitten im Senden stirbt, hinterlässt nichts Halbes in der
+  gemeinsamen Leitung, und kein Worker wartet beim Abholen auf einen großen Stapel eines anderen.
+* **Zeitlimit je Auftrag**, gezählt ab seinem Beginn im Worker (er trägt Beginn und Prozessnummer
+  in eine gemeinsame Tafel ein): wer es reißt, wird getötet; sein Auftrag bekommt einen
+  ``Fehlschlag("zeitlimit")``.
 * **Ein toter Worker** (OOM-Killer, ``kill -9``, Absturz in C) gibt seinem Auftrag einen
-  ``Fehlschlag("tot", exitcode)``. Jeder Worker hat seine eigene Leitung: was einer mitten im
-  Senden hinterlässt, stört keinen anderen, und wer starb, steht fest.
-* ``neustart`` (die Extraktion): ein getöteter oder toter Worker wird ersetzt, die anderen
-  Aufträge laufen weiter; ein Kandidat bekommt seinen Fehler. Ohne ``neustart`` (die Auswahl)
-  beendet der Pool dann jeden Worker, und jeder offene Auftrag ist ein Fehlschlag – der Lauf
-  endet mit Exit 8. Jeder trägt dabei seine eigene Ursache: ``zeitlimit`` oder ``tot``, wenn es
-  für ihn selbst so ist (gleich, welchen Worker der Pool zuerst bemerkte), sonst
-  ``mitgerissen`` mit der ``ursache`` – dem Auftrag, an dem der Pool scheiterte.
-* ``auftraege_je_worker``: ein Worker geht nach so vielen Aufträgen, ein neuer kommt (was
-  Bibliotheken liegen lassen, wächst nicht über einen Lauf).
+  ``Fehlschlag("tot", exitcode)``. Der Executor ist danach zerbrochen; der Pool beendet jeden
+  Worker und gibt jedem offenen Auftrag seine eigene Ursache: ``zeitlimit`` oder ``tot``, wenn es
+  für ihn selbst so ist, gleich in welcher Folge der Pool es bemerkt.
+* ``neustart`` (die Extraktion): ein neuer Executor übernimmt die anderen offenen Aufträge; ein
+  Kandidat bekommt seinen Fehler. Ohne ``neustart`` (die Auswahl) ist jeder offene Auftrag ohne
+  eigene Ursache ``mitgerissen`` mit der ``ursache`` – dem ersten gescheiterten Auftrag in der
+  Reihenfolge der Aufträge –; der Lauf endet mit Exit 8.
+* ``auftraege_je_worker`` (nur mit ``neustart``): ein Worker geht nach so vielen Aufträgen, ein
+  neuer Executor kommt (was Bibliotheken liegen lassen, wächst nicht über einen Lauf). Nicht
+  ``max_tasks_per_child``: damit hängt der Executor bis Python 3.13, sobald ein Worker geht und
+  Aufträge warten (https://github.com/python/cpython/issues/115634).
 * ``vorbereitung(*argumente)`` am Anfang jedes Workers (Extraktion: Extraktoren laden, Netz
-  sperren, Speichergrenze); was sie zurückgibt, steht danach in ``vorbereitet`` (der Wert des
-  ersten Workers); scheitert sie, sagt ``WorkerStartetNicht`` warum.
+  sperren, Speichergrenze); was sie zurückgibt, steht danach in ``vorbereitet``; scheitert sie,
+  sagt ``WorkerStartetNicht`` warum.
 * Jeder Worker steht in einer **eigenen Prozessgruppe** und überhört SIGINT/SIGTERM: Strg-C und ein
   ``kill`` an die Gruppe treffen nur den Hauptprozess, er entscheidet, wann Schluss ist. Stirbt
-  er, enden die Worker: ein wartender sieht seine Leitung zu, einem rechnenden schickt der Kern
-  SIGKILL (``PR_SET_PDEATHSIG`` auf Linux; bei ``forkserver`` endet der forkserver mit dem
-  Hauptprozess).
-* ``Auftrag.schranke``: nach ihr zieht ``reihe`` keinen neuen Auftrag, bis sie zurück ist – alles
-  davor ist dann fertig (ein langer Lauf gibt dort seine Sperre her).
+  er, schickt der Kern jedem Worker SIGKILL (``PR_SET_PDEATHSIG``; bei ``forkserver`` endet der
+  forkserver mit dem Hauptprozess).
 
 ``fork`` (Voreinstellung) startet die Worker der Auswahl sofort und billig, vor den
 Datenbankverbindungen; die Extraktion nimmt ``forkserver`` mit ``vorladen``: ein neuer Worker erbt
 nichts vom Hauptprozess und hat die Extraktoren schon geladen.
-
-Warum ein eigener Pool und nicht ``pebble``: pebble teilt eine Leitung unter allen Workern und
-sperrt sie beim Abholen eines Auftrags für Lesen und Schreiben zugleich; mit den großen Aufträgen
-der Auswahl (ein Stapel: 200 Items samt Texten) wartet ein fertiger Worker auf den, der gerade
-abholt – der Backfill über 20.000 Items braucht damit 1,7× so lange (docs/messungen.md, „Pool der
-Worker: pebble gegen eigene Leitungen“).
 """
 
 from __future__ import annotations
@@ -45,31 +41,41 @@ from __future__ import annotations
 import collections
 import contextlib
 import ctypes
+import itertools
 import multiprocessing
 import multiprocessing.connection
 import os
-import queue
+import pickle
+import shutil
 import signal
-import threading
+import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import wait as warten
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import forkserver
-from multiprocessing.reduction import ForkingPickler
+from multiprocessing import forkserver, resource_tracker
 from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
 
-# So oft sieht das Warten nach ``halt`` (einem Signal).
+# So oft sieht das Warten nach ``halt`` (einem Signal) und den Zeitlimits.
 SCHRITT = 0.2
 # So lange darf ein neuer Worker brauchen, bis er bereit ist.
 START_S = 120.0
-# So oft versucht der Pool, einen Worker zu starten, wenn der forkserver eben starb.
+# So oft versucht der Pool, Worker zu starten, wenn der forkserver eben starb.
 FORKSERVER_VERSUCHE = 5
-BEREIT = "bereit"
+# So viele Aufträge höchstens unterwegs (Plätze der Tafel).
+PLAETZE = 1024
 # Exit-Code eines Workers, der einen Auftrag an der Speichergrenze nicht lesen konnte.
 EXIT_SPEICHER = 75
+# Stirbt der Hauptprozess (kill -9), räumt der resource_tracker die Semaphoren des Executors ab und
+# warnt sonst darüber auf stderr – in die Mail von cron. Er bekommt die Warnfilter seines Elternprozesses.
+STILL = "ignore:resource_tracker:UserWarning"
+ORDNER = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
 @dataclass(frozen=True)
@@ -96,22 +102,18 @@ class Fehlschlag:
 
 @dataclass
 class Auftrag(Generic[K]):
-    """``funktion(*argumente)`` in einem Worker – oder, ohne Funktion, ``ergebnis`` sofort.
-
-    ``schranke``: nach diesem Auftrag zieht ``reihe`` keinen neuen, bis er zurück ist – alles davor
-    ist dann fertig und beim Aufrufer."""
+    """``funktion(*argumente)`` in einem Worker – oder, ohne Funktion, ``ergebnis`` sofort."""
 
     schluessel: K
     funktion: Callable[..., Any] | None = None
     argumente: tuple = ()
     ergebnis: Any = None
-    schranke: bool = False
 
 
 @dataclass(frozen=True)
 class Ursache:
-    """Die Ausnahme, an der die Vorbereitung im Worker scheiterte, als Daten (sie kommt über die
-    Leitung): ihre Klasse, ihr Text und, bei einem ``ModuleNotFoundError``, das fehlende Modul."""
+    """Die Ausnahme, an der die Vorbereitung im Worker scheiterte, als Daten: ihre Klasse, ihr Text
+    und, bei einem ``ModuleNotFoundError``, das fehlende Modul."""
 
     art: str
     text: str
@@ -142,12 +144,14 @@ class WorkerAusnahme(Exception):
 # --- im Worker ------------------------------------------------------------------------------
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_tafel: Any = None  # je Platz: Beginn (monotonic) und Prozessnummer des Workers
+_bereit: tuple[str, Any] | Ursache | None = None
+_grenze, _erledigt = 0, 0
 
 
 def _mit_den_eltern_enden() -> None:
     """Stirbt der Elternprozess, schickt der Kern diesem Worker SIGKILL – auch mitten in einem
-    Auftrag, in dem er seine Leitung nicht liest. Ohne ``prctl`` (kein Linux) bleibt das Ende der
-    Leitung.
+    Auftrag. Ohne ``prctl`` (kein Linux) nicht.
 
     Der Elternprozess eines Workers des forkservers ist der forkserver; er endet, sobald niemand
     mehr das Schreibende seiner Lebensleitung hält – das hält der Hauptprozess, aber multiprocessing
@@ -167,49 +171,63 @@ def _mit_den_eltern_enden() -> None:
         os._exit(0)
 
 
-def _worker(
-    verbindung, vorbereitung: Callable[..., None] | None, argumente: tuple, fremde: Sequence[int]
-) -> None:
-    """Schleife eines Workers: (funktion, argumente) rein, (ok, ergebnis) raus; None beendet.
-
-    ``fremde``: die Enden des Hauptprozesses, die ``fork`` mitgab – zu, damit der Worker das Ende
-    des Hauptprozesses an seiner Leitung sieht (``recv`` meldet EOF erst, wenn keiner sie mehr hält)."""
-    for fd in fremde:
-        with contextlib.suppress(OSError):
-            os.close(fd)
+def _anfang(tafel: Any, grenze: int, vorbereitung: Callable[..., Any] | None, argumente: tuple) -> None:
+    """Der ``initializer`` jedes Workers; wie die Vorbereitung ausging, sagt ``_melden``."""
+    global _tafel, _grenze, _bereit
     _mit_den_eltern_enden()
     os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _tafel, _grenze = tafel, grenze
     try:
-        wert = vorbereitung(*argumente) if vorbereitung is not None else None
+        _bereit = ("bereit", vorbereitung(*argumente) if vorbereitung is not None else None)
     except Exception as fehler:  # ein Paket fehlt o. ä.: dem Hauptprozess sagen, warum
-        verbindung.send(Ursache.aus(fehler))
-        return
-    verbindung.send((BEREIT, wert))
-    while True:
-        try:
-            auftrag = verbindung.recv()
-        except (EOFError, OSError):  # der Hauptprozess ist fort
-            return
-        except MemoryError:  # halb gelesen: der Rest steckt in der Leitung
-            os._exit(EXIT_SPEICHER)
-        if auftrag is None:
-            return
-        funktion, args = auftrag
-        del auftrag
-        try:
-            ergebnis = (True, funktion(*args))
-        except Exception as fehler:
-            ergebnis = (False, "".join(traceback.format_exception(fehler)))
-        del args
-        try:
-            verbindung.send(ergebnis)
-        except (BrokenPipeError, ConnectionResetError):
-            return
+        _bereit = Ursache.aus(fehler)
+
+
+def _melden() -> tuple[str, Any] | Ursache | None:
+    return _bereit
+
+
+def _ausfuehren(platz: int, pfad: str) -> Ursache | None:
+    """Ein Auftrag im Worker: Beginn eintragen, ``(funktion, argumente)`` aus ``pfad`` lesen,
+    ``(ok, ergebnis)`` nach ``pfad.aus`` schreiben. Hat er ``_grenze`` Aufträge hinter sich, geht
+    er, bevor er den nächsten beginnt: der Pool gibt ihn einem neuen Executor."""
+    global _erledigt
+    if _grenze and _erledigt >= _grenze:
+        os._exit(0)
+    _erledigt += 1
+    _tafel[2 * platz] = time.monotonic()
+    _tafel[2 * platz + 1] = os.getpid()
+    if isinstance(_bereit, Ursache):
+        return _bereit
+    try:
+        with open(pfad, "rb") as datei:
+            funktion, argumente = pickle.load(datei)
+    except MemoryError:
+        os._exit(EXIT_SPEICHER)
+    os.unlink(pfad)
+    try:
+        ergebnis = (True, funktion(*argumente))
+    except Exception as fehler:
+        ergebnis = (False, "".join(traceback.format_exception(fehler)))
+    del argumente
+    with open(pfad + ".aus", "wb") as datei:
+        pickle.dump(ergebnis, datei, pickle.HIGHEST_PROTOCOL)
+    return None
 
 
 # --- im Hauptprozess ------------------------------------------------------------------------
+
+
+def _tracker_still_starten() -> None:
+    """Den resource_tracker starten, allein mit ``STILL`` (er nimmt die Warnfilter beim Start mit);
+    der forkserver und die Worker bekommen ihn nicht."""
+    sys.warnoptions.append(STILL)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.warnoptions.remove(STILL)
 
 
 @dataclass
@@ -217,64 +235,9 @@ class _Unterwegs:
     auftrag: Auftrag
     fertig: bool = False
     ergebnis: Any = None
-
-
-# So viele Aufträge hat ein Worker höchstens: einer läuft, einer liegt schon in seiner Leitung –
-# der Worker wartet nicht, während der Hauptprozess ein Ergebnis abholt und den nächsten schickt.
-TIEFE = 2
-# Das Wort an den Worker, zu gehen (nach seinen Aufträgen).
-_GEHEN = ForkingPickler.dumps(None)
-
-
-@dataclass
-class _Platz:
-    """Ein Worker, seine Aufträge (der erste läuft) und sein **Sender**: ein Faden, der ihm der Reihe
-    nach schickt, was im Postfach liegt. Ein Auftrag ist größer als der Puffer der Leitung, und ein
-    hängender Worker liest ihn nie – im Hauptprozess bliebe das Senden stecken, statt das Zeitlimit
-    durchzusetzen; und schickte der Hauptprozess selbst, während der Worker ein großes Ergebnis
-    schickt, warteten beide aufeinander."""
-
-    prozess: multiprocessing.process.BaseProcess
-    verbindung: multiprocessing.connection.Connection
-    auftraege: collections.deque[_Unterwegs] = field(default_factory=collections.deque)
-    frist: float = 0.0  # für den ersten Auftrag
-    erledigt: int = 0
-    postfach: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
-    sender: threading.Thread | None = None
-
-    def senden_lassen(self) -> None:
-        """Den Sender starten – erst, wenn alle Worker da sind: ``fork`` kopiert keinen Faden mit."""
-        self.sender = threading.Thread(target=_senden, args=(self.verbindung, self.postfach), daemon=True)
-        self.sender.start()
-
-    def abgeben(self, u: _Unterwegs, frist: float) -> None:
-        if not self.auftraege:
-            self.frist = frist
-        self.auftraege.append(u)
-        self.postfach.put(ForkingPickler.dumps((u.auftrag.funktion, u.auftrag.argumente)))
-
-    def beenden(self, *, hart: bool) -> None:
-        """Der Worker geht: getötet, wenn ``hart`` oder er noch Aufträge hat; sonst auf Bitte."""
-        if hart or self.auftraege:
-            _toeten(self.prozess)
-        else:
-            self.postfach.put(_GEHEN)
-        self.postfach.put(None)  # der Sender endet; sein Senden an einen toten Worker scheitert
-        self.prozess.join(timeout=5)
-        _toeten(self.prozess)
-        if self.sender is not None:
-            self.sender.join(timeout=5)
-        self.verbindung.close()
-
-
-def _senden(verbindung: multiprocessing.connection.Connection, postfach: queue.SimpleQueue) -> None:
-    """Der Sender eines Workers: schickt, was kommt, bis None; ist der Worker tot, nichts mehr (das
-    sieht ``_warten`` an seinem Prozess)."""
-    while (daten := postfach.get()) is not None:
-        try:
-            verbindung.send_bytes(daten)
-        except OSError:
-            return
+    platz: int = -1
+    pfad: str = ""
+    zukunft: Future | None = None
 
 
 class Pool:
@@ -295,101 +258,95 @@ class Pool:
         self.prozesse = prozesse
         self.zeitlimit = zeitlimit
         self.neustart = neustart
-        self.neustarts = 0
-        self._start = start
         self._kontext = multiprocessing.get_context(start)
+        if start != "fork":  # mit fork hat der Executor keine benannten Semaphoren und keinen Tracker
+            _tracker_still_starten()
         if vorladen:
             self._kontext.set_forkserver_preload(list(vorladen))
         self._vorbereitung, self._argumente = vorbereitung, argumente
-        self._auftraege_je_worker = auftraege_je_worker
-        self._plaetze: list[_Platz] = []
+        self._grenze = auftraege_je_worker if neustart else 0
+        self._tafel = multiprocessing.RawArray("d", 2 * PLAETZE)
+        self._nummern = itertools.count()
+        self._ordner = ""
+        self._executor: ProcessPoolExecutor | None = None
+        self._gesehen: set[int] = set()  # Prozessnummern aller Worker bisher
+        self._zeitlimits: set[int] = set()  # Worker, die der Pool nach ihrem Zeitlimit tötete
         self.vorbereitet: Any = None  # was die Vorbereitung des ersten Workers zurückgab
         self._kaputt: Fehlschlag | None = None  # ohne neustart: woran der Pool scheiterte
 
+    @property
+    def neustarts(self) -> int:
+        """Wie viele Worker nach den ersten kamen (Ersatz und Wechsel nach ``auftraege_je_worker``)."""
+        return max(0, len(self._gesehen) - self.prozesse)
+
     def __enter__(self) -> Pool:
+        self._ordner = tempfile.mkdtemp(prefix="auswahl-pool-", dir=ORDNER)
         try:
-            for _ in range(self.prozesse):
-                self._plaetze.append(self._starten())
-            for platz in self._plaetze:
-                platz.senden_lassen()
+            self._starten()
+            self.vorbereitet = self._vorbereitet
         except BaseException:
-            self._beenden(hart=True)
+            self.__exit__(None)
             raise
         return self
 
-    def __exit__(self, typ, *_) -> None:
-        self._beenden(hart=typ is not None)
+    def __exit__(self, *_) -> None:
+        self._beenden()
+        shutil.rmtree(self._ordner, ignore_errors=True)
 
     def worker_pids(self) -> list[int]:
         """Die Prozessnummern der Worker (für Überwachung und Tests)."""
-        return [platz.prozess.pid for platz in self._plaetze]
+        return sorted(self._prozesse())
 
-    def _starten(self) -> _Platz:
-        """Ein neuer Worker; erst zurück, wenn er vorbereitet ist (sonst ``WorkerStartetNicht``)."""
-        hier, dort = self._kontext.Pipe()
-        # Die Enden des Hauptprozesses – dieses und die der anderen Worker –, die ``fork`` mitgibt.
-        fremde = [hier.fileno()] + [p.verbindung.fileno() for p in self._plaetze if not p.verbindung.closed]
-        if self._start != "fork":
-            fremde = []
-        prozess = self._kontext.Process(
-            target=_worker,
-            args=(dort, self._vorbereitung, self._argumente, fremde),
-            daemon=True,
-            name="worker",
-        )
-        try:
-            self._prozess_starten(prozess)
-        except (EOFError, OSError) as fehler:
-            hier.close()
-            raise WorkerStartetNicht(f"der forkserver antwortet nicht ({type(fehler).__name__})") from None
-        finally:
-            dort.close()
-        grund, ursache = f"nach {START_S:g} s nicht bereit", None
-        if hier.poll(START_S):
-            try:
-                antwort = hier.recv()
-                grund = str(antwort)
-                if isinstance(antwort, Ursache):
-                    ursache = antwort
-                if isinstance(antwort, tuple) and antwort[0] == BEREIT:
-                    grund = None
-                    if not self._plaetze:
-                        self.vorbereitet = antwort[1]
-            except (EOFError, OSError):
-                prozess.join(timeout=5)
-                grund = f"beendet mit Exit-Code {prozess.exitcode}"
-        if grund is not None:
-            _toeten(prozess)
-            hier.close()
-            raise WorkerStartetNicht(grund, ursache)
-        return _Platz(prozess, hier)
+    def _prozesse(self) -> dict[int, multiprocessing.process.BaseProcess]:
+        return self._executor._processes if self._executor is not None else {}
 
-    @staticmethod
-    def _prozess_starten(prozess: multiprocessing.process.BaseProcess) -> None:
-        """``start``; starb der forkserver eben (ein kill von außen), sieht multiprocessing es erst,
-        wenn sein Ende eingetragen ist – bis dahin scheitert das Gespräch mit ihm. Dann noch
-        einmal, kurz danach: dann startet es einen neuen."""
+    def _starten(self) -> None:
+        """Ein neuer Executor; erst zurück, wenn seine Worker vorbereitet sind (sonst
+        ``WorkerStartetNicht``). Starb der forkserver eben (ein kill von außen), sieht
+        multiprocessing es erst, wenn sein Ende eingetragen ist: dann kurz danach noch einmal."""
         for versuch in range(FORKSERVER_VERSUCHE):
+            self._executor = ProcessPoolExecutor(
+                self.prozesse,
+                mp_context=self._kontext,
+                initializer=_anfang,
+                initargs=(self._tafel, self._grenze, self._vorbereitung, self._argumente),
+            )
             try:
-                prozess.start()
-                return
-            except (EOFError, OSError):
+                proben = [self._executor.submit(_melden) for _ in range(self.prozesse)]
+                antworten = [probe.result(timeout=START_S) for probe in proben]
+                break
+            except (EOFError, OSError) as fehler:
+                self._beenden()
                 if versuch == FORKSERVER_VERSUCHE - 1:
-                    raise
+                    raise WorkerStartetNicht(
+                        f"der forkserver antwortet nicht ({type(fehler).__name__})"
+                    ) from None
                 time.sleep(0.1)
+            except BrokenProcessPool:
+                codes = [p.exitcode for p in self._beenden()]
+                raise WorkerStartetNicht(
+                    f"beendet mit Exit-Code {max(codes, key=bool, default=None)}"
+                ) from None
+            except TimeoutError:
+                self._beenden()
+                raise WorkerStartetNicht(f"nach {START_S:g} s nicht bereit") from None
+        for antwort in antworten:
+            if isinstance(antwort, Ursache):
+                self._beenden()
+                raise WorkerStartetNicht(str(antwort), antwort)
+        self._vorbereitet = antworten[0][1]
+        self._gesehen.update(self._prozesse())
 
-    def _beenden(self, *, hart: bool) -> None:
-        for platz in self._plaetze:
-            platz.beenden(hart=hart)
-        self._plaetze = []
-
-    def _ersetzen(self, platz: _Platz, *, hart: bool) -> None:
-        """Den Worker dieses Platzes beenden und einen neuen starten."""
-        index = self._plaetze.index(platz)
-        platz.beenden(hart=hart)
-        self._plaetze[index] = self._starten()
-        self._plaetze[index].senden_lassen()
-        self.neustarts += 1
+    def _beenden(self) -> list[multiprocessing.process.BaseProcess]:
+        """Jeden Worker töten (ein wartender hält nichts, ein rechnender gehört niemandem mehr) und
+        den Executor schließen; zurück kommen die beendeten Worker."""
+        prozesse = list(self._prozesse().values())
+        for prozess in prozesse:
+            prozess.kill()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+        self._executor = None
+        return prozesse
 
     def reihe(
         self,
@@ -404,18 +361,12 @@ class Pool:
         Gibt ``halt()`` True zurück, endet die Reihe sofort: Ergebnisse, die noch unterwegs waren,
         verfallen (der Aufrufer beendet den Pool dann mit einem Fehler).
         """
+        if fenster > PLAETZE:
+            raise ValueError(f"höchstens {PLAETZE} Aufträge unterwegs, nicht {fenster}")
         quelle = iter(auftraege)
         unterwegs: collections.deque[_Unterwegs] = collections.deque()
-        wartend: collections.deque[_Unterwegs] = collections.deque()  # noch keinem Worker gegeben
-        erschoepft = False
         while True:
-            while (
-                not erschoepft and len(unterwegs) < fenster and not any(u.auftrag.schranke for u in unterwegs)
-            ):
-                auftrag = next(quelle, None)
-                if auftrag is None:
-                    erschoepft = True
-                    break
+            while len(unterwegs) < fenster and (auftrag := next(quelle, None)) is not None:
                 u = _Unterwegs(auftrag)
                 unterwegs.append(u)
                 if auftrag.funktion is None:
@@ -423,100 +374,107 @@ class Pool:
                 elif self._kaputt is not None:
                     u.fertig, u.ergebnis = True, self._kaputt
                 else:
-                    wartend.append(u)
-            self._abgeben(wartend)
+                    self._abgeben(u)
             if not unterwegs or (halt is not None and halt()):
                 return
-            if unterwegs[0].fertig:
-                erster = unterwegs.popleft()
-                yield erster.auftrag.schluessel, _ergebnis(erster.ergebnis)
+            erster = unterwegs[0]
+            if not erster.fertig:
+                self._warten(erster, unterwegs)
                 continue
-            self._warten(wartend)
+            unterwegs.popleft()
+            yield erster.auftrag.schluessel, _ergebnis(erster.ergebnis)
 
-    def _abgeben(self, wartend: collections.deque[_Unterwegs]) -> None:
-        """Wartende Aufträge an Worker mit Platz, zuerst an die freien; das Zeitlimit des ersten
-        zählt ab hier. Ein Worker, der nach ``auftraege_je_worker`` geht, bekommt nicht mehr."""
-        for tiefe in range(TIEFE):
-            for platz in self._plaetze:
-                if not wartend:
-                    return
-                voll = (
-                    self._auftraege_je_worker
-                    and platz.erledigt + len(platz.auftraege) >= self._auftraege_je_worker
-                )
-                if len(platz.auftraege) == tiefe and not voll:
-                    platz.abgeben(wartend.popleft(), self._frist())
+    def _abgeben(self, u: _Unterwegs) -> None:
+        nummer = next(self._nummern)
+        u.platz, u.pfad = nummer % PLAETZE, os.path.join(self._ordner, str(nummer))
+        self._tafel[2 * u.platz : 2 * u.platz + 2] = [0.0, 0.0]
+        with open(u.pfad, "wb") as datei:
+            pickle.dump((u.auftrag.funktion, u.auftrag.argumente), datei, pickle.HIGHEST_PROTOCOL)
+        try:
+            u.zukunft = self._executor.submit(_ausfuehren, u.platz, u.pfad)
+        except BrokenProcessPool:  # ein Worker starb, während keiner einen Auftrag hatte
+            u.zukunft = Future()
+            u.zukunft.set_exception(BrokenProcessPool())
 
-    def _frist(self) -> float:
-        return time.monotonic() + self.zeitlimit if self.zeitlimit else float("inf")
-
-    def _warten(self, wartend: collections.deque[_Unterwegs]) -> None:
-        """Bis ein Worker fertig ist, stirbt oder sein Zeitlimit reißt (höchstens ``SCHRITT``)."""
-        belegt = [p for p in self._plaetze if p.auftraege]
-        if not belegt:
+    def _warten(self, erster: _Unterwegs, unterwegs: collections.deque[_Unterwegs]) -> None:
+        """Bis der erste Auftrag fertig ist oder der Executor zerbricht (höchstens ``SCHRITT``);
+        wer sein Zeitlimit riss, wird getötet – das zerbricht den Executor."""
+        warten([erster.zukunft], timeout=SCHRITT)
+        if erster.zukunft.done() and erster.zukunft.exception() is None:
+            self._abholen(erster)
             return
-        frist = min(p.frist for p in belegt)
-        bereit = multiprocessing.connection.wait(
-            [p.verbindung for p in belegt] + [p.prozess.sentinel for p in belegt],
-            timeout=max(0.0, min(SCHRITT, frist - time.monotonic())),
-        )
-        jetzt = time.monotonic()
-        for platz in belegt:
-            if not platz.auftraege:  # ein anderer Worker starb eben, der Pool ist kaputt
-                continue
-            if platz.verbindung in bereit or platz.prozess.sentinel in bereit:
-                try:
-                    ok, wert = platz.verbindung.recv()
-                except (EOFError, OSError):
-                    platz.prozess.join(timeout=5)
-                    self._gescheitert(platz, Fehlschlag("tot", platz.prozess.exitcode), wartend)
-                    continue
-                u = platz.auftraege.popleft()
-                u.fertig, u.ergebnis = True, wert if ok else WorkerAusnahme(wert)
-                platz.frist = self._frist()  # der nächste in seiner Leitung beginnt jetzt
-                platz.erledigt += 1
-                if self._auftraege_je_worker and platz.erledigt >= self._auftraege_je_worker:
-                    self._ersetzen(platz, hart=False)
-            elif jetzt >= platz.frist:
-                self._gescheitert(platz, Fehlschlag("zeitlimit"), wartend)
+        if erster.zukunft.done():
+            self._zerbrochen(unterwegs)
+            return
+        if self.zeitlimit is not None:
+            jetzt = time.monotonic()
+            for u in unterwegs:
+                if not u.fertig and not u.zukunft.done() and self._ueber_der_frist(u, jetzt):
+                    self._zeitlimits.add(pid := self._pid(u))
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
 
-    def _gescheitert(
-        self, platz: _Platz, fehlschlag: Fehlschlag, wartend: collections.deque[_Unterwegs]
-    ) -> None:
-        """Der laufende Auftrag dieses Platzes scheiterte an seinem Worker. Mit ``neustart`` kommt ein
-        neuer Worker, und was in der Leitung des alten lag, wartet wieder; ohne ist der Pool kaputt:
-        jeder Worker wird beendet, jeder offene Auftrag ist ein Fehlschlag mit seiner eigenen
-        Ursache (``_mitgerissen``)."""
-        u = platz.auftraege.popleft()
-        u.fertig, u.ergebnis = True, fehlschlag
+    def _ueber_der_frist(self, u: _Unterwegs, jetzt: float) -> bool:
+        beginn = self._tafel[2 * u.platz]
+        return self.zeitlimit is not None and self._pid(u) != 0 and jetzt >= beginn + self.zeitlimit
+
+    def _pid(self, u: _Unterwegs) -> int:
+        return int(self._tafel[2 * u.platz + 1])
+
+    def _abholen(self, u: _Unterwegs) -> None:
+        if isinstance(ursache := u.zukunft.result(), Ursache):  # ein neuer Worker startet nicht
+            raise WorkerStartetNicht(str(ursache), ursache)
+        self._gesehen.add(self._pid(u))
+        with open(u.pfad + ".aus", "rb") as datei:
+            ok, wert = pickle.load(datei)
+        os.unlink(u.pfad + ".aus")
+        u.fertig, u.ergebnis = True, wert if ok else WorkerAusnahme(wert)
+
+    def _zerbrochen(self, unterwegs: collections.deque[_Unterwegs]) -> None:
+        """Ein Worker starb (oder wurde nach seinem Zeitlimit getötet): jeder andere wird beendet.
+        Jeder offene Auftrag, dessen Worker schon tot war, trägt seine eigene Ursache – über seiner
+        Frist ``zeitlimit``, sonst ``tot`` –; mit ``neustart`` übernimmt ein neuer Executor die
+        übrigen, ohne sind sie ``mitgerissen`` mit der Ursache des ersten gescheiterten."""
+        # Tot ist, wer schon endete, und nicht mit 0: mit 0 geht ein Worker, dem der Executor nach
+        # dem Bruch sagt, er solle aufhören – er ist keine Ursache. Die Sentinel allein reicht nicht:
+        # hat der Executor den Exit-Code schon gelesen, ist sie leer, bis der forkserver sie schließt.
+        # Ohne sie reicht der Exit-Code nicht: holt der Executor ein Kind von fork eben ab, ist er
+        # kurz None. Fest steht er nach dem Beenden.
+        schon_tot = [
+            p
+            for p in self._prozesse().values()
+            if multiprocessing.connection.wait([p.sentinel], 0) or p.exitcode is not None
+        ]
+        self._beenden()
+        tote = {p.pid: p.exitcode for p in schon_tot if p.exitcode != 0}
+        jetzt = time.monotonic()
+        offen, gescheitert = [u for u in unterwegs if not u.fertig], []
+        for u in offen:
+            if u.zukunft.done() and u.zukunft.exception() is None:
+                self._abholen(u)
+                continue
+            pid = self._pid(u)
+            if pid in tote and pid not in self._zeitlimits:
+                u.fertig, u.ergebnis = True, Fehlschlag("tot", tote[pid])
+            elif self._ueber_der_frist(u, jetzt):
+                u.fertig, u.ergebnis = True, Fehlschlag("zeitlimit")
+            else:
+                continue
+            self._gesehen.add(pid)
+            gescheitert.append(u)
+        offen = [u for u in offen if not u.fertig]
         if self.neustart:
-            wartend.extendleft(reversed(platz.auftraege))
-            platz.auftraege.clear()
-            self._ersetzen(platz, hart=True)
+            self._starten()
+            for u in offen:
+                self._abgeben(u)
             return
-        self._kaputt = Fehlschlag("mitgerissen", ursache=(u.auftrag.schluessel, fehlschlag))
-        jetzt = time.monotonic()
-        for anderer in self._plaetze:
-            if anderer is not platz and anderer.auftraege:  # sein laufender Auftrag
-                laufend = anderer.auftraege.popleft()
-                laufend.fertig, laufend.ergebnis = True, self._mitgerissen(anderer, jetzt)
-            _toeten(anderer.prozess)
-            for w in anderer.auftraege:
-                w.fertig, w.ergebnis = True, self._kaputt
-            anderer.auftraege.clear()
-        while wartend:
-            w = wartend.popleft()
-            w.fertig, w.ergebnis = True, self._kaputt
-
-    def _mitgerissen(self, platz: _Platz, jetzt: float) -> Fehlschlag:
-        """Was dem laufenden Auftrag eines Workers geschah, den der Pool gleich beendet: war der
-        Worker schon tot oder über seinem Zeitlimit, ist das seine Ursache – nicht der Worker, den
-        der Pool zufällig zuerst bemerkte."""
-        if not platz.prozess.is_alive():
-            return Fehlschlag("tot", platz.prozess.exitcode)
-        if jetzt >= platz.frist:
-            return Fehlschlag("zeitlimit")
-        return self._kaputt
+        if not gescheitert:  # starb ein Worker ohne Auftrag, trägt es der nächste an der Reihe
+            offen[0].fertig, offen[0].ergebnis = True, Fehlschlag("tot", next(iter(tote.values()), None))
+            gescheitert, offen = [offen[0]], offen[1:]
+        erster = gescheitert[0]
+        self._kaputt = Fehlschlag("mitgerissen", ursache=(erster.auftrag.schluessel, erster.ergebnis))
+        for u in offen:
+            u.fertig, u.ergebnis = True, self._kaputt
 
 
 def _ergebnis(wert: Any) -> Any:
@@ -524,9 +482,3 @@ def _ergebnis(wert: Any) -> Any:
     if isinstance(wert, WorkerAusnahme):
         raise wert
     return wert
-
-
-def _toeten(prozess: multiprocessing.process.BaseProcess) -> None:
-    if prozess.is_alive():
-        prozess.kill()
-    prozess.join(timeout=5)

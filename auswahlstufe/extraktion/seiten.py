@@ -46,9 +46,6 @@ VORLADEN = [
     "lxml.html",
 ]
 
-# Unter den Seiten: hier soll ein langer Lauf weichen (``Extraktion.seiten``).
-SCHRANKE = object()
-
 
 def voruebergehend(fehler: str | None) -> bool:
     """Ist ``fehler`` ein Fehler der Umgebung (Zeitlimit, Absturz des Workers, Speichergrenze), den
@@ -137,21 +134,14 @@ class Extraktion:
         """Die Prozessnummern der laufenden Worker (für Überwachung und Tests)."""
         return self.pool.worker_pids()
 
-    def seiten(self, seiten: Iterable[Seite | object]) -> Iterator[tuple[int, dict[str, dict]] | object]:
-        """(Nummer, {extraktor: {"text", "error"}}) je Seite, in der Reihenfolge der Eingabe.
-
-        Steht ``SCHRANKE`` unter den Seiten, kommt sie an ihrer Stelle wieder heraus – erst, wenn
-        alle Seiten davor fertig und abgeholt sind, und die Seiten danach zieht diese Verteilung
-        erst, wenn sie abgeholt ist (ein langer Lauf gibt dort seine Sperre her)."""
+    def seiten(self, seiten: Iterable[Seite]) -> Iterator[tuple[int, dict[str, dict]]]:
+        """(Nummer, {extraktor: {"text", "error"}}) je Seite, in der Reihenfolge der Eingabe."""
         fenster = SEITEN_JE_WORKER * self.prozesse * len(self.extraktoren)
         offen: dict[int, dict[str, dict]] = {}
         namen: dict[int, tuple[str, ...]] = {}
         naechste = 0
         try:
             for schluessel, ergebnis in self.pool.reihe(self._auftraege(seiten, namen), fenster):
-                if schluessel is SCHRANKE:
-                    yield SCHRANKE
-                    continue
                 nr, name = schluessel
                 offen.setdefault(nr, {})[name] = self._kandidat(ergebnis)
                 while naechste in offen and len(offen[naechste]) == len(namen[naechste]):
@@ -161,12 +151,8 @@ class Extraktion:
         except WorkerStartetNicht as fehler:  # ein Ersatz nach einem toten Worker
             raise _startet_nicht(fehler) from None
 
-    def _auftraege(self, seiten: Iterable[Seite | object], namen: dict) -> Iterator[Auftrag]:
-        nr = 0
-        for seite in seiten:
-            if seite is SCHRANKE:
-                yield Auftrag(SCHRANKE, schranke=True)
-                continue
+    def _auftraege(self, seiten: Iterable[Seite], namen: dict) -> Iterator[Auftrag]:
+        for nr, seite in enumerate(seiten):
             namen[nr] = seite.extraktoren or self.extraktoren
             html, urteil = self._vorbereiten(seite)
             url = seite.url or ERSATZ_URL.format(schluessel=seite.schluessel or nr)
@@ -179,7 +165,6 @@ class Extraktion:
                     self.statistik.aufrufe += 1
                     argumente = (name, text, url, self.speichergrenze_mb)
                     yield Auftrag((nr, name), worker.aufrufen, argumente)
-            nr += 1
 
     def _kandidat(self, ergebnis: tuple | Fehlschlag) -> dict:
         if isinstance(ergebnis, Fehlschlag):

@@ -57,7 +57,6 @@ class Haltepunkte:
 
 def einrichten(wert: str) -> None:
     """Die Halte um die Funktionen der Stufe legen (im Hauptprozess des Laufs, vor seinem Start)."""
-    from auswahlstufe.extraktion import seiten as extraktion_seiten
     from auswahlstufe.extraktion import stufe as extraktion
     from auswahlstufe.lauf import stufe as auswahl
 
@@ -73,8 +72,7 @@ def einrichten(wert: str) -> None:
     def je_seite(k, eintraege: Iterator, arbeit) -> None:
         def seiten() -> Iterator:
             for eintrag in eintraege:
-                if eintrag is not extraktion_seiten.SCHRANKE:
-                    halt.vorbei("seite", lambda: k.abbruch.gesetzt)
+                halt.vorbei("seite", lambda: k.abbruch.gesetzt)
                 yield eintrag
 
         seiten_extrahieren(k, seiten(), arbeit)
