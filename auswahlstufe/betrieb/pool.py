@@ -1,39 +1,15 @@
 """Worker-Prozesse für Auswahl und Extraktion: ``concurrent.futures.ProcessPoolExecutor``.
 
-Beide Wege geben Aufträge ab und brauchen die Ergebnisse **in der Reihenfolge der Aufträge**
-(``reihe``: geschrieben wird in Lesereihenfolge), mit höchstens ``fenster`` Aufträgen unterwegs –
-der Speicher bleibt flach. Dazu:
-
-* **Daten über Dateien**: Argumente und Ergebnis eines Auftrags liegen in einer Datei (``/dev/shm``),
-  durch die Leitungen des Executors geht nur ihr Name. Eine Nachricht unter ``PIPE_BUF`` schreibt
-  der Kern in einem Stück: ein Worker, der mitten im Senden stirbt, hinterlässt nichts Halbes in der
-  gemeinsamen Leitung, und kein Worker wartet beim Abholen auf einen großen Stapel eines anderen.
-* **Zeitlimit je Auftrag**, gezählt ab seinem Beginn im Worker (er trägt Beginn und Prozessnummer
-  in eine gemeinsame Tafel ein): wer es reißt, wird getötet; sein Auftrag bekommt einen
-  ``Fehlschlag("zeitlimit")``.
-* **Ein toter Worker** (OOM-Killer, ``kill -9``, Absturz in C) gibt seinem Auftrag einen
-  ``Fehlschlag("tot", exitcode)``. Der Executor ist danach zerbrochen; der Pool beendet jeden
-  Worker und gibt jedem offenen Auftrag seine eigene Ursache: ``zeitlimit`` oder ``tot``, wenn es
-  für ihn selbst so ist, gleich in welcher Folge der Pool es bemerkt.
-* ``neustart`` (die Extraktion): ein neuer Executor übernimmt die anderen offenen Aufträge; ein
-  Kandidat bekommt seinen Fehler. Ohne ``neustart`` (die Auswahl) ist jeder offene Auftrag ohne
-  eigene Ursache ``mitgerissen`` mit der ``ursache`` – dem ersten gescheiterten Auftrag in der
-  Reihenfolge der Aufträge –; der Lauf endet mit Exit 8.
-* ``auftraege_je_worker`` (nur mit ``neustart``): ein Worker geht nach so vielen Aufträgen, ein
-  neuer Executor kommt (was Bibliotheken liegen lassen, wächst nicht über einen Lauf). Nicht
-  ``max_tasks_per_child``: damit hängt der Executor bis Python 3.13, sobald ein Worker geht und
-  Aufträge warten (https://github.com/python/cpython/issues/115634).
-* ``vorbereitung(*argumente)`` am Anfang jedes Workers (Extraktion: Extraktoren laden, Netz
-  sperren, Speichergrenze); was sie zurückgibt, steht danach in ``vorbereitet``; scheitert sie,
-  sagt ``WorkerStartetNicht`` warum.
-* Jeder Worker steht in einer **eigenen Prozessgruppe** und überhört SIGINT/SIGTERM: Strg-C und ein
-  ``kill`` an die Gruppe treffen nur den Hauptprozess, er entscheidet, wann Schluss ist. Stirbt
-  er, schickt der Kern jedem Worker SIGKILL (``PR_SET_PDEATHSIG``; bei ``forkserver`` endet der
-  forkserver mit dem Hauptprozess).
-
-``fork`` (Voreinstellung) startet die Worker der Auswahl sofort und billig, vor den
-Datenbankverbindungen; die Extraktion nimmt ``forkserver`` mit ``vorladen``: ein neuer Worker erbt
-nichts vom Hauptprozess und hat die Extraktoren schon geladen.
+``reihe`` gibt die Ergebnisse **in der Reihenfolge der Aufträge** (geschrieben wird in
+Lesereihenfolge), mit höchstens ``fenster`` Aufträgen unterwegs. Argumente und Ergebnis liegen in
+Dateien (``/dev/shm``), durch die Leitungen geht nur ihr Name. Jeder offene Auftrag trägt seine eigene
+Ursache (``Fehlschlag``: ``zeitlimit``, ``tot`` oder ``mitgerissen``), gleich in welcher Folge der
+Pool sie bemerkt. ``neustart`` (die Extraktion): ein neuer Executor übernimmt die übrigen Aufträge.
+``auftraege_je_worker`` statt ``max_tasks_per_child``: damit hängt der Executor bis Python 3.13,
+sobald ein Worker geht und Aufträge warten (https://github.com/python/cpython/issues/115634).
+``vorbereitung(*argumente)`` läuft am Anfang jedes Workers; scheitert sie, sagt
+``WorkerStartetNicht`` warum. Worker in eigener Prozessgruppe, taub für SIGINT/SIGTERM, mit
+``PR_SET_PDEATHSIG``. Das Ganze: docs/betrieb-lauf.md, „Ein Worker stirbt oder hängt (Exit 8)“.
 """
 
 from __future__ import annotations
