@@ -110,24 +110,22 @@ where s.coder_version = %(version)s and s.item_id = any(%(ids)s)
 # sperren (sortiert, bis zum Commit), dann rechnen: die Rechnung sieht als eigene Anweisung
 # alles, was ein anderer Lauf an diesen Paaren vor ihr festschrieb; wer nach ihr schreibt,
 # wartet auf die Sperre und rechnet danach selbst. Items ohne Haus zählen nirgends.
-SQL_PAARE_SPERREN = """
+PAARE = "select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null"
+SQL_PAARE_SPERREN = f"""
 select pg_advisory_xact_lock(hashtextextended('aw-kennzahlen ' || %(version)s || haus || slot::text, 0))
-from (select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null
-      order by haus, slot) as p
+from ({PAARE} order by haus, slot) as p
 """
 # Ein Stapel, der nichts schrieb, rechnet nur, wenn einem seiner Paare die Kennzahlen fehlen –
 # so füllt der erste Backfill nach dem Update sie für den Bestand, und jeder weitere kostet nichts.
-SQL_KENNZAHLEN_FEHLEN = """
+SQL_KENNZAHLEN_FEHLEN = f"""
 select exists (
-    select 1 from raw_items r
-    where r.id = any(%(ids)s) and r.haus is not null and not exists (
+    select 1 from ({PAARE}) as p
+    where not exists (
         select 1 from auswahl_kennzahlen k
-        where k.coder_version = %(version)s and k.haus = r.haus and k.slot = r.slot))
+        where k.coder_version = %(version)s and (k.haus, k.slot) = (p.haus, p.slot)))
 """
-SQL_KENNZAHLEN = """
-with paare as (
-    select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null
-), neu as (
+SQL_KENNZAHLEN = f"""
+with paare as ({PAARE}), neu as (
     select r.haus, r.slot, count(*) as items,
         count(*) filter (where s.metriken->'newspaper4k'->>'klasse' <> 'nutzbar'),
         count(*) filter (where s.metriken->'readability'->>'klasse' <> 'nutzbar'),
