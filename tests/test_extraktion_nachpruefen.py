@@ -15,7 +15,7 @@ Seite bekommt). Ändert sich nur die zweite, entscheidet das Urteil über die Se
 
 Gezeigt an den 181 Seiten des article-extraction-benchmark (ihre gespeicherten Kandidaten aus
 ``bench/aeb/candidates.json``) und an den feindlichen Seiten und Randfällen der Extraktion, mit den
-Stempeln, die die beiden Vorgänger im Haus hinterließen; newspaper4k extrahiert dabei jede dritte
+Stempeln, die die beiden Vorgänger im Haus hinterließen; newspaper4k extrahiert dabei jede sechste
 aeb-Seite neu (``AEB_JEDE``, mit ``--langsam`` alle). Die Seiten stehen einmal je Modul in einer
 Datenbank, die feindlichen extrahiert; jeder Test bekommt eine Kopie davon.
 """
@@ -43,9 +43,9 @@ pytestmark = pytest.mark.datenbank
 AEB = PROJEKT / "bench" / "aeb"
 SLOT = "2026-09-07 06:00+00"
 AEB_AB = 1001  # ids der aeb-Seiten; die feindlichen davor
-# newspaper4k rechnet in test_vor_der_seitenart_extrahiert_nur_newspaper4k_neu jede dritte aeb-Seite neu
+# newspaper4k rechnet in test_vor_der_seitenart_extrahiert_nur_newspaper4k_neu jede sechste aeb-Seite neu
 # (die übrigen löscht er vorher aus seiner Kopie); mit --langsam alle 181.
-AEB_JEDE = 3
+AEB_JEDE = 6
 
 # Die Stempel der Vorgänger, aus dem heutigen gebildet (die Texte der Einstellungen stehen im Code
 # jener Stände: Seitenart Fassung 1 seit der Prüfung auf Nicht-HTML; davor keine Seitenart, und
