@@ -25,6 +25,7 @@ import psycopg
 from psycopg import sql
 
 from auswahlstufe import server
+from auswahlstufe.befehl import DeutscherBefehl
 from auswahlstufe.betrieb import migrationen
 
 EINSTELLUNGEN = ("fsync", "synchronous_commit", "full_page_writes")
@@ -57,9 +58,22 @@ def einstellen(admin: str, wert: str | None) -> None:
         conn.execute("select pg_reload_conf()")
 
 
-@click.command()
-@click.option("-n", "anzahl", default=15, show_default=True, help="Testdatenbanken je Runde.")
-@click.option("--runden", default=3, show_default=True, help="Runden je Einstellung, abwechselnd.")
+@click.command(cls=DeutscherBefehl)
+@click.option(
+    "-n",
+    "anzahl",
+    type=click.IntRange(min=1),
+    default=15,
+    show_default=True,
+    help="Testdatenbanken je Runde.",
+)
+@click.option(
+    "--runden",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Runden je Einstellung, abwechselnd.",
+)
 def main(anzahl: int, runden: int) -> None:
     with tempfile.TemporaryDirectory(prefix="aw-bench-") as ordner:
         handle = server.server_holen(Path(ordner) / "daten", cleanup_mode="stop")
