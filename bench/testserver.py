@@ -75,14 +75,12 @@ def einstellen(admin: str, wert: str | None) -> None:
     help="Runden je Einstellung, abwechselnd.",
 )
 def main(anzahl: int, runden: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="aw-bench-") as ordner:
-        handle = server.server_holen(Path(ordner) / "daten", cleanup_mode="stop")
-        admin = handle.get_uri("postgres")
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute("create database aw_bench_vorlage")
-        vorlage = psycopg.conninfo.make_conninfo(admin, dbname="aw_bench_vorlage")
-        with psycopg.connect(vorlage, autocommit=True) as conn:
-            conn.execute(server.RAW_ITEMS)
+    with (
+        tempfile.TemporaryDirectory(prefix="aw-bench-") as ordner,
+        server.wegwerf_datenbank(Path(ordner), "aw_bench_vorlage") as vorlage,
+    ):
+        admin = psycopg.conninfo.make_conninfo(vorlage, dbname="postgres")
+        server.raw_items_anlegen(vorlage, mit_beispielen=False)
         migrationen.migrieren(vorlage, ausgabe=lambda _: None)
         zeiten: dict[str, list[float]] = {"Voreinstellung": [], "ohne Dauerhaftigkeit": []}
         for _ in range(runden):
