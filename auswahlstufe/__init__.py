@@ -13,4 +13,4 @@ Welche Schicht welche importieren darf, steht in ``pyproject.toml``
 
 # Die Fassung der Stufe: steigt mit jeder Änderung, die ein Haus bemerkt (docs/aenderungen.md). Aus
 # ihr macht pip die Fassung der Installation (pyproject.toml, dynamic); ``pakete`` vergleicht beide.
-VERSION = "2.1.1"
+VERSION = "2.2.0"

@@ -257,6 +257,28 @@ def test_kennzahlen_rechnet_nur_ein_stapel_der_schrieb_oder_dem_sie_fehlen(daten
     assert nachher[0][3] != vorher[0][3] or nachher[1][3] != vorher[1][3]  # das Paar von Item 5
 
 
+def test_zeichen_wie_char_length_und_kennzahlen_gleich_ob_gemerkt_oder_von_vor_aw014(daten, lauf):
+    """aw-014: die Stufe merkt beim Schreiben die Zeichen des gewählten Textes – dieselbe Zahl wie
+    char_length im Server, auch jenseits von ASCII; ohne Text NULL. Die Kennzahlen der Quellenwache
+    (kurz, zeichen) sind dieselben, ob zeichen gemerkt ist oder, in Zeilen von vor aw-014, NULL."""
+    for n in range(1, 7):
+        daten.item(n, SLOT + timedelta(hours=n % 2), haus="taz" if n <= 4 else "faz")
+        daten.kandidaten(n, {name: f"Grüße aus 東京 😀 {t}" for name, t in drei(n).items()})
+    daten.item(7, SLOT, haus="taz")
+    daten.kandidaten(7, {"trafilatura": "", "readability": None})  # Rückfall ohne Text
+    lauf()
+    zeilen = daten.abfrage("select zeichen, char_length(text) from selected_extractor order by item_id")
+    assert zeilen[-1] == (None, None)
+    assert all(z == c for z, c in zeilen) and all(z > 0 for z, _ in zeilen[:-1]), zeilen
+    alle = "select * from auswahl_kennzahlen order by haus, slot"
+    gemerkt = daten.abfrage(alle)
+    assert sum(z[-1] for z in gemerkt) == sum(z for z, _ in zeilen[:-1])
+    daten.ausfuehren("update selected_extractor set zeichen = null")
+    daten.ausfuehren("truncate auswahl_kennzahlen")
+    lauf()  # füllt die fehlenden Kennzahlen, aus char_length(text)
+    assert daten.abfrage(alle) == gemerkt
+
+
 def test_rueckfall_ohne_newspaper4k_hat_text_null(daten, lauf):
     daten.item(1)
     daten.kandidaten(1, {"trafilatura": "", "readability": None})

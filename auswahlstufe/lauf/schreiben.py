@@ -37,7 +37,8 @@ create temp table if not exists aw_stapel (
     metriken jsonb not null,
     text text,
     pruefsumme bytea not null,
-    ergebnissumme bytea not null
+    ergebnissumme bytea not null,
+    zeichen integer
 ) on commit delete rows;
 -- wie in selected_extractor: nicht zweimal komprimieren (als eigene Anweisung: PostgreSQL 15)
 alter table aw_stapel alter column text set storage external
@@ -49,7 +50,7 @@ alter table aw_stapel alter column text set storage external
 # falls doch ein anderer Lauf zuvorkam (stapel_schreiben).
 SQL_COPY = """
 copy {tabelle}
-    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
+    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme, zeichen)
 from stdin
 """
 ZIEL = sql.Identifier("selected_extractor")
@@ -67,8 +68,8 @@ with bisher as materialized (
     from selected_extractor s join aw_stapel a using (item_id, coder_version)
 )
 insert into selected_extractor as s
-    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
-select item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme
+    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme, zeichen)
+select item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme, zeichen
 from aw_stapel
 order by item_id
 on conflict (item_id, coder_version) do update set
@@ -79,6 +80,7 @@ on conflict (item_id, coder_version) do update set
     text = excluded.text,
     pruefsumme = excluded.pruefsumme,
     ergebnissumme = excluded.ergebnissumme,
+    zeichen = excluded.zeichen,
     kodiert_am = now()
 where s.ergebnissumme is distinct from excluded.ergebnissumme
 returning s.item_id not in (select item_id from bisher) as neu
@@ -109,7 +111,12 @@ where s.coder_version = %(version)s and s.item_id = any(%(ids)s)
 # Stapels werden aus selected_extractor neu berechnet, nicht fortgeschrieben. Erst die Paare
 # sperren (sortiert, bis zum Commit), dann rechnen: die Rechnung sieht als eigene Anweisung
 # alles, was ein anderer Lauf an diesen Paaren vor ihr festschrieb; wer nach ihr schreibt,
-# wartet auf die Sperre und rechnet danach selbst. Items ohne Haus zählen nirgends.
+# wartet auf die Sperre und rechnet danach selbst. Items ohne Haus zählen nirgends. Die Zeichen
+# eines Textes stehen in zeichen (aw-014); nur Zeilen von früher zählt char_length aus dem Text.
+# Je Paar über den Index auf raw_items.slot und je Item über den Primärschlüssel (lateral, offset 0:
+# der Planer darf es nicht umstellen) – gleich, was die Statistik über selected_extractor weiß. Mitten
+# im ersten Backfill einer coder_version schätzt sie deren Zeilen auf fast keine, und ein Hash-Join
+# las je Stapel alle bisher geschriebenen (docs/messungen.md, „Die Kennzahlen im Backfill“).
 PAARE = "select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null"
 SQL_PAARE_SPERREN = f"""
 select pg_advisory_xact_lock(hashtextextended('aw-kennzahlen ' || %(version)s || haus || slot::text, 0))
@@ -126,7 +133,7 @@ select exists (
 """
 SQL_KENNZAHLEN = f"""
 with paare as ({PAARE}), neu as (
-    select r.haus, r.slot, count(*) as items,
+    select p.haus, p.slot, count(*) as items,
         count(*) filter (where s.metriken->'newspaper4k'->>'klasse' <> 'nutzbar'),
         count(*) filter (where s.metriken->'readability'->>'klasse' <> 'nutzbar'),
         count(*) filter (where s.metriken->'trafilatura'->>'klasse' <> 'nutzbar'),
@@ -141,12 +148,15 @@ with paare as ({PAARE}), neu as (
         coalesce(sum((s.metriken->'trafilatura'->>'score')::float8), 0),
         count(*) filter (where s.regel like 'ohne_konsens%%'),
         count(*) filter (where s.regel = 'rueckfall'),
-        count(*) filter (where coalesce(char_length(s.text), 0) < 1000),
-        coalesce(sum(char_length(s.text)), 0)
+        count(*) filter (where coalesce(s.zeichen, char_length(s.text), 0) < 1000),
+        coalesce(sum(coalesce(s.zeichen, char_length(s.text))), 0)
     from paare p
-    join raw_items r on r.haus = p.haus and r.slot = p.slot
-    join selected_extractor s on s.item_id = r.id and s.coder_version = %(version)s
-    group by r.haus, r.slot
+    cross join lateral (select id from raw_items where slot = p.slot and haus = p.haus offset 0) r
+    cross join lateral (
+        select extraktor, regel, metriken, text, zeichen from selected_extractor
+        where item_id = r.id and coder_version = %(version)s offset 0
+    ) s
+    group by p.haus, p.slot
 ), weg as (
     delete from auswahl_kennzahlen k using paare p
     where k.coder_version = %(version)s and (k.haus, k.slot) = (p.haus, p.slot)
