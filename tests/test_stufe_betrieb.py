@@ -512,6 +512,39 @@ def test_stirbt_ein_worker_mitten_im_senden_gehen_die_anderen_auftraege_nicht_ve
     assert float(zweite) < 60, zweite
 
 
+# Auftrag und Ergebnis liegen als Datei in /dev/shm; in einem Container ist es klein (64 MB bei
+# Docker). Ist es voll, gehen sie durch die Leitung des Executors. Hier scheitert jede Datei über 1 MB
+# (RLIMIT_FSIZE, mit SIGXFSZ ignoriert: EFBIG statt ENOSPC) – im Hauptprozess wie in den Workern.
+KEIN_PLATZ = r"""
+import resource, signal, sys
+from auswahlstufe.betrieb.pool import Auftrag, Pool
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+gross = bytes(range(256)) * 2**14  # 4 MB
+auftraege = [Auftrag(i, bytes.upper, (gross + bytes([i]) if i % 2 else bytes([i]),)) for i in range(6)]
+with Pool(2, start=sys.argv[1], neustart=sys.argv[2] == "neustart", zeitlimit=60) as pool:
+    ergebnisse = list(pool.reihe(auftraege, fenster=4))
+print([(k, w == a.argumente[0].upper()) for (k, w), a in zip(ergebnisse, auftraege)])
+"""
+
+
+@pytest.mark.parametrize(("start", "neustart"), [("fork", "ohne"), ("forkserver", "neustart")])
+def test_ohne_platz_fuer_die_dateien_gehen_auftrag_und_ergebnis_durch_die_leitung(start, neustart):
+    """Ein volles /dev/shm (oder eine Datei, die nicht geschrieben werden kann) ist kein Fehler eines
+    Auftrags: jeder bekommt sein Ergebnis. Vorher lief die Extraktion (mit Neustart) dann endlos im
+    Kreis, und die Auswahl endete mit einem Worker, der „gestorben“ sei."""
+    lauf = subprocess.run(
+        [sys.executable, "-c", KEIN_PLATZ, start, neustart],
+        cwd=PROJEKT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert lauf.returncode == 0 and "Traceback" not in lauf.stderr, lauf.stderr
+    assert lauf.stdout.strip() == str([(i, True) for i in range(6)]), lauf.stdout
+
+
 # --- Die Ursache, gleich in welcher Folge der Pool sie bemerkt --------------------------------
 
 # Zwei Worker ohne Neustart (wie die Auswahl). Wer Ergebnis 0 bekommt, schläft 6 s – so lange sieht

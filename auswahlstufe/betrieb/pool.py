@@ -2,7 +2,8 @@
 
 ``reihe`` gibt die Ergebnisse **in der Reihenfolge der Aufträge** (geschrieben wird in
 Lesereihenfolge), mit höchstens ``fenster`` Aufträgen unterwegs. Argumente und Ergebnis liegen in
-Dateien (``/dev/shm``), durch die Leitungen geht nur ihr Name. Jeder offene Auftrag trägt seine eigene
+Dateien (``/dev/shm``), durch die Leitungen geht nur ihr Name; lässt sich eine Datei nicht schreiben
+(``/dev/shm`` voll, in einem Container nur 64 MB), geht der Inhalt selbst durch die Leitung. Jeder offene Auftrag trägt seine eigene
 Ursache (``Fehlschlag``: ``zeitlimit``, ``tot`` oder ``mitgerissen``), gleich in welcher Folge der
 Pool sie bemerkt. ``neustart`` (die Extraktion): ein neuer Executor übernimmt die übrigen Aufträge.
 ``auftraege_je_worker`` statt ``max_tasks_per_child``: damit hängt der Executor bis Python 3.13,
@@ -165,10 +166,30 @@ def _melden() -> tuple[str, Any] | Ursache | None:
     return _bereit
 
 
-def _ausfuehren(platz: int, pfad: str) -> Ursache | None:
-    """Ein Auftrag im Worker: Beginn eintragen, ``(funktion, argumente)`` aus ``pfad`` lesen,
-    ``(ok, ergebnis)`` nach ``pfad.aus`` schreiben. Hat er ``_grenze`` Aufträge hinter sich, geht
-    er, bevor er den nächsten beginnt: der Pool gibt ihn einem neuen Executor."""
+@dataclass(frozen=True)
+class _Direkt:
+    """Was sonst in einer Datei läge, selbst: ``(funktion, argumente)`` oder ``(ok, ergebnis)``."""
+
+    inhalt: tuple
+
+
+def _schreiben(pfad: str, inhalt: tuple) -> str | _Direkt:
+    """``inhalt`` nach ``pfad``; geht das nicht (kein Platz), ``inhalt`` selbst für die Leitung."""
+    try:
+        with open(pfad, "wb") as datei:
+            pickle.dump(inhalt, datei, pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(pfad)
+        return _Direkt(inhalt)
+    return pfad
+
+
+def _ausfuehren(platz: int, auftrag: str | _Direkt) -> Ursache | _Direkt | None:
+    """Ein Auftrag im Worker: Beginn eintragen, ``(funktion, argumente)`` aus der Datei ``auftrag``
+    lesen (oder ihn direkt nehmen), ``(ok, ergebnis)`` nach ``auftrag.aus`` schreiben (oder direkt
+    zurückgeben). Hat er ``_grenze`` Aufträge hinter sich, geht er, bevor er den nächsten beginnt:
+    der Pool gibt ihn einem neuen Executor."""
     global _erledigt
     if _grenze and _erledigt >= _grenze:
         os._exit(0)
@@ -177,20 +198,26 @@ def _ausfuehren(platz: int, pfad: str) -> Ursache | None:
     _tafel[2 * platz + 1] = os.getpid()
     if isinstance(_bereit, Ursache):
         return _bereit
-    try:
-        with open(pfad, "rb") as datei:
-            funktion, argumente = pickle.load(datei)
-    except MemoryError:
-        os._exit(EXIT_SPEICHER)
-    os.unlink(pfad)
+    if isinstance(auftrag, _Direkt):
+        funktion, argumente = auftrag.inhalt
+        pfad = None
+    else:
+        try:
+            with open(auftrag, "rb") as datei:
+                funktion, argumente = pickle.load(datei)
+        except MemoryError:
+            os._exit(EXIT_SPEICHER)
+        os.unlink(pfad := auftrag)
+    del auftrag
     try:
         ergebnis = (True, funktion(*argumente))
     except Exception as fehler:
         ergebnis = (False, "".join(traceback.format_exception(fehler)))
     del argumente
-    with open(pfad + ".aus", "wb") as datei:
-        pickle.dump(ergebnis, datei, pickle.HIGHEST_PROTOCOL)
-    return None
+    if pfad is None:
+        return _Direkt(ergebnis)
+    geschrieben = _schreiben(pfad + ".aus", ergebnis)
+    return geschrieben if isinstance(geschrieben, _Direkt) else None
 
 
 # --- im Hauptprozess ------------------------------------------------------------------------
@@ -364,10 +391,9 @@ class Pool:
         nummer = next(self._nummern)
         u.platz, u.pfad = nummer % PLAETZE, os.path.join(self._ordner, str(nummer))
         self._tafel[2 * u.platz : 2 * u.platz + 2] = [0.0, 0.0]
-        with open(u.pfad, "wb") as datei:
-            pickle.dump((u.auftrag.funktion, u.auftrag.argumente), datei, pickle.HIGHEST_PROTOCOL)
+        auftrag = _schreiben(u.pfad, (u.auftrag.funktion, u.auftrag.argumente))
         try:
-            u.zukunft = self._executor.submit(_ausfuehren, u.platz, u.pfad)
+            u.zukunft = self._executor.submit(_ausfuehren, u.platz, auftrag)
         except BrokenProcessPool:  # ein Worker starb, während keiner einen Auftrag hatte
             u.zukunft = Future()
             u.zukunft.set_exception(BrokenProcessPool())
@@ -376,7 +402,7 @@ class Pool:
         """Bis der erste Auftrag fertig ist oder der Executor zerbricht (höchstens ``SCHRITT``);
         wer sein Zeitlimit riss, wird getötet – das zerbricht den Executor."""
         warten([erster.zukunft], timeout=SCHRITT)
-        if erster.zukunft.done() and erster.zukunft.exception() is None:
+        if _erfolgreich(erster.zukunft):
             self._abholen(erster)
             return
         if erster.zukunft.done():
@@ -398,12 +424,16 @@ class Pool:
         return int(self._tafel[2 * u.platz + 1])
 
     def _abholen(self, u: _Unterwegs) -> None:
-        if isinstance(ursache := u.zukunft.result(), Ursache):  # ein neuer Worker startet nicht
-            raise WorkerStartetNicht(str(ursache), ursache)
+        antwort = u.zukunft.result()
+        if isinstance(antwort, Ursache):  # ein neuer Worker startet nicht
+            raise WorkerStartetNicht(str(antwort), antwort)
         self._gesehen.add(self._pid(u))
-        with open(u.pfad + ".aus", "rb") as datei:
-            ok, wert = pickle.load(datei)
-        os.unlink(u.pfad + ".aus")
+        if isinstance(antwort, _Direkt):
+            ok, wert = antwort.inhalt
+        else:
+            with open(u.pfad + ".aus", "rb") as datei:
+                ok, wert = pickle.load(datei)
+            os.unlink(u.pfad + ".aus")
         u.fertig, u.ergebnis = True, wert if ok else WorkerAusnahme(wert)
 
     def _zerbrochen(self, unterwegs: collections.deque[_Unterwegs]) -> None:
@@ -426,7 +456,7 @@ class Pool:
         jetzt = time.monotonic()
         offen, gescheitert = [u for u in unterwegs if not u.fertig], []
         for u in offen:
-            if u.zukunft.done() and u.zukunft.exception() is None:
+            if _erfolgreich(u.zukunft):
                 self._abholen(u)
                 continue
             pid = self._pid(u)
@@ -451,6 +481,12 @@ class Pool:
         self._kaputt = Fehlschlag("mitgerissen", ursache=(erster.auftrag.schluessel, erster.ergebnis))
         for u in offen:
             u.fertig, u.ergebnis = True, self._kaputt
+
+
+def _erfolgreich(zukunft: Future) -> bool:
+    """Fertig, ohne Ausnahme – und nicht abgesagt: ``shutdown(cancel_futures=True)`` sagt ab, was der
+    Executor noch nicht an einen Worker gab, und ``exception()`` würfe dann selbst."""
+    return zukunft.done() and not zukunft.cancelled() and zukunft.exception() is None
 
 
 def _ergebnis(wert: Any) -> Any:
