@@ -403,6 +403,20 @@ def test_update_von_einem_frueheren_stand(stand: alt.Stand, haus15: Haus, tmp_pa
     zweite = neu_im_log()
     assert "Extraktion: 0 Seiten neu oder veraltet, 0 extrahiert" in zweite and "neu 0, geändert 0," in zweite
     assert schnappschuss(haus) == nachher
+    # aw-014 (2.2.0): die frischen Zeilen tragen die Zeichen ihres Texts; was das Update nicht
+    # anfasste, behält NULL (auch eine nur nachgetragene Eingabe-Summe schreibt zeichen nicht).
+    unberuehrt = {item for item, version in vorher[0].keys() - neu_gewaehlt if version == CODER_VERSION}
+    zeichen = haus.sehen(
+        "select item_id, zeichen, char_length(text) from selected_extractor "
+        "where coder_version = %s and text is not null",
+        (CODER_VERSION,),
+    )
+    mit_text = {i for i, _, _ in zeichen}
+    assert set(FRISCHE_ITEMS) <= mit_text and unberuehrt & mit_text, zeichen
+    assert all(
+        (z is None) == (i in unberuehrt) for i, z, _ in zeichen if i in unberuehrt | set(FRISCHE_ITEMS)
+    ), zeichen
+    assert all(z == laenge for _, z, laenge in zeichen if z is not None), zeichen
 
     # --- Die Überwachung, als aw_blick und als Betriebsrolle. -------------------------------------
     variante = variante_lesen(VARIANTE).coder_version
