@@ -104,7 +104,8 @@ def fehlende_voraussetzungen(
             )
         if not conn.execute(SQL_SLOT_INDEX).fetchone()[0]:
             hinweise.append(
-                "raw_items hat keinen Index auf slot – ein Slot-Lauf liest dann die ganze Tabelle"
+                "raw_items hat keinen Index auf slot – ein Slot-Lauf und die Kennzahlen der Quellenwache lesen "
+                "dann die ganze Tabelle (docs/betrieb.md, Schritt 2)"
             )
     # Das Buch liest nur, wer es darf (blick braucht es nicht); fehlt das Recht, nennt es die Liste
     # der Rechte unten, und der Stand der Migrationen bleibt hier offen.

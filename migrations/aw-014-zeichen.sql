@@ -5,13 +5,18 @@
 --
 -- Die Kennzahlen der Quellenwache (aw-013: kurz, zeichen) zählten die Zeichen jedes Textes eines
 -- (Haus, Slot)-Paars mit char_length(text) – der Server las dafür jeden Text ganz aus TOAST, bei
--- jedem Stapel, der das Paar berührt: gut ein Achtel eines Backfills (docs/messungen.md, „Die
--- Kennzahlen im Backfill“). Die Stufe kennt die Länge beim Schreiben und legt sie in zeichen ab.
--- Zeilen von früher behalten NULL; für sie zählt die Stufe weiter char_length(text), dasselbe
--- Ergebnis. Keine Entscheidung ändert sich, keine Zeile wird umgeschrieben.
+-- jedem Stapel, der das Paar berührt (docs/messungen.md, „Die Kennzahlen im Backfill“). Jetzt
+-- zählt er sie einmal, beim Schreiben, solange der Text ohnehin im Speicher ist: ein Trigger setzt
+-- zeichen bei jedem Einfügen und bei jeder Änderung von text – gleich, welche Fassung der Stufe
+-- schreibt (auch eine ältere, die während des Updates noch läuft und zeichen nicht kennt). Zeilen
+-- von früher behalten NULL; für sie zählt die Stufe weiter char_length(text), dasselbe Ergebnis.
+-- Keine Entscheidung ändert sich, keine Zeile wird umgeschrieben.
 --
--- Rechte: keine neuen (die Betriebsrolle schreibt selected_extractor als ganze Tabelle).
--- Dauer: eine Spalte ohne Voreinstellung, nur im Katalog (Sekunden, auch auf einem großen Bestand).
+-- Rechte: keine neuen (die Betriebsrolle schreibt selected_extractor als ganze Tabelle; die
+-- Triggerfunktion darf jede Rolle ausführen).
+-- Dauer: eine Spalte ohne Voreinstellung (nur im Katalog) und ein Trigger – Sekunden, auch auf einem
+-- großen Bestand. ALTER TABLE wartet dafür auf offene Transaktionen auf selected_extractor (mit
+-- --migrieren höchstens 60 s, dann ändert es nichts und sagt, später erneut zu versuchen).
 begin;
 
 do $$
@@ -26,5 +31,16 @@ insert into schema_migrationen (name) values ('aw-014-zeichen');
 
 -- char_length(text) des gewählten Textes; NULL ohne Text und in Zeilen von vor aw-014.
 alter table selected_extractor add column zeichen integer;
+
+create function aw_zeichen_setzen() returns trigger
+language plpgsql as $$
+begin
+    new.zeichen := char_length(new.text);
+    return new;
+end
+$$;
+
+create trigger aw_zeichen before insert or update of text on selected_extractor
+    for each row execute function aw_zeichen_setzen();
 
 commit;

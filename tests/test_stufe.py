@@ -257,26 +257,51 @@ def test_kennzahlen_rechnet_nur_ein_stapel_der_schrieb_oder_dem_sie_fehlen(daten
     assert nachher[0][3] != vorher[0][3] or nachher[1][3] != vorher[1][3]  # das Paar von Item 5
 
 
-def test_zeichen_wie_char_length_und_kennzahlen_gleich_ob_gemerkt_oder_von_vor_aw014(daten, lauf):
-    """aw-014: die Stufe merkt beim Schreiben die Zeichen des gewählten Textes – dieselbe Zahl wie
-    char_length im Server, auch jenseits von ASCII; ohne Text NULL. Die Kennzahlen der Quellenwache
-    (kurz, zeichen) sind dieselben, ob zeichen gemerkt ist oder, in Zeilen von vor aw-014, NULL."""
+def test_zeichen_setzt_der_server_beim_schreiben_und_die_kennzahlen_zaehlen_sie(daten, lauf):
+    """aw-014: ein Trigger setzt zeichen = char_length(text) bei jedem Einfügen und bei jeder Änderung
+    des Texts – auch durch eine ältere Fassung, die zeichen nicht kennt; ohne Text NULL. Die Kennzahlen
+    der Quellenwache (kurz, zeichen) zählen zeichen, in Zeilen von vor aw-014 (NULL) den Text selbst:
+    dasselbe Ergebnis."""
+    gruesse = " ".join(f"Grüße{i}" for i in range(110))  # unter 1.000 Zeichen, über 1.000 Bytes
     for n in range(1, 7):
         daten.item(n, SLOT + timedelta(hours=n % 2), haus="taz" if n <= 4 else "faz")
-        daten.kandidaten(n, {name: f"Grüße aus 東京 😀 {t}" for name, t in drei(n).items()})
+        kandidaten = dict.fromkeys(drei(n), gruesse) if n == 1 else drei(n)
+        lang = "" if n == 1 else " " + SATZ * 8  # die übrigen über 1.000 Zeichen
+        daten.kandidaten(n, {name: f"Grüße aus 東京 😀 {t}{lang}" for name, t in kandidaten.items()})
     daten.item(7, SLOT, haus="taz")
     daten.kandidaten(7, {"trafilatura": "", "readability": None})  # Rückfall ohne Text
     lauf()
-    zeilen = daten.abfrage("select zeichen, char_length(text) from selected_extractor order by item_id")
-    assert zeilen[-1] == (None, None)
-    assert all(z == c for z, c in zeilen) and all(z > 0 for z, _ in zeilen[:-1]), zeilen
+    zeilen = daten.abfrage(
+        "select zeichen, char_length(text), octet_length(text) from selected_extractor order by item_id"
+    )
+    assert zeilen[-1] == (None, None, None)
+    assert all(z == c for z, c, _ in zeilen) and zeilen[0][1] < 1000 < zeilen[0][2], zeilen
+
     alle = "select * from auswahl_kennzahlen order by haus, slot"
     gemerkt = daten.abfrage(alle)
-    assert sum(z[-1] for z in gemerkt) == sum(z for z, _ in zeilen[:-1])
+    assert sum(z[-2] for z in gemerkt) == 1 + 1  # kurz: Item 1 (nach Zeichen) und Item 7 (ohne Text)
+    assert sum(z[-1] for z in gemerkt) == sum(z for z, _, _ in zeilen[:-1])
+
+    def neu_gerechnet() -> list[tuple]:
+        daten.ausfuehren("truncate auswahl_kennzahlen")
+        lauf()  # füllt die fehlenden Kennzahlen
+        return daten.abfrage(alle)
+
+    daten.ausfuehren("update selected_extractor set zeichen = zeichen + 5000 where item_id = 1")
+    anders = neu_gerechnet()  # zählt, was in zeichen steht
+    assert sum(z[-1] for z in anders) == sum(z[-1] for z in gemerkt) + 5000
+    assert sum(z[-2] for z in anders) == 1
     daten.ausfuehren("update selected_extractor set zeichen = null")
-    daten.ausfuehren("truncate auswahl_kennzahlen")
-    lauf()  # füllt die fehlenden Kennzahlen, aus char_length(text)
-    assert daten.abfrage(alle) == gemerkt
+    assert neu_gerechnet() == gemerkt  # Zeilen von vor aw-014: aus dem Text
+
+    # eine ältere Fassung ändert den Text, ohne zeichen zu kennen; ein Lauf ändert ein Ergebnis (Upsert)
+    daten.ausfuehren("update selected_extractor set text = text || ' und mehr' where item_id = 2")
+    daten.kandidaten(3, {name: t + " Nachtrag zum Schluss." for name, t in drei(3).items()})
+    assert zahlen(lauf())[:2] == (0, 1)
+    zeilen = daten.abfrage(
+        "select item_id, zeichen, char_length(text) from selected_extractor where item_id in (2, 3)"
+    )
+    assert [(i, z) for i, z, _ in zeilen] == [(i, c) for i, _, c in zeilen] and all(zeilen), zeilen
 
 
 def test_rueckfall_ohne_newspaper4k_hat_text_null(daten, lauf):

@@ -514,26 +514,35 @@ def test_stirbt_ein_worker_mitten_im_senden_gehen_die_anderen_auftraege_nicht_ve
 
 # Auftrag und Ergebnis liegen als Datei in /dev/shm; in einem Container ist es klein (64 MB bei
 # Docker). Ist es voll, gehen sie durch die Leitung des Executors. Hier scheitert jede Datei über 1 MB
-# (RLIMIT_FSIZE, mit SIGXFSZ ignoriert: EFBIG statt ENOSPC) – im Hauptprozess wie in den Workern.
+# (RLIMIT_FSIZE, mit SIGXFSZ ignoriert: EFBIG statt ENOSPC) – im Hauptprozess wie in den Workern:
+# große Argumente, ein großes Ergebnis zu kleinen Argumenten, und kleine davor und danach.
 KEIN_PLATZ = r"""
-import resource, signal, sys
+import os, resource, signal, sys
 from auswahlstufe.betrieb.pool import Auftrag, Pool
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 gross = bytes(range(256)) * 2**14  # 4 MB
-auftraege = [Auftrag(i, bytes.upper, (gross + bytes([i]) if i % 2 else bytes([i]),)) for i in range(6)]
+auftraege = [
+    (bytes.upper, (b"klein",)),
+    (bytes.__mul__, (b"ab", 2**21)),  # 4 MB Ergebnis
+    (bytes.upper, (gross,)),
+    (bytes.upper, (b"danach",)),
+    (bytes.__mul__, (b"cd", 2**21)),
+    (bytes.upper, (gross + b"!",)),
+]
 with Pool(2, start=sys.argv[1], neustart=sys.argv[2] == "neustart", zeitlimit=60) as pool:
-    ergebnisse = list(pool.reihe(auftraege, fenster=4))
-print([(k, w == a.argumente[0].upper()) for (k, w), a in zip(ergebnisse, auftraege)])
+    ergebnisse = list(pool.reihe([Auftrag(i, f, a) for i, (f, a) in enumerate(auftraege)], fenster=4))
+    liegen = os.listdir(pool._ordner)  # nichts bleibt im Ordner der Dateien liegen
+print([(k, w == f(*a)) for (k, w), (f, a) in zip(ergebnisse, auftraege)], liegen)
 """
 
 
 @pytest.mark.parametrize(("start", "neustart"), [("fork", "ohne"), ("forkserver", "neustart")])
 def test_ohne_platz_fuer_die_dateien_gehen_auftrag_und_ergebnis_durch_die_leitung(start, neustart):
     """Ein volles /dev/shm (oder eine Datei, die nicht geschrieben werden kann) ist kein Fehler eines
-    Auftrags: jeder bekommt sein Ergebnis. Vorher lief die Extraktion (mit Neustart) dann endlos im
-    Kreis, und die Auswahl endete mit einem Worker, der „gestorben“ sei."""
+    Auftrags: jeder bekommt sein Ergebnis, und keine halbe Datei bleibt liegen. Vorher brach der Lauf
+    mit OSError ab, oder die Extraktion (mit Neustart) vergab dieselben Aufträge endlos neu."""
     lauf = subprocess.run(
         [sys.executable, "-c", KEIN_PLATZ, start, neustart],
         cwd=PROJEKT,
@@ -542,7 +551,35 @@ def test_ohne_platz_fuer_die_dateien_gehen_auftrag_und_ergebnis_durch_die_leitun
         timeout=120,
     )
     assert lauf.returncode == 0 and "Traceback" not in lauf.stderr, lauf.stderr
-    assert lauf.stdout.strip() == str([(i, True) for i in range(6)]), lauf.stdout
+    assert lauf.stdout.strip() == f"{[(i, True) for i in range(6)]} []", lauf.stdout
+
+
+# Ein Worker, der schon am Empfang seines Auftrags stirbt (zu groß für seine Speichergrenze, durch die
+# Leitung), hat ihn nie eingetragen: kein Auftrag erklärt seinen Tod. Der Pool mit Neustart vergibt ihn
+# neu – beim dritten Mal in Folge trägt ihn der Auftrag als „tot“, und die übrigen laufen weiter.
+KEIN_SPEICHER = r"""
+import functools, resource, signal
+from auswahlstufe.betrieb.pool import Auftrag, Pool
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+gross = b"x" * (96 * 2**20)
+vm = int(next(z for z in open("/proc/self/status") if z.startswith("VmSize")).split()[1]) * 1024
+grenze = functools.partial(resource.setrlimit, resource.RLIMIT_AS, (vm + 48 * 2**20, resource.RLIM_INFINITY))
+auftraege = [Auftrag(0, bytes.upper, (b"klein",)), Auftrag(1, len, (gross,)), Auftrag(2, bytes.upper, (b"danach",))]
+with Pool(1, neustart=True, vorbereitung=grenze, zeitlimit=60) as pool:
+    print(list(pool.reihe(auftraege, fenster=1)), pool.neustarts)
+"""
+
+
+def test_stirbt_ein_worker_schon_am_empfang_gibt_der_pool_den_auftrag_nicht_endlos_neu():
+    lauf = subprocess.run(
+        [sys.executable, "-c", KEIN_SPEICHER], cwd=PROJEKT, capture_output=True, text=True, timeout=120
+    )
+    assert lauf.returncode == 0, lauf.stderr
+    assert lauf.stdout.strip() == (
+        "[(0, b'KLEIN'), (1, Fehlschlag(art='tot', exitcode=1)), (2, b'DANACH')] 3"
+    ), lauf.stdout + lauf.stderr[-2000:]
 
 
 # --- Die Ursache, gleich in welcher Folge der Pool sie bemerkt --------------------------------

@@ -47,6 +47,8 @@ START_S = 120.0
 FORKSERVER_VERSUCHE = 5
 # So viele Aufträge höchstens unterwegs (Plätze der Tafel).
 PLAETZE = 1024
+# So viele Brüche in Folge, die kein Auftrag erklärt, gibt der Pool mit Neustart dieselben Aufträge neu.
+OHNE_URSACHE = 3
 # Exit-Code eines Workers, der einen Auftrag an der Speichergrenze nicht lesen konnte.
 EXIT_SPEICHER = 75
 # Stirbt der Hauptprozess (kill -9), räumt der resource_tracker die Semaphoren des Executors ab und
@@ -168,28 +170,40 @@ def _melden() -> tuple[str, Any] | Ursache | None:
 
 @dataclass(frozen=True)
 class _Direkt:
-    """Was sonst in einer Datei läge, selbst: ``(funktion, argumente)`` oder ``(ok, ergebnis)``."""
+    """Was sonst in einer Datei läge, als pickle-Bytes durch die Leitung: ``(funktion, argumente)``
+    oder ``(ok, ergebnis)``. Ausgepackt wird erst im Auftrag, wie aus der Datei."""
 
-    inhalt: tuple
+    daten: bytes
 
 
-def _schreiben(pfad: str, inhalt: tuple) -> str | _Direkt:
-    """``inhalt`` nach ``pfad``; geht das nicht (kein Platz), ``inhalt`` selbst für die Leitung."""
-    try:
-        with open(pfad, "wb") as datei:
-            pickle.dump(inhalt, datei, pickle.HIGHEST_PROTOCOL)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(pfad)
-        return _Direkt(inhalt)
-    return pfad
+def _ablegen(pfad: str | None, inhalt: tuple) -> str | _Direkt:
+    """``inhalt`` als Datei ``pfad``; ohne Pfad oder ohne Platz dort (``/dev/shm`` voll) als Bytes."""
+    if pfad is not None:
+        try:
+            with open(pfad, "wb") as datei:
+                pickle.dump(inhalt, datei, pickle.HIGHEST_PROTOCOL)
+            return pfad
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(pfad)
+    return _Direkt(pickle.dumps(inhalt, pickle.HIGHEST_PROTOCOL))
+
+
+def _holen(abgelegt: str | _Direkt) -> Any:
+    """Was ``_ablegen`` ablegte; die Datei ist danach fort."""
+    if isinstance(abgelegt, _Direkt):
+        return pickle.loads(abgelegt.daten)
+    with open(abgelegt, "rb") as datei:
+        inhalt = pickle.load(datei)
+    os.unlink(abgelegt)
+    return inhalt
 
 
 def _ausfuehren(platz: int, auftrag: str | _Direkt) -> Ursache | _Direkt | None:
-    """Ein Auftrag im Worker: Beginn eintragen, ``(funktion, argumente)`` aus der Datei ``auftrag``
-    lesen (oder ihn direkt nehmen), ``(ok, ergebnis)`` nach ``auftrag.aus`` schreiben (oder direkt
-    zurückgeben). Hat er ``_grenze`` Aufträge hinter sich, geht er, bevor er den nächsten beginnt:
-    der Pool gibt ihn einem neuen Executor."""
+    """Ein Auftrag im Worker: Beginn eintragen, ``(funktion, argumente)`` holen, ``(ok, ergebnis)``
+    nach ``<datei>.aus`` schreiben – oder zurückgeben, wenn der Auftrag durch die Leitung kam oder
+    die Datei keinen Platz hat. Hat er ``_grenze`` Aufträge hinter sich, geht er, bevor er den
+    nächsten beginnt: der Pool gibt ihn einem neuen Executor."""
     global _erledigt
     if _grenze and _erledigt >= _grenze:
         os._exit(0)
@@ -198,26 +212,19 @@ def _ausfuehren(platz: int, auftrag: str | _Direkt) -> Ursache | _Direkt | None:
     _tafel[2 * platz + 1] = os.getpid()
     if isinstance(_bereit, Ursache):
         return _bereit
-    if isinstance(auftrag, _Direkt):
-        funktion, argumente = auftrag.inhalt
-        pfad = None
-    else:
-        try:
-            with open(auftrag, "rb") as datei:
-                funktion, argumente = pickle.load(datei)
-        except MemoryError:
-            os._exit(EXIT_SPEICHER)
-        os.unlink(pfad := auftrag)
+    try:
+        funktion, argumente = _holen(auftrag)
+    except MemoryError:
+        os._exit(EXIT_SPEICHER)
+    ablage = auftrag + ".aus" if isinstance(auftrag, str) else None
     del auftrag
     try:
         ergebnis = (True, funktion(*argumente))
     except Exception as fehler:
         ergebnis = (False, "".join(traceback.format_exception(fehler)))
     del argumente
-    if pfad is None:
-        return _Direkt(ergebnis)
-    geschrieben = _schreiben(pfad + ".aus", ergebnis)
-    return geschrieben if isinstance(geschrieben, _Direkt) else None
+    abgelegt = _ablegen(ablage, ergebnis)
+    return abgelegt if isinstance(abgelegt, _Direkt) else None
 
 
 # --- im Hauptprozess ------------------------------------------------------------------------
@@ -276,6 +283,8 @@ class Pool:
         self._zeitlimits: set[int] = set()  # Worker, die der Pool nach ihrem Zeitlimit tötete
         self.vorbereitet: Any = None  # was die Vorbereitung des ersten Workers zurückgab
         self._kaputt: Fehlschlag | None = None  # ohne neustart: woran der Pool scheiterte
+        self._ohne_dateien = False  # einmal kein Platz in ORDNER: Aufträge nur noch durch die Leitung
+        self._ohne_ursache = 0  # Brüche in Folge, die keinem Auftrag zuzuordnen waren
 
     @property
     def neustarts(self) -> int:
@@ -391,7 +400,8 @@ class Pool:
         nummer = next(self._nummern)
         u.platz, u.pfad = nummer % PLAETZE, os.path.join(self._ordner, str(nummer))
         self._tafel[2 * u.platz : 2 * u.platz + 2] = [0.0, 0.0]
-        auftrag = _schreiben(u.pfad, (u.auftrag.funktion, u.auftrag.argumente))
+        auftrag = _ablegen(None if self._ohne_dateien else u.pfad, (u.auftrag.funktion, u.auftrag.argumente))
+        self._ohne_dateien = isinstance(auftrag, _Direkt)  # kein Platz: nicht bei jedem Auftrag wieder füllen
         try:
             u.zukunft = self._executor.submit(_ausfuehren, u.platz, auftrag)
         except BrokenProcessPool:  # ein Worker starb, während keiner einen Auftrag hatte
@@ -428,12 +438,8 @@ class Pool:
         if isinstance(antwort, Ursache):  # ein neuer Worker startet nicht
             raise WorkerStartetNicht(str(antwort), antwort)
         self._gesehen.add(self._pid(u))
-        if isinstance(antwort, _Direkt):
-            ok, wert = antwort.inhalt
-        else:
-            with open(u.pfad + ".aus", "rb") as datei:
-                ok, wert = pickle.load(datei)
-            os.unlink(u.pfad + ".aus")
+        self._ohne_ursache = 0
+        ok, wert = _holen(antwort if isinstance(antwort, _Direkt) else u.pfad + ".aus")
         u.fertig, u.ergebnis = True, wert if ok else WorkerAusnahme(wert)
 
     def _zerbrochen(self, unterwegs: collections.deque[_Unterwegs]) -> None:
@@ -469,14 +475,24 @@ class Pool:
             self._gesehen.add(pid)
             gescheitert.append(u)
         offen = [u for u in offen if not u.fertig]
+        for u in [*gescheitert, *offen]:  # was Hauptprozess und Worker für sie ablegten
+            for pfad in (u.pfad, u.pfad + ".aus"):
+                with contextlib.suppress(OSError):
+                    os.unlink(pfad)
+        self._ohne_ursache = 0 if gescheitert else self._ohne_ursache + 1
+        if not gescheitert and (not self.neustart or self._ohne_ursache >= OHNE_URSACHE):
+            # Starb ein Worker, ohne dass ein Auftrag es erklärt (ohne Auftrag, oder beim Empfang, bevor
+            # er ihn eintrug), trägt es der nächste an der Reihe: ohne Neustart gleich, mit Neustart
+            # beim dritten Mal in Folge ohne ein Ergebnis dazwischen – statt dieselben Aufträge ewig
+            # neu zu vergeben.
+            offen[0].fertig, offen[0].ergebnis = True, Fehlschlag("tot", next(iter(tote.values()), None))
+            gescheitert, offen = [offen[0]], offen[1:]
+            self._ohne_ursache = 0
         if self.neustart:
             self._starten()
             for u in offen:
                 self._abgeben(u)
             return
-        if not gescheitert:  # starb ein Worker ohne Auftrag, trägt es der nächste an der Reihe
-            offen[0].fertig, offen[0].ergebnis = True, Fehlschlag("tot", next(iter(tote.values()), None))
-            gescheitert, offen = [offen[0]], offen[1:]
         erster = gescheitert[0]
         self._kaputt = Fehlschlag("mitgerissen", ursache=(erster.auftrag.schluessel, erster.ergebnis))
         for u in offen:
