@@ -6,11 +6,11 @@
 -- Die Kennzahlen der Quellenwache (aw-013: kurz, zeichen) zählten die Zeichen jedes Textes eines
 -- (Haus, Slot)-Paars mit char_length(text) – der Server las dafür jeden Text ganz aus TOAST, bei
 -- jedem Stapel, der das Paar berührt (docs/messungen.md, „Die Kennzahlen im Backfill“). Jetzt
--- zählt er sie einmal, beim Schreiben, solange der Text ohnehin im Speicher ist: ein Trigger setzt
--- zeichen bei jedem Einfügen und bei jeder Änderung von text – gleich, welche Fassung der Stufe
--- schreibt (auch eine ältere, die während des Updates noch läuft und zeichen nicht kennt). Zeilen
--- von früher behalten NULL; für sie zählt die Stufe weiter char_length(text), dasselbe Ergebnis.
--- Keine Entscheidung ändert sich, keine Zeile wird umgeschrieben.
+-- schreibt die Stufe die Länge mit (sie kennt den Text), und ein Trigger hält zeichen bei jedem
+-- Einfügen und jeder Änderung von text gleich char_length(text) – gleich, wer schreibt (auch eine
+-- ältere Fassung, die während des Updates noch läuft und zeichen nicht kennt). Stimmt zeichen schon,
+-- ruft er nichts auf (WHEN). Zeilen von früher behalten NULL; für sie zählt die Stufe weiter
+-- char_length(text), dasselbe Ergebnis. Keine Entscheidung ändert sich, keine Zeile wird umgeschrieben.
 --
 -- Rechte: keine neuen (die Betriebsrolle schreibt selected_extractor als ganze Tabelle; die
 -- Triggerfunktion darf jede Rolle ausführen).
@@ -41,6 +41,7 @@ end
 $$;
 
 create trigger aw_zeichen before insert or update of text on selected_extractor
-    for each row execute function aw_zeichen_setzen();
+    for each row when (new.zeichen is distinct from char_length(new.text))
+    execute function aw_zeichen_setzen();
 
 commit;

@@ -164,7 +164,8 @@ def stapel_kodieren(
     for item_id, alt, alt_ergebnis, summe, namen, roh, fehler in auftrag:
         texte = [t.decode("utf-8") if t is not None else None for t in roh]
         entscheidung, z = kodieren(item_id, namen, texte, fehler, summe, argumente)
-        werte = (z.extraktor, z.regel, z.konsens, z.metriken, z.text, z.pruefsumme, z.ergebnissumme)
+        zeichen = len(z.text) if z.text is not None else None  # wie char_length(text) (aw-014)
+        werte = (z.extraktor, z.regel, z.konsens, z.metriken, z.text, z.pruefsumme, z.ergebnissumme, zeichen)
         if z.ergebnissumme == alt_ergebnis:
             ergebnis.unveraendert += 1
             if alt != summe:

@@ -37,7 +37,8 @@ create temp table if not exists aw_stapel (
     metriken jsonb not null,
     text text,
     pruefsumme bytea not null,
-    ergebnissumme bytea not null
+    ergebnissumme bytea not null,
+    zeichen integer
 ) on commit delete rows;
 -- wie in selected_extractor: nicht zweimal komprimieren (als eigene Anweisung: PostgreSQL 15)
 alter table aw_stapel alter column text set storage external
@@ -49,7 +50,7 @@ alter table aw_stapel alter column text set storage external
 # falls doch ein anderer Lauf zuvorkam (stapel_schreiben).
 SQL_COPY = """
 copy {tabelle}
-    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
+    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme, zeichen)
 from stdin
 """
 ZIEL = sql.Identifier("selected_extractor")
@@ -67,8 +68,8 @@ with bisher as materialized (
     from selected_extractor s join aw_stapel a using (item_id, coder_version)
 )
 insert into selected_extractor as s
-    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme)
-select item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme
+    (item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme, zeichen)
+select item_id, coder_version, extraktor, regel, konsens, metriken, text, pruefsumme, ergebnissumme, zeichen
 from aw_stapel
 order by item_id
 on conflict (item_id, coder_version) do update set
@@ -79,6 +80,7 @@ on conflict (item_id, coder_version) do update set
     text = excluded.text,
     pruefsumme = excluded.pruefsumme,
     ergebnissumme = excluded.ergebnissumme,
+    zeichen = excluded.zeichen,
     kodiert_am = now()
 where s.ergebnissumme is distinct from excluded.ergebnissumme
 returning s.item_id not in (select item_id from bisher) as neu
@@ -110,8 +112,8 @@ where s.coder_version = %(version)s and s.item_id = any(%(ids)s)
 # sperren (sortiert, bis zum Commit), dann rechnen: die Rechnung sieht als eigene Anweisung
 # alles, was ein anderer Lauf an diesen Paaren vor ihr festschrieb; wer nach ihr schreibt,
 # wartet auf die Sperre und rechnet danach selbst. Items ohne Haus zählen nirgends. Die Zeichen
-# eines Textes setzt beim Schreiben ein Trigger in zeichen (aw-014); nur in Zeilen von früher zählt
-# char_length sie aus dem Text.
+# eines Textes stehen in zeichen (aw-014: die Stufe schreibt sie mit, ein Trigger hält sie gleich
+# char_length(text), auch wenn ein anderer schreibt); nur in Zeilen von früher zählt char_length sie.
 # Je Paar über den Index auf raw_items.slot und je Item über den Primärschlüssel (lateral, offset 0:
 # der Planer darf es nicht umstellen) – gleich, was die Statistik über selected_extractor weiß. Mitten
 # im ersten Backfill einer coder_version schätzt sie deren Zeilen auf fast keine, und ein Hash-Join
