@@ -1,16 +1,11 @@
 """Worker-Prozesse für Auswahl und Extraktion: ``concurrent.futures.ProcessPoolExecutor``.
 
-``reihe`` gibt die Ergebnisse **in der Reihenfolge der Aufträge** (geschrieben wird in
-Lesereihenfolge), mit höchstens ``fenster`` Aufträgen unterwegs. Argumente und Ergebnis liegen in
-Dateien (``/dev/shm``), durch die Leitungen geht nur ihr Name; lässt sich eine Datei nicht schreiben
-(``/dev/shm`` voll, in einem Container nur 64 MB), geht der Inhalt selbst durch die Leitung. Jeder offene Auftrag trägt seine eigene
-Ursache (``Fehlschlag``: ``zeitlimit``, ``tot`` oder ``mitgerissen``), gleich in welcher Folge der
-Pool sie bemerkt. ``neustart`` (die Extraktion): ein neuer Executor übernimmt die übrigen Aufträge.
-``auftraege_je_worker`` statt ``max_tasks_per_child``: damit hängt der Executor bis Python 3.13,
-sobald ein Worker geht und Aufträge warten (https://github.com/python/cpython/issues/115634).
-``vorbereitung(*argumente)`` läuft am Anfang jedes Workers; scheitert sie, sagt
-``WorkerStartetNicht`` warum. Worker in eigener Prozessgruppe, taub für SIGINT/SIGTERM, mit
-``PR_SET_PDEATHSIG``. Das Ganze: docs/betrieb-lauf.md, „Ein Worker stirbt oder hängt (Exit 8)“.
+``reihe`` gibt die Ergebnisse in der Reihenfolge der Aufträge, höchstens ``fenster`` unterwegs;
+Argumente und Ergebnis liegen als Datei in ``/dev/shm`` (ohne Platz dort: durch die Leitung). Jeder
+gescheiterte Auftrag trägt seine eigene Ursache (``Fehlschlag``); mit ``neustart`` übernimmt ein neuer
+Executor die übrigen. ``auftraege_je_worker`` statt ``max_tasks_per_child``: damit hängt der Executor
+bis Python 3.13 (https://github.com/python/cpython/issues/115634). Das Ganze: docs/betrieb-lauf.md,
+„Ein Worker stirbt oder hängt (Exit 8)“.
 """
 
 from __future__ import annotations
@@ -168,16 +163,9 @@ def _melden() -> tuple[str, Any] | Ursache | None:
     return _bereit
 
 
-@dataclass(frozen=True)
-class _Direkt:
-    """Was sonst in einer Datei läge, als pickle-Bytes durch die Leitung: ``(funktion, argumente)``
-    oder ``(ok, ergebnis)``. Ausgepackt wird erst im Auftrag, wie aus der Datei."""
-
-    daten: bytes
-
-
-def _ablegen(pfad: str | None, inhalt: tuple) -> str | _Direkt:
-    """``inhalt`` als Datei ``pfad``; ohne Pfad oder ohne Platz dort (``/dev/shm`` voll) als Bytes."""
+def _ablegen(pfad: str | None, inhalt: tuple) -> str | bytes:
+    """``inhalt`` als Datei ``pfad``; ohne Pfad oder ohne Platz dort (``/dev/shm`` voll) als pickle-Bytes
+    für die Leitung – ausgepackt erst im Auftrag, wie aus der Datei."""
     if pfad is not None:
         try:
             with open(pfad, "wb") as datei:
@@ -186,20 +174,20 @@ def _ablegen(pfad: str | None, inhalt: tuple) -> str | _Direkt:
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(pfad)
-    return _Direkt(pickle.dumps(inhalt, pickle.HIGHEST_PROTOCOL))
+    return pickle.dumps(inhalt, pickle.HIGHEST_PROTOCOL)
 
 
-def _holen(abgelegt: str | _Direkt) -> Any:
+def _holen(abgelegt: str | bytes) -> Any:
     """Was ``_ablegen`` ablegte; die Datei ist danach fort."""
-    if isinstance(abgelegt, _Direkt):
-        return pickle.loads(abgelegt.daten)
+    if isinstance(abgelegt, bytes):
+        return pickle.loads(abgelegt)
     with open(abgelegt, "rb") as datei:
         inhalt = pickle.load(datei)
     os.unlink(abgelegt)
     return inhalt
 
 
-def _ausfuehren(platz: int, auftrag: str | _Direkt) -> Ursache | _Direkt | None:
+def _ausfuehren(platz: int, auftrag: str | bytes) -> Ursache | bytes | None:
     """Ein Auftrag im Worker: Beginn eintragen, ``(funktion, argumente)`` holen, ``(ok, ergebnis)``
     nach ``<datei>.aus`` schreiben – oder zurückgeben, wenn der Auftrag durch die Leitung kam oder
     die Datei keinen Platz hat. Hat er ``_grenze`` Aufträge hinter sich, geht er, bevor er den
@@ -224,7 +212,7 @@ def _ausfuehren(platz: int, auftrag: str | _Direkt) -> Ursache | _Direkt | None:
         ergebnis = (False, "".join(traceback.format_exception(fehler)))
     del argumente
     abgelegt = _ablegen(ablage, ergebnis)
-    return abgelegt if isinstance(abgelegt, _Direkt) else None
+    return abgelegt if isinstance(abgelegt, bytes) else None
 
 
 # --- im Hauptprozess ------------------------------------------------------------------------
@@ -401,7 +389,7 @@ class Pool:
         u.platz, u.pfad = nummer % PLAETZE, os.path.join(self._ordner, str(nummer))
         self._tafel[2 * u.platz : 2 * u.platz + 2] = [0.0, 0.0]
         auftrag = _ablegen(None if self._ohne_dateien else u.pfad, (u.auftrag.funktion, u.auftrag.argumente))
-        self._ohne_dateien = isinstance(auftrag, _Direkt)  # kein Platz: nicht bei jedem Auftrag wieder füllen
+        self._ohne_dateien = isinstance(auftrag, bytes)  # kein Platz: nicht bei jedem Auftrag wieder füllen
         try:
             u.zukunft = self._executor.submit(_ausfuehren, u.platz, auftrag)
         except BrokenProcessPool:  # ein Worker starb, während keiner einen Auftrag hatte
@@ -439,7 +427,7 @@ class Pool:
             raise WorkerStartetNicht(str(antwort), antwort)
         self._gesehen.add(self._pid(u))
         self._ohne_ursache = 0
-        ok, wert = _holen(antwort if isinstance(antwort, _Direkt) else u.pfad + ".aus")
+        ok, wert = _holen(antwort if isinstance(antwort, bytes) else u.pfad + ".aus")
         u.fertig, u.ergebnis = True, wert if ok else WorkerAusnahme(wert)
 
     def _zerbrochen(self, unterwegs: collections.deque[_Unterwegs]) -> None:
@@ -481,10 +469,8 @@ class Pool:
                     os.unlink(pfad)
         self._ohne_ursache = 0 if gescheitert else self._ohne_ursache + 1
         if not gescheitert and (not self.neustart or self._ohne_ursache >= OHNE_URSACHE):
-            # Starb ein Worker, ohne dass ein Auftrag es erklärt (ohne Auftrag, oder beim Empfang, bevor
-            # er ihn eintrug), trägt es der nächste an der Reihe: ohne Neustart gleich, mit Neustart
-            # beim dritten Mal in Folge ohne ein Ergebnis dazwischen – statt dieselben Aufträge ewig
-            # neu zu vergeben.
+            # Kein Auftrag erklärt den Tod (der Worker starb ohne oder beim Empfang eines): der nächste
+            # an der Reihe trägt ihn – mit Neustart erst beim OHNE_URSACHE-ten Mal in Folge.
             offen[0].fertig, offen[0].ergebnis = True, Fehlschlag("tot", next(iter(tote.values()), None))
             gescheitert, offen = [offen[0]], offen[1:]
             self._ohne_ursache = 0

@@ -111,13 +111,9 @@ where s.coder_version = %(version)s and s.item_id = any(%(ids)s)
 # Stapels werden aus selected_extractor neu berechnet, nicht fortgeschrieben. Erst die Paare
 # sperren (sortiert, bis zum Commit), dann rechnen: die Rechnung sieht als eigene Anweisung
 # alles, was ein anderer Lauf an diesen Paaren vor ihr festschrieb; wer nach ihr schreibt,
-# wartet auf die Sperre und rechnet danach selbst. Items ohne Haus zählen nirgends. Die Zeichen
-# eines Textes stehen in zeichen (aw-014: die Stufe schreibt sie mit, ein Trigger hält sie gleich
-# char_length(text), auch wenn ein anderer schreibt); nur in Zeilen von früher zählt char_length sie.
-# Je Paar über den Index auf raw_items.slot und je Item über den Primärschlüssel (lateral, offset 0:
-# der Planer darf es nicht umstellen) – gleich, was die Statistik über selected_extractor weiß. Mitten
-# im ersten Backfill einer coder_version schätzt sie deren Zeilen auf fast keine, und ein Hash-Join
-# las je Stapel alle bisher geschriebenen (docs/messungen.md, „Die Kennzahlen im Backfill“).
+# wartet auf die Sperre und rechnet danach selbst. Items ohne Haus zählen nirgends; zeichen fehlt
+# nur in Zeilen von vor aw-014. Je Paar über den Index auf slot, je Item über den Primärschlüssel
+# (offset 0: fest, gleich was die Statistik weiß; docs/messungen.md, „Die Kennzahlen im Backfill“).
 PAARE = "select distinct haus, slot from raw_items where id = any(%(ids)s) and haus is not null"
 SQL_PAARE_SPERREN = f"""
 select pg_advisory_xact_lock(hashtextextended('aw-kennzahlen ' || %(version)s || haus || slot::text, 0))
