@@ -556,9 +556,10 @@ def test_ohne_platz_fuer_die_dateien_gehen_auftrag_und_ergebnis_durch_die_leitun
 
 # Ein Worker, der schon am Empfang seines Auftrags stirbt (zu groß für seine Speichergrenze, durch die
 # Leitung), hat ihn nie eingetragen: kein Auftrag erklärt seinen Tod. Der Pool mit Neustart vergibt ihn
-# neu – beim dritten Mal in Folge trägt ihn der Auftrag als „tot“, und die übrigen laufen weiter.
+# neu – beim dritten Mal in Folge trägt ihn der Auftrag, der nie begann, als „tot“, nicht der, der
+# neben ihm rechnete (und mit jedem Neustart mit beendet wurde); die übrigen laufen weiter.
 KEIN_SPEICHER = r"""
-import functools, resource, signal
+import functools, resource, signal, time
 from auswahlstufe.betrieb.pool import Auftrag, Pool
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -566,20 +567,46 @@ resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, resource.getrlimit(resource.RL
 gross = b"x" * (96 * 2**20)
 vm = int(next(z for z in open("/proc/self/status") if z.startswith("VmSize")).split()[1]) * 1024
 grenze = functools.partial(resource.setrlimit, resource.RLIMIT_AS, (vm + 48 * 2**20, resource.RLIM_INFINITY))
-auftraege = [Auftrag(0, bytes.upper, (b"klein",)), Auftrag(1, len, (gross,)), Auftrag(2, bytes.upper, (b"danach",))]
-with Pool(1, neustart=True, vorbereitung=grenze, zeitlimit=60) as pool:
-    print(list(pool.reihe(auftraege, fenster=1)), pool.neustarts)
+auftraege = [Auftrag(0, time.sleep, (1,)), Auftrag(1, len, (gross,)), Auftrag(2, bytes.upper, (b"danach",))]
+with Pool(2, neustart=True, vorbereitung=grenze, zeitlimit=60) as pool:
+    print(list(pool.reihe(auftraege, fenster=3)))
 """
 
 
-def test_stirbt_ein_worker_schon_am_empfang_gibt_der_pool_den_auftrag_nicht_endlos_neu():
+def test_stirbt_ein_worker_schon_am_empfang_traegt_es_der_auftrag_der_nie_begann():
     lauf = subprocess.run(
         [sys.executable, "-c", KEIN_SPEICHER], cwd=PROJEKT, capture_output=True, text=True, timeout=120
     )
     assert lauf.returncode == 0, lauf.stderr
-    assert lauf.stdout.strip() == (
-        "[(0, b'KLEIN'), (1, Fehlschlag(art='tot', exitcode=1)), (2, b'DANACH')] 3"
-    ), lauf.stdout + lauf.stderr[-2000:]
+    assert lauf.stdout.strip() == ("[(0, None), (1, Fehlschlag(art='tot', exitcode=1)), (2, b'DANACH')]"), (
+        lauf.stdout + lauf.stderr[-2000:]
+    )
+
+
+# Ein Ergebnis, das sich nicht einpacken lässt, ist ein Fehler im Code dieses Auftrags, kein Bruch des
+# Pools: er kommt als WorkerAusnahme, mit und ohne Neustart, sofort und ohne einen Worker zu beenden.
+NICHT_EINZUPACKEN = r"""
+import sys
+from auswahlstufe.betrieb.pool import Auftrag, Pool, WorkerAusnahme
+
+with Pool(1, neustart=sys.argv[1] == "neustart", zeitlimit=60) as pool:
+    try:
+        list(pool.reihe([Auftrag(0, bytes.upper, (b"a",)), Auftrag(1, eval, ("lambda: 1",))], fenster=2))
+    except WorkerAusnahme as fehler:
+        print("WorkerAusnahme", "pickle" in str(fehler).lower(), pool.neustarts)
+"""
+
+
+@pytest.mark.parametrize("neustart", ["ohne", "neustart"])
+def test_ein_ergebnis_das_sich_nicht_einpacken_laesst_ist_ein_fehler_im_code(neustart):
+    lauf = subprocess.run(
+        [sys.executable, "-c", NICHT_EINZUPACKEN, neustart],
+        cwd=PROJEKT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert lauf.returncode == 0 and lauf.stdout.strip() == "WorkerAusnahme True 0", lauf.stdout + lauf.stderr
 
 
 # --- Die Ursache, gleich in welcher Folge der Pool sie bemerkt --------------------------------

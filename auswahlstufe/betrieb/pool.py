@@ -211,7 +211,12 @@ def _ausfuehren(platz: int, auftrag: str | bytes) -> Ursache | bytes | None:
     except Exception as fehler:
         ergebnis = (False, "".join(traceback.format_exception(fehler)))
     del argumente
-    abgelegt = _ablegen(ablage, ergebnis)
+    try:
+        abgelegt = _ablegen(ablage, ergebnis)
+    except MemoryError:
+        os._exit(EXIT_SPEICHER)
+    except Exception as fehler:  # das Ergebnis lässt sich nicht einpacken: ein Fehler im Code
+        abgelegt = _ablegen(ablage, (False, "".join(traceback.format_exception(fehler))))
     return abgelegt if isinstance(abgelegt, bytes) else None
 
 
@@ -404,7 +409,8 @@ class Pool:
             self._abholen(erster)
             return
         if erster.zukunft.done():
-            self._zerbrochen(unterwegs)
+            if not self._eigener_fehler(erster):
+                self._zerbrochen(unterwegs)
             return
         if self.zeitlimit is not None:
             jetzt = time.monotonic()
@@ -427,8 +433,23 @@ class Pool:
             raise WorkerStartetNicht(str(antwort), antwort)
         self._gesehen.add(self._pid(u))
         self._ohne_ursache = 0
+        self._ohne_dateien |= isinstance(antwort, bytes)  # auch der Worker fand keinen Platz
         ok, wert = _holen(antwort if isinstance(antwort, bytes) else u.pfad + ".aus")
         u.fertig, u.ergebnis = True, wert if ok else WorkerAusnahme(wert)
+
+    def _eigener_fehler(self, u: _Unterwegs) -> bool:
+        """Scheiterte der Auftrag für sich (der Executor konnte sein Ergebnis nicht zurückschicken),
+        nicht der Executor? Dann trägt er es selbst: zu wenig Speicher wie an der Speichergrenze, sonst
+        ein Fehler im Code."""
+        fehler = None if u.zukunft.cancelled() else u.zukunft.exception()
+        if fehler is None or isinstance(fehler, BrokenProcessPool):
+            return False
+        u.fertig = True
+        if isinstance(fehler, MemoryError):
+            u.ergebnis = Fehlschlag("tot", EXIT_SPEICHER)
+        else:
+            u.ergebnis = WorkerAusnahme("".join(traceback.format_exception(fehler)))
+        return True
 
     def _zerbrochen(self, unterwegs: collections.deque[_Unterwegs]) -> None:
         """Ein Worker starb (oder wurde nach seinem Zeitlimit getötet): jeder andere wird beendet.
@@ -453,6 +474,8 @@ class Pool:
             if _erfolgreich(u.zukunft):
                 self._abholen(u)
                 continue
+            if u.zukunft.done() and self._eigener_fehler(u):
+                continue
             pid = self._pid(u)
             if pid in tote and pid not in self._zeitlimits:
                 u.fertig, u.ergebnis = True, Fehlschlag("tot", tote[pid])
@@ -469,10 +492,12 @@ class Pool:
                     os.unlink(pfad)
         self._ohne_ursache = 0 if gescheitert else self._ohne_ursache + 1
         if not gescheitert and (not self.neustart or self._ohne_ursache >= OHNE_URSACHE):
-            # Kein Auftrag erklärt den Tod (der Worker starb ohne oder beim Empfang eines): der nächste
-            # an der Reihe trägt ihn – mit Neustart erst beim OHNE_URSACHE-ten Mal in Folge.
-            offen[0].fertig, offen[0].ergebnis = True, Fehlschlag("tot", next(iter(tote.values()), None))
-            gescheitert, offen = [offen[0]], offen[1:]
+            # Kein Auftrag erklärt den Tod (der Worker starb ohne oder beim Empfang eines): ihn trägt
+            # der erste, der nie begann, sonst der nächste an der Reihe – mit Neustart erst beim
+            # OHNE_URSACHE-ten Mal in Folge.
+            schuld = next((u for u in offen if self._pid(u) == 0), offen[0])
+            schuld.fertig, schuld.ergebnis = True, Fehlschlag("tot", next(iter(tote.values()), None))
+            gescheitert, offen = [schuld], [u for u in offen if u is not schuld]
             self._ohne_ursache = 0
         if self.neustart:
             self._starten()
