@@ -441,7 +441,9 @@ class Pool:
         """Scheiterte der Auftrag für sich (der Executor konnte sein Ergebnis nicht zurückschicken),
         nicht der Executor? Dann trägt er es selbst: zu wenig Speicher wie an der Speichergrenze, sonst
         ein Fehler im Code."""
-        fehler = None if u.zukunft.cancelled() else u.zukunft.exception()
+        if not u.zukunft.done() or u.zukunft.cancelled():  # exception() wartete oder würfe selbst
+            return False
+        fehler = u.zukunft.exception()
         if fehler is None or isinstance(fehler, BrokenProcessPool):
             return False
         u.fertig = True
@@ -474,7 +476,7 @@ class Pool:
             if _erfolgreich(u.zukunft):
                 self._abholen(u)
                 continue
-            if u.zukunft.done() and self._eigener_fehler(u):
+            if self._eigener_fehler(u):
                 continue
             pid = self._pid(u)
             if pid in tote and pid not in self._zeitlimits:
